@@ -1,0 +1,166 @@
+#include "config.h"
+
+#include "export.h"
+#include "store.h"
+#include "swerve/claim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The seed's retry period: a waiter tries again at least this often, even
+ * when no wake-up comes (a holder that died and was never reaped). */
+#define RETRY_NS (20 * 1000 * 1000LL)
+/* Longer than this is for ever (and keeps the arithmetic in range). */
+#define FOREVER_SECONDS 1e9
+
+struct swerve_claim {
+    char *name;
+    struct scl_key key;
+    pid_t held_by; /* the process in which this handle holds the name */
+};
+
+static const struct scl_store_ops *store = &scl_store_fs;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+SCL_EXPORT struct swerve_claim *swerve_claim_new(const char *name)
+{
+    struct swerve_claim *claim;
+    size_t len;
+
+    if (name == NULL || *name == '\0') {
+        errno = EINVAL;
+        return NULL;
+    }
+    len = strnlen(name, SWERVE_CLAIM_NAME_MAX + 1);
+    if (len > SWERVE_CLAIM_NAME_MAX) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    claim = calloc(1, sizeof *claim);
+    if (claim == NULL)
+        return NULL;
+    claim->name = strdup(name);
+    if (claim->name == NULL || store->key_init(&claim->key, name, len) != 0) {
+        free(claim->name);
+        free(claim);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return claim;
+}
+
+SCL_EXPORT const char *swerve_claim_name(const struct swerve_claim *claim)
+{
+    return claim->name;
+}
+
+SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
+{
+    /* A forked child inherits the handle, not the claim. */
+    return claim->held_by != 0 && claim->held_by == getpid();
+}
+
+SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
+{
+    int saved = errno, r = store->available(&claim->key);
+
+    if (r >= 0)
+        errno = saved;
+    return r;
+}
+
+static struct swerve_claim *taken(struct swerve_claim *claim, int saved_errno)
+{
+    claim->held_by = getpid();
+    errno = saved_errno;
+    return claim;
+}
+
+SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout)
+{
+    struct scl_waiter *waiter;
+    int64_t deadline = 0;
+    int forever, saved = errno;
+
+    if (isnan(timeout) || timeout < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (swerve_claim_held(claim))
+        return claim;
+    if (store->try_acquire(&claim->key) == 0)
+        return taken(claim, saved);
+    if (errno != EWOULDBLOCK || timeout == 0)
+        return NULL;
+
+    forever = timeout > FOREVER_SECONDS;
+    if (!forever)
+        deadline = now_ns() + (int64_t)(timeout * 1e9);
+    waiter = store->waiter_new();
+    for (;;) {
+        int64_t left = forever ? RETRY_NS : deadline - now_ns();
+        struct timespec rel;
+
+        /* Arm first, then try: a release between the two still wakes us. */
+        store->waiter_arm(waiter, &claim->key);
+        if (store->try_acquire(&claim->key) == 0) {
+            store->waiter_free(waiter);
+            return taken(claim, saved);
+        }
+        if (errno != EWOULDBLOCK)
+            break;
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            break;
+        }
+        if (left > RETRY_NS)
+            left = RETRY_NS;
+        rel.tv_sec = (time_t)(left / 1000000000LL);
+        rel.tv_nsec = (long)(left % 1000000000LL);
+        store->waiter_sleep(waiter, &rel); /* a signal only shortens a round */
+    }
+    {
+        int failed = errno;
+        store->waiter_free(waiter);
+        errno = failed;
+    }
+    return NULL;
+}
+
+SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
+{
+    int saved = errno;
+
+    if (!swerve_claim_held(claim))
+        return 0;
+    if (store->release(&claim->key) != 0)
+        return -1;
+    claim->held_by = 0;
+    errno = saved;
+    return 0;
+}
+
+SCL_EXPORT void swerve_claim_free(struct swerve_claim *claim)
+{
+    int saved = errno;
+
+    if (claim == NULL)
+        return;
+    (void)swerve_claim_release(claim);
+    store->key_fini(&claim->key);
+    free(claim->name);
+    free(claim);
+    errno = saved;
+}

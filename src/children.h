@@ -1,0 +1,20 @@
+/*
+ * The children this process forked and has not reaped yet.  A member that
+ * ends hands the claim directory on to them (a daemonizing launcher that
+ * exits right after its fork must not take the server's claims with it).
+ * Lock-free and async-signal-safe: the fork hook adds, the wait hooks
+ * remove, possibly inside a SIGCHLD handler.
+ */
+#ifndef SCL_CHILDREN_H
+#define SCL_CHILDREN_H
+
+#include <sys/types.h>
+
+void scl_children_add(pid_t pid);
+void scl_children_remove(pid_t pid);
+
+/* Calls FN for every recorded child.  Returns 0, or -1 when more children
+ * were forked than the list holds, so some may be missing. */
+int scl_children_each(void (*fn)(pid_t pid, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * Holder files and the claims that link to them, inside one claim
+ * directory (DIRFD):
+ *
+ *     holders/PID      "PID START\n", then a journal: one line per claim
+ *                      file name the process has taken (written before the
+ *                      link, so a claim is never missing from it)
+ *     claims/NAME      a hard link to the holder's file
+ *
+ * Clearing what a dead holder held is serialized by flock() on the holder
+ * file's inode, which every claim of it shares: two clearers never both
+ * check-then-unlink the same name, so neither can remove a fresh claim a
+ * third process took in between, and the kernel drops the lock if a
+ * clearer dies half-way.  Everything here is async-signal-safe.
+ */
+#ifndef SCL_HOLDER_H
+#define SCL_HOLDER_H
+
+#include "names.h"
+#include "proc.h"
+
+#include <sys/types.h>
+
+#define SCL_CLAIMS_DIR "claims"
+#define SCL_HOLDERS_DIR "holders"
+#define SCL_REL_PATH_MAX (sizeof SCL_CLAIMS_DIR + SCL_FNAME_MAX)
+
+/* "claims/FNAME" and "holders/PID", relative to the claim directory. */
+void scl_claim_path(char out[SCL_REL_PATH_MAX], const char *fname);
+void scl_holder_path(char out[SCL_REL_PATH_MAX], pid_t pid);
+
+/* Reads the "PID START" header of an open holder file or claim. */
+int scl_holder_read_id(int fd, struct scl_proc_id *id);
+
+/*
+ * Makes holders/ID->pid for ID, complete with its header, unless it is
+ * there already.  An older file of the same pid belongs to a process that
+ * has ended; it is cleared first.  SELF: the caller is ID, and replaces a
+ * file made for it by a parent of another uid, which it could neither
+ * link nor append to.
+ */
+int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
+
+/* Appends LINE (LEN bytes, newline included) to PID's journal. */
+int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len);
+
+enum scl_clear_mode {
+    SCL_CLEAR_IF_DEAD, /* only when the holder has ended */
+    SCL_CLEAR_ALWAYS,  /* the caller is the holder, or knows it ended */
+};
+
+/* Clears every claim of holders/PID and the file itself.  Returns 1 when
+ * nothing of it is left, 0 when it is alive, -1 when another clearer is
+ * at work or a system call failed. */
+int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
+
+/* Who holds claims/FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */
+int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id);
+
+enum scl_claim_state {
+    SCL_CLAIM_FREE,  /* nobody holds it now (a dead holder was cleared) */
+    SCL_CLAIM_LIVE,  /* a live process holds it */
+    SCL_CLAIM_BUSY,  /* another process is clearing its dead holder */
+    SCL_CLAIM_ERROR, /* errno says why */
+};
+
+/* Looks at claims/FNAME and clears it, with all of its holder's claims,
+ * when that holder has ended. */
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname);
+
+/*
+ * Calls FN for every entry of holders/ but "." and "..", with PID > 0 for a
+ * holder file and 0 for anything else (a registration in progress).  Stops
+ * at the first non-zero return and passes it on; -1 with errno when the
+ * directory cannot be read.
+ */
+typedef int scl_holder_visit(int dirfd, pid_t pid, const char *entry, void *arg);
+int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg);
+
+#endif

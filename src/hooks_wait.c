@@ -1,0 +1,96 @@
+/*
+ * The wait family: when a call reaps a child (it exited or was killed),
+ * that child's claims are cleared before the call returns, so whoever
+ * reaps clears.  What the call returns (status, rusage, siginfo, errno) is
+ * left exactly as libc gave it.  Nothing is reaped here that the host did
+ * not ask for.  nginx and PostgreSQL reap inside their SIGCHLD handler:
+ * this path is async-signal-safe.
+ */
+#include "config.h"
+
+#include "export.h"
+#include "lifecycle.h"
+#include "real.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* STATUS is what the kernel reported for PID; a stop or a continue
+ * reaps nothing. */
+static pid_t after_wait(pid_t pid, int status, int *user_status)
+{
+    if (pid > 0) {
+        int saved = errno;
+        if (user_status != NULL)
+            *user_status = status;
+        if (WIFEXITED(status) || WIFSIGNALED(status))
+            scl_child_reaped(pid);
+        errno = saved;
+    }
+    return pid;
+}
+
+/* Every variant of wait comes down to wait4(2) or waitid(2); the
+ * fallbacks are for a libc whose symbol could not be bound. */
+SCL_EXPORT pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusage)
+{
+    pid_t (*real)(pid_t, int *, int, struct rusage *) = scl_real()->wait4;
+    int status = 0;
+    pid_t r = real != NULL ? real(pid, &status, options, rusage)
+                           : (pid_t)syscall(SYS_wait4, pid, &status, options, rusage);
+
+    return after_wait(r, status, wstatus);
+}
+
+SCL_EXPORT pid_t waitpid(pid_t pid, int *wstatus, int options)
+{
+    pid_t (*real)(pid_t, int *, int) = scl_real()->waitpid;
+    int status = 0;
+    pid_t r = real != NULL ? real(pid, &status, options)
+                           : (pid_t)syscall(SYS_wait4, pid, &status, options, NULL);
+
+    return after_wait(r, status, wstatus);
+}
+
+SCL_EXPORT pid_t wait(int *wstatus)
+{
+    pid_t (*real)(int *) = scl_real()->wait;
+    int status = 0;
+    pid_t r = real != NULL ? real(&status) : (pid_t)syscall(SYS_wait4, -1, &status, 0, NULL);
+
+    return after_wait(r, status, wstatus);
+}
+
+SCL_EXPORT pid_t wait3(int *wstatus, int options, struct rusage *rusage)
+{
+    pid_t (*real)(int *, int, struct rusage *) = scl_real()->wait3;
+    int status = 0;
+    pid_t r = real != NULL ? real(&status, options, rusage)
+                           : (pid_t)syscall(SYS_wait4, -1, &status, options, rusage);
+
+    return after_wait(r, status, wstatus);
+}
+
+SCL_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)
+{
+    int (*real)(idtype_t, id_t, siginfo_t *, int) = scl_real()->waitid;
+    /* A NULL INFOP is allowed, but then we could not tell whom the
+     * call reaped; Linux fills a given one in full, si_pid 0 when WNOHANG
+     * found nothing. */
+    siginfo_t local;
+    siginfo_t *info = infop != NULL ? infop : &local;
+    int r;
+
+    r = real != NULL ? real(idtype, id, info, options)
+                     : (int)syscall(SYS_waitid, idtype, id, info, options, NULL);
+    if (r == 0 && !(options & WNOWAIT) && info->si_pid > 0 &&
+        (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)) {
+        int saved = errno;
+        scl_child_reaped(info->si_pid);
+        errno = saved;
+    }
+    return r;
+}

@@ -1,0 +1,147 @@
+#include "config.h"
+
+#include "children.h"
+#include "holder.h"
+#include "lifecycle.h"
+#include "lock.h"
+#include "log.h"
+#include "proc.h"
+#include "real.h"
+#include "serverdir.h"
+#include "settings.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+static atomic_int initialised;
+/* Set in the parent just before a fork, so the child knows its parent
+ * without a system call. */
+static _Atomic pid_t forking_parent;
+static _Atomic pid_t parent_at_fork;
+static _Atomic pid_t ended_pid;
+
+/*
+ * Before every fork, hooked or libc-internal (daemon(3)): the claim
+ * directory must exist in the parent so that all its children share it,
+ * and the parent becomes a member of it.
+ */
+static void before_fork(void)
+{
+    int saved = errno;
+
+    scl_lock();
+    if (scl_dir_join_locked() < 0)
+        scl_debug("no claim directory before fork: errno %d", errno);
+    atomic_store(&forking_parent, getpid());
+    errno = saved;
+}
+
+static void after_fork_in_parent(void)
+{
+    int saved = errno;
+
+    scl_unlock();
+    errno = saved;
+}
+
+/* Only async-signal-safe work here: the parent may have had threads. */
+static void after_fork_in_child(void)
+{
+    int saved = errno;
+
+    scl_lock_reset_in_child();
+    atomic_store(&parent_at_fork, atomic_load(&forking_parent));
+    errno = saved;
+}
+
+void scl_lifecycle_init(void)
+{
+    int expected = 0;
+
+    if (atomic_load_explicit(&initialised, memory_order_acquire) == 2)
+        return;
+    if (!atomic_compare_exchange_strong(&initialised, &expected, 1))
+        return; /* another thread, or the code this signal interrupted, is at it */
+    (void)scl_real();
+    (void)scl_settings();
+    if (pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child) != 0)
+        scl_debug("pthread_atfork failed: claims will not be shared by children");
+    atomic_store_explicit(&initialised, 2, memory_order_release);
+}
+
+void scl_forked(pid_t child)
+{
+    scl_children_add(child);
+}
+
+void scl_child_reaped(pid_t child)
+{
+    int dirfd;
+
+    scl_children_remove(child);
+    if (!scl_dir_in_use() || (dirfd = scl_dir_fd()) < 0)
+        return;
+    /* One failed openat() for a child that never claimed: no scan. */
+    if (scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
+        scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
+}
+
+/* Registers a live child as a member, so the directory outlives us. */
+static void hand_over(pid_t child, void *arg)
+{
+    int dirfd = *(int *)arg;
+    struct scl_proc_stat st;
+    struct scl_proc_id id = { .pid = child, .start = 0 };
+
+    if (scl_proc_read_stat(child, &st) == 0) {
+        if (st.state == 'Z' || st.state == 'X' || st.ppid != getpid())
+            return;
+        id.start = st.start;
+    } else if (!scl_proc_alive(&id)) {
+        return;
+    }
+    if (scl_holder_register(dirfd, &id, 0) != 0)
+        scl_debug("could not hand the claim directory to child %d: errno %d", (int)child, errno);
+}
+
+void scl_process_ending(void)
+{
+    pid_t self = getpid();
+    int saved = errno, dirfd, member;
+
+    if (atomic_exchange(&ended_pid, self) == self || !scl_dir_in_use())
+        goto out;
+    member = scl_dir_is_member();
+    /* The common case, a worker that never claimed anything and whose
+     * parent still runs, costs two system calls and no file work. */
+    if (!member && getppid() == atomic_load(&parent_at_fork))
+        goto out;
+    dirfd = scl_dir_fd();
+    /* An orphan may have been registered by its parent as that ended. */
+    if (dirfd < 0 || (!member && !scl_dir_has_holder(dirfd, self)))
+        goto out;
+    if (scl_children_each(hand_over, &dirfd) != 0)
+        scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
+    else
+        scl_dir_leave(dirfd, 1);
+out:
+    errno = saved;
+}
+
+__attribute__((constructor)) static void on_load(void)
+{
+    int saved = errno;
+
+    scl_lifecycle_init();
+    errno = saved;
+}
+
+/* exit() and returning from main() end here: libc calls exit internally,
+ * where no PLT hook sees it, and the destructor runs after the host's own
+ * atexit handlers, which may still use claims. */
+__attribute__((destructor)) static void on_unload(void)
+{
+    scl_process_ending();
+}

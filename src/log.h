@@ -1,0 +1,12 @@
+/*
+ * Debug logging, off unless SWERVE_DEBUG=1: a guest in someone else's
+ * process prints nothing unasked.  Async-signal-safe (one write(2) per
+ * line, no stdio) since it is called from the hooks.
+ */
+#ifndef SCL_LOG_H
+#define SCL_LOG_H
+
+/* Formats %s, %d, %ld, %lu, %llu and %% only.  Keeps errno. */
+void scl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

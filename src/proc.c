@@ -1,0 +1,105 @@
+#include "config.h"
+
+#include "proc.h"
+#include "sigsafe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st)
+{
+    /* The command name may hold spaces and parentheses: fields are
+     * counted from its last ')'. */
+    const char *p = strrchr(line, ')');
+    unsigned long long v;
+
+    if (p == NULL || p[1] != ' ' || p[2] == '\0')
+        goto malformed;
+    st->state = p[2];
+    p += 3;
+    for (int field = 4; field <= 22; field++) {
+        if (*p != ' ')
+            goto malformed;
+        p++;
+        if (*p == '-')
+            p++; /* tty_nr, priority and nice may be negative: skipped */
+        if (scl_parse_ull(&p, &v) != 0)
+            goto malformed;
+        if (field == 4)
+            st->ppid = (pid_t)v;
+        if (field == 22)
+            st->start = v;
+    }
+    return 0;
+malformed:
+    errno = EINVAL;
+    return -1;
+}
+
+int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
+{
+    char path[40], num[24], line[1024];
+    ssize_t n;
+    int fd;
+
+    scl_fmt_ull(num, (unsigned long long)pid);
+    if (scl_concat(path, sizeof path, "/proc/", num, "/stat", (char *)NULL) != 0)
+        return -1;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    n = scl_read_full(fd, line, sizeof line - 1);
+    scl_close_quietly(fd);
+    if (n <= 0) {
+        errno = n == 0 ? ENOENT : errno; /* a process that ended mid-read */
+        return -1;
+    }
+    line[n] = '\0';
+    return scl_proc_parse_stat(line, st);
+}
+
+/* One cache per process: a forked child has another pid, so it rereads. */
+static _Atomic pid_t self_pid;
+static _Atomic unsigned long long self_start;
+
+struct scl_proc_id scl_proc_self(void)
+{
+    struct scl_proc_id id = { .pid = getpid(), .start = 0 };
+    struct scl_proc_stat st;
+
+    if (atomic_load(&self_pid) == id.pid) {
+        id.start = atomic_load(&self_start);
+        return id;
+    }
+    if (scl_proc_read_stat(id.pid, &st) == 0)
+        id.start = st.start;
+    atomic_store(&self_start, id.start);
+    atomic_store(&self_pid, id.pid);
+    return id;
+}
+
+int scl_proc_alive(const struct scl_proc_id *id)
+{
+    struct scl_proc_stat st;
+    int saved = errno;
+    int alive = 1;
+
+    if (id->pid <= 0) {
+        alive = 0;
+    } else if (kill(id->pid, 0) != 0 && errno == ESRCH) {
+        alive = 0;
+    } else if (scl_proc_read_stat(id->pid, &st) == 0) {
+        alive = st.state != 'Z' && st.state != 'X' &&
+                (id->start == 0 || st.start == id->start);
+    } else if (errno == ENOENT && access("/proc/self/stat", F_OK) == 0) {
+        alive = 0; /* /proc works and the process is gone */
+    }
+    errno = saved;
+    return alive;
+}

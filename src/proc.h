@@ -1,0 +1,38 @@
+/*
+ * Who a process is, in a way that survives pid reuse: its pid plus its
+ * start time (clock ticks since boot, field 22 of /proc/PID/stat).  All of
+ * it is async-signal-safe.
+ */
+#ifndef SCL_PROC_H
+#define SCL_PROC_H
+
+#include <sys/types.h>
+
+struct scl_proc_id {
+    pid_t pid;
+    unsigned long long start; /* 0 when /proc could not tell (a chroot) */
+};
+
+struct scl_proc_stat {
+    char state;               /* 'R', 'S', 'Z', ... */
+    pid_t ppid;
+    unsigned long long start;
+};
+
+/* Parses one /proc/PID/stat line; -1 with errno EINVAL when malformed. */
+int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st);
+
+/* Reads /proc/PID/stat; -1 with errno (ENOENT: no such process). */
+int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
+
+/* This process's identity, read once per pid. */
+struct scl_proc_id scl_proc_self(void);
+
+/*
+ * 1 while the process ID names runs (a zombie counts as ended, and so
+ * does a process with that pid but another start time), 0 once it has
+ * ended.  Without /proc, a process that exists is taken to be alive.
+ */
+int scl_proc_alive(const struct scl_proc_id *id);
+
+#endif

@@ -1,0 +1,355 @@
+#include "config.h"
+
+#include "serverdir.h"
+#include "holder.h"
+#include "log.h"
+#include "proc.h"
+#include "settings.h"
+#include "sigsafe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DIR_PREFIX "swerve-claim."
+#define NEW_SUFFIX ".new"
+#define RANDOM_CHARS 12
+
+/* Written before `ready` is set (release) and read after (acquire). */
+static char dir_path[PATH_MAX];
+static dev_t dir_dev;
+static ino_t dir_ino;
+static atomic_int ready;
+static atomic_int dir_fd = -1;
+static _Atomic pid_t member_pid;
+static atomic_uint generation;
+
+int scl_dir_in_use(void)
+{
+    return atomic_load_explicit(&ready, memory_order_acquire);
+}
+
+const char *scl_dir_path(void)
+{
+    return scl_dir_in_use() ? dir_path : "";
+}
+
+enum fd_check { FD_OURS, FD_NOT_OURS, FD_REMOVED };
+
+static enum fd_check check_fd(int fd)
+{
+    struct stat st;
+
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dir_dev ||
+        st.st_ino != dir_ino)
+        return FD_NOT_OURS;
+    return st.st_nlink == 0 ? FD_REMOVED : FD_OURS;
+}
+
+/* Moves FD out of the range hosts use (they take the lowest free number),
+ * close-on-exec.  Keeps FD where it is when the limit is too low. */
+static int move_high(int fd)
+{
+    struct rlimit lim;
+    rlim_t floor = 1000;
+    int high;
+
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < floor + 64)
+        floor = lim.rlim_cur > 128 ? lim.rlim_cur - 64 : 3;
+    high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
+    if (high < 0)
+        return fd;
+    scl_close_quietly(fd);
+    return high;
+}
+
+static int reopen(void)
+{
+    int fd;
+
+    do
+        fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    if (check_fd(fd) != FD_OURS) {
+        scl_close_quietly(fd);
+        errno = ENOENT; /* something else stands at our path now */
+        return -1;
+    }
+    return move_high(fd);
+}
+
+int scl_dir_fd(void)
+{
+    if (!scl_dir_in_use()) {
+        errno = ENOENT;
+        return -1;
+    }
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int fd = atomic_load(&dir_fd), fresh;
+        switch (check_fd(fd)) {
+        case FD_OURS:
+            return fd;
+        case FD_REMOVED:
+            errno = ENOENT;
+            return -1;
+        case FD_NOT_OURS:
+            break;
+        }
+        /* The host closed or replaced our descriptor: never touch that
+         * number again, open our own. */
+        fresh = reopen();
+        if (fresh < 0)
+            return -1;
+        if (atomic_compare_exchange_strong(&dir_fd, &fd, fresh))
+            return fresh;
+        scl_close_quietly(fresh); /* another thread reopened it first */
+    }
+    errno = EBADF;
+    return -1;
+}
+
+unsigned scl_dir_generation(void)
+{
+    return atomic_load(&generation);
+}
+
+int scl_dir_is_member(void)
+{
+    return scl_dir_in_use() && atomic_load(&member_pid) == getpid();
+}
+
+int scl_dir_fd_if_member(void)
+{
+    return scl_dir_is_member() ? scl_dir_fd() : -1;
+}
+
+int scl_dir_has_holder(int dirfd, pid_t pid)
+{
+    char path[SCL_REL_PATH_MAX];
+    struct stat st;
+
+    scl_holder_path(path, pid);
+    return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void random_chars(char out[RANDOM_CHARS + 1])
+{
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+    static atomic_uint counter;
+    unsigned char bytes[RANDOM_CHARS];
+
+    if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
+        /* No entropy yet (early boot): unique, if guessable; the 0700
+         * mode and the owner check keep it safe all the same. */
+        struct timespec ts;
+        unsigned long long mix;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        mix = (unsigned long long)ts.tv_nsec ^ (unsigned long long)ts.tv_sec << 30 ^
+              (unsigned long long)getpid() << 40 ^ atomic_fetch_add(&counter, 1);
+        for (size_t i = 0; i < sizeof bytes; i++, mix = mix * 6364136223846793005ULL + 1442695040888963407ULL)
+            bytes[i] = (unsigned char)(mix >> 56);
+    }
+    for (size_t i = 0; i < RANDOM_CHARS; i++)
+        out[i] = alphabet[bytes[i] & 31];
+    out[RANDOM_CHARS] = '\0';
+}
+
+/* Removes what build() made in a directory that never got published. */
+static void unbuild(int basefd, int fd, const char *name)
+{
+    char holder[SCL_REL_PATH_MAX];
+
+    scl_holder_path(holder, getpid());
+    (void)unlinkat(fd, holder, 0);
+    (void)unlinkat(fd, SCL_HOLDERS_DIR, AT_REMOVEDIR);
+    (void)unlinkat(fd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    (void)unlinkat(basefd, name, AT_REMOVEDIR);
+}
+
+/* Makes and opens BASE/NEW_NAME with its subdirectories and this process
+ * registered; -1 with errno. */
+static int build(int basefd, const char *new_name, struct stat *st)
+{
+    struct scl_proc_id self = scl_proc_self();
+    int fd;
+
+    if (mkdirat(basefd, new_name, 0700) != 0)
+        return -1;
+    do
+        fd = openat(basefd, new_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    /* The umask may have narrowed 0700; nothing may widen it. */
+    if (fstat(fd, st) != 0 || st->st_uid != geteuid() || fchmod(fd, 0700) != 0 ||
+        mkdirat(fd, SCL_CLAIMS_DIR, 0700) != 0 || mkdirat(fd, SCL_HOLDERS_DIR, 0700) != 0 ||
+        scl_holder_register(fd, &self, 1) != 0) {
+        int saved = errno;
+        unbuild(basefd, fd, new_name);
+        scl_close_quietly(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+static int create_locked(void)
+{
+    const char *base = scl_settings()->base_dir;
+    char rnd[RANDOM_CHARS + 1], name[64], new_name[64];
+    struct stat st;
+    int basefd, fd = -1;
+
+    do
+        basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (basefd < 0 && errno == EINTR);
+    if (basefd < 0)
+        return -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        random_chars(rnd);
+        (void)scl_concat(name, sizeof name, DIR_PREFIX, rnd, (char *)NULL);
+        (void)scl_concat(new_name, sizeof new_name, name, NEW_SUFFIX, (char *)NULL);
+        fd = build(basefd, new_name, &st);
+        if (fd < 0) {
+            if (errno == EEXIST)
+                continue;
+            break;
+        }
+        if (renameat2(basefd, new_name, basefd, name, RENAME_NOREPLACE) != 0) {
+            int saved = errno;
+            unbuild(basefd, fd, new_name);
+            scl_close_quietly(fd);
+            fd = -1;
+            errno = saved;
+            if (saved != EEXIST)
+                break;
+        }
+    }
+    if (fd < 0) {
+        int saved = errno;
+        scl_close_quietly(basefd);
+        errno = saved;
+        scl_debug("cannot make a claim directory in %s: errno %d", base, errno);
+        return -1;
+    }
+    scl_close_quietly(basefd);
+    if (scl_concat(dir_path, sizeof dir_path, base, "/", name, (char *)NULL) != 0) {
+        scl_close_quietly(fd);
+        return -1;
+    }
+    dir_dev = st.st_dev;
+    dir_ino = st.st_ino;
+    fd = move_high(fd);
+    atomic_store(&dir_fd, fd);
+    atomic_store(&member_pid, getpid());
+    atomic_fetch_add(&generation, 1);
+    atomic_store_explicit(&ready, 1, memory_order_release);
+    scl_debug("made claim directory %s", dir_path);
+    return fd;
+}
+
+int scl_dir_join_locked(void)
+{
+    struct scl_proc_id self;
+    int fd = scl_dir_fd();
+
+    if (fd < 0) {
+        if (errno != ENOENT)
+            return -1;
+        /* None yet, or ours was removed (the last member left while this
+         * process, never registered, lived on): start a new one. */
+        if (scl_dir_in_use()) {
+            int old = atomic_exchange(&dir_fd, -1);
+            if (check_fd(old) == FD_REMOVED)
+                scl_close_quietly(old);
+            atomic_store_explicit(&ready, 0, memory_order_release);
+        }
+        return create_locked();
+    }
+    if (atomic_load(&member_pid) == getpid())
+        return fd;
+    self = scl_proc_self();
+    if (scl_holder_register(fd, &self, 1) != 0)
+        return -1;
+    atomic_store(&member_pid, self.pid);
+    return fd;
+}
+
+static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
+{
+    char path[SCL_REL_PATH_MAX];
+    struct scl_proc_id id;
+    int fd, alive;
+
+    (void)entry;
+    (void)arg;
+    if (pid == 0)
+        return 0;
+    scl_holder_path(path, pid);
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : 1;
+    /* A header we cannot read is somebody's: keep the directory. */
+    alive = scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id);
+    scl_close_quietly(fd);
+    return alive;
+}
+
+static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
+{
+    char path[SCL_REL_PATH_MAX];
+
+    (void)arg;
+    if (pid > 0) {
+        (void)scl_holder_clear(dirfd, pid, SCL_CLEAR_IF_DEAD);
+    } else if (scl_concat(path, sizeof path, SCL_HOLDERS_DIR "/", entry, (char *)NULL) == 0) {
+        (void)unlinkat(dirfd, path, 0); /* a registration its maker never finished */
+    }
+    return 0;
+}
+
+static void remove_if_unused(int dirfd)
+{
+    const char *base = scl_settings()->base_dir;
+    size_t base_len = strlen(base);
+    struct stat st;
+    int basefd;
+
+    if (scl_holders_scan(dirfd, visit_find_alive, NULL) != 0)
+        return;
+    (void)scl_holders_scan(dirfd, visit_clear_dead, NULL);
+    /* Anything left (a member that just joined) keeps it all. */
+    if (unlinkat(dirfd, SCL_HOLDERS_DIR, AT_REMOVEDIR) != 0 ||
+        unlinkat(dirfd, SCL_CLAIMS_DIR, AT_REMOVEDIR) != 0)
+        return;
+    if (strncmp(dir_path, base, base_len) != 0 || dir_path[base_len] != '/')
+        return;
+    do
+        basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (basefd < 0 && errno == EINTR);
+    if (basefd < 0)
+        return;
+    if (fstatat(basefd, dir_path + base_len + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_dev == dir_dev && st.st_ino == dir_ino &&
+        unlinkat(basefd, dir_path + base_len + 1, AT_REMOVEDIR) == 0)
+        scl_debug("removed claim directory %s", dir_path);
+    scl_close_quietly(basefd);
+}
+
+void scl_dir_leave(int dirfd, int may_remove)
+{
+    (void)scl_holder_clear(dirfd, getpid(), SCL_CLEAR_ALWAYS);
+    atomic_store(&member_pid, 0);
+    if (may_remove)
+        remove_if_unused(dirfd);
+}

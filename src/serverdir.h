@@ -1,0 +1,53 @@
+/*
+ * The claim directory this process uses, and its place in it.
+ *
+ * The directory is $base/swerve-claim.XXXXXXXXXXXX (0700).  It is built
+ * under a ".new" name, with its creator registered in it, and only then
+ * renamed into place, so it is never seen without a live member.  A
+ * member is a process with a holder file: one that has used a claim, or
+ * that has forked.  When a member ends it hands the directory on to its
+ * live children, and the last live member removes it.
+ *
+ * The descriptor is kept at a high number, close-on-exec, and checked
+ * (device and inode) before every use: hosts close every descriptor or
+ * dup2() over them, and the library must never act on one of theirs.
+ */
+#ifndef SCL_SERVERDIR_H
+#define SCL_SERVERDIR_H
+
+#include <sys/types.h>
+
+/* 1 when this process has a claim directory (made here or inherited). */
+int scl_dir_in_use(void);
+
+/* The directory's path; "" when there is none. */
+const char *scl_dir_path(void);
+
+/* Its checked descriptor (reopened by path when the host closed ours);
+ * -1 with errno (ENOENT: there is none, or it has been removed). */
+int scl_dir_fd(void);
+
+/* Changes whenever this process starts using another directory. */
+unsigned scl_dir_generation(void);
+
+/* 1 when this process has registered its holder file. */
+int scl_dir_is_member(void);
+
+/* The descriptor when this process is a member already, else -1: the
+ * lock-free fast path of every claim operation. */
+int scl_dir_fd_if_member(void);
+
+/* Under scl_lock(): makes the directory if there is none (or it was
+ * removed) and registers this process.  Returns the descriptor, or -1
+ * with errno. */
+int scl_dir_join_locked(void);
+
+/* 1 when holders/PID exists: somebody registered PID. */
+int scl_dir_has_holder(int dirfd, pid_t pid);
+
+/* As this process ends (async-signal-safe): clears its claims and holder
+ * file, then, when MAY_REMOVE, removes the directory if no live member is
+ * left. */
+void scl_dir_leave(int dirfd, int may_remove);
+
+#endif

@@ -1,0 +1,107 @@
+#include "config.h"
+
+#include "sigsafe.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+ssize_t scl_read_full(int fd, void *buf, size_t n)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t got = read(fd, (char *)buf + done, n - done);
+        if (got == 0)
+            break;
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        done += (size_t)got;
+    }
+    return (ssize_t)done;
+}
+
+int scl_write_full(int fd, const void *buf, size_t n)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t put = write(fd, (const char *)buf + done, n - done);
+        if (put < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        done += (size_t)put;
+    }
+    return 0;
+}
+
+size_t scl_fmt_ull(char *out, unsigned long long v)
+{
+    char rev[21];
+    size_t n = 0;
+
+    do {
+        rev[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+int scl_parse_ull(const char **p, unsigned long long *v)
+{
+    const char *s = *p;
+    unsigned long long acc = 0;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    while (*s >= '0' && *s <= '9') {
+        unsigned digit = (unsigned)(*s - '0');
+        if (acc > (~0ULL - digit) / 10)
+            return -1;
+        acc = acc * 10 + digit;
+        s++;
+    }
+    *p = s;
+    *v = acc;
+    return 0;
+}
+
+int scl_concat(char *out, size_t cap, ...)
+{
+    va_list ap;
+    size_t len = 0;
+    const char *part;
+
+    va_start(ap, cap);
+    while ((part = va_arg(ap, const char *)) != NULL) {
+        size_t n = strlen(part);
+        if (n >= cap - len) {
+            va_end(ap);
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memcpy(out + len, part, n);
+        len += n;
+    }
+    va_end(ap);
+    out[len] = '\0';
+    return 0;
+}
+
+void scl_close_quietly(int fd)
+{
+    int saved = errno;
+
+    /* Linux frees the descriptor even when close() reports EINTR. */
+    (void)close(fd);
+    errno = saved;
+}

@@ -1,0 +1,34 @@
+/*
+ * Async-signal-safe building blocks: the fork, exit and wait hooks run in
+ * signal handlers and in children of threaded forks (nginx and PostgreSQL
+ * reap inside their SIGCHLD handler), so nothing here allocates, locks or
+ * touches stdio.
+ */
+#ifndef SCL_SIGSAFE_H
+#define SCL_SIGSAFE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads up to N bytes, retrying EINTR and short reads; -1 with errno. */
+ssize_t scl_read_full(int fd, void *buf, size_t n);
+
+/* Writes all N bytes, retrying EINTR and short writes; -1 with errno. */
+int scl_write_full(int fd, const void *buf, size_t n);
+
+/* Writes V in decimal at OUT (at least 21 bytes); returns the length. */
+size_t scl_fmt_ull(char *out, unsigned long long v);
+
+/* Parses a decimal number at *P, moving *P past it; -1 when none. */
+int scl_parse_ull(const char **p, unsigned long long *v);
+
+/*
+ * Joins the NULL-terminated list of strings into OUT (CAP bytes), NUL
+ * included; -1 with errno ENAMETOOLONG when it does not fit.
+ */
+int scl_concat(char *out, size_t cap, ...) __attribute__((sentinel));
+
+/* close() that keeps errno: used on paths that must not disturb it. */
+void scl_close_quietly(int fd);
+
+#endif

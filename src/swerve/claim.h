@@ -1,0 +1,124 @@
+/*
+ * swerve/claim.h - named cross-process claims for prefork servers.
+ *
+ * A claim is a name that one process at a time can hold across a whole
+ * server (a master and every process it forks).  It is meant for a job
+ * that must run once, not once per worker: a nightly report, a cache
+ * warm-up, a cron-style task.
+ *
+ * These functions live in libswerveclaim_preload.so, which is loaded into
+ * an unmodified server with
+ *
+ *     LD_PRELOAD=libswerveclaim_preload.so ./existing-server
+ *
+ * An application that must also run without the shim resolves them at run
+ * time with dlsym(RTLD_DEFAULT, ...); <swerve/claim-loader.h> does that.
+ *
+ * HOW IT WORKS
+ *     A claim is a hard link, in a private directory below $SWERVE_TMPDIR
+ *     (default $TMPDIR, then /tmp), to a file that holds the holder's pid.
+ *     Linking is atomic and fails while the name is held, so the first
+ *     process to try when the name is free gets it; there is no queue.  A
+ *     claim is held until it is released, its handle is freed, or the
+ *     process that holds it exits, execs or dies.  The directory is made
+ *     before the first fork, so every worker shares it; a process that never
+ *     forks gets a directory of its own, in which two handles still conflict.
+ *
+ * THREADS
+ *     Distinct handles may be used from different threads at once.  One
+ *     handle must not be used from two threads at the same time.
+ *
+ * ENVIRONMENT
+ *     SWERVE_TMPDIR   base directory for claim directories.
+ *     TMPDIR          used when SWERVE_TMPDIR is unset.
+ *     SWERVE_DEBUG    when set to 1, the library logs to standard error.
+ *     They are read once, when the library is loaded.
+ */
+#ifndef SWERVE_CLAIM_H
+#define SWERVE_CLAIM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The longest name, in bytes, not counting the terminating NUL. */
+#define SWERVE_CLAIM_NAME_MAX 4096
+
+/* An opaque handle on a name.  It claims nothing until acquired. */
+struct swerve_claim;
+
+/*
+ * swerve_claim_new - a handle on NAME.
+ *
+ * NAME is any non-empty NUL-terminated string of up to
+ * SWERVE_CLAIM_NAME_MAX bytes: '/', "..", '%', spaces, newlines and UTF-8
+ * are all fine, and distinct names never conflict.  The handle keeps its own
+ * copy.  Nothing is claimed and nothing is touched on disk.
+ *
+ * Returns the handle, to be freed with swerve_claim_free(), or NULL with
+ * errno set to EINVAL (NAME is NULL or empty), ENAMETOOLONG (NAME is longer
+ * than SWERVE_CLAIM_NAME_MAX bytes) or ENOMEM.
+ */
+struct swerve_claim *swerve_claim_new(const char *name);
+
+/*
+ * swerve_claim_name - the name CLAIM was made with (the handle's own copy,
+ * valid until the handle is freed).
+ */
+const char *swerve_claim_name(const struct swerve_claim *claim);
+
+/*
+ * swerve_claim_available - whether nobody holds the name now.
+ *
+ * Returns 1 when nobody holds it (a holder that has died counts as nobody),
+ * 0 when somebody does (this handle included), or -1 with errno set on a
+ * system error.  Claims nothing; the answer may be stale as soon as it is
+ * returned.
+ */
+int swerve_claim_available(const struct swerve_claim *claim);
+
+/*
+ * swerve_claim_acquire - take the name.
+ *
+ * TIMEOUT 0 tries once.  TIMEOUT > 0 tries again, at least every 20 ms and
+ * as soon as the holder lets go, until the name is taken or TIMEOUT seconds
+ * have passed; INFINITY waits for ever.  A signal does not end the wait.
+ * Two handles on one name conflict, also in one process and one thread.
+ *
+ * Returns CLAIM when this handle holds the name (at once if it already
+ * did).  Returns NULL otherwise, with errno set to EWOULDBLOCK (another
+ * holds it and TIMEOUT is 0), ETIMEDOUT (TIMEOUT passed), EINVAL (TIMEOUT is
+ * negative or NaN) or the error of the system call that failed (for example
+ * ENOSPC or EACCES when the claim directory cannot be written).
+ */
+struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout);
+
+/*
+ * swerve_claim_held - whether this handle holds the name in this process.
+ *
+ * Returns 1 when it was acquired and not released since, else 0.  In a
+ * child made by fork(), a handle inherited from the parent holds nothing
+ * (the parent still does).
+ */
+int swerve_claim_held(const struct swerve_claim *claim);
+
+/*
+ * swerve_claim_release - give the name up; the handle lives on.
+ *
+ * Returns 0, doing nothing when the handle holds nothing (an inherited
+ * handle in a forked child included), or -1 with errno set on a system
+ * error, in which case the handle still holds the name.
+ */
+int swerve_claim_release(struct swerve_claim *claim);
+
+/*
+ * swerve_claim_free - release CLAIM if it holds the name, then free it.
+ * NULL is accepted and ignored.  errno is left as it was.
+ */
+void swerve_claim_free(struct swerve_claim *claim);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWERVE_CLAIM_H */

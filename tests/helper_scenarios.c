@@ -1,0 +1,586 @@
+/*
+ * Scenarios run under LD_PRELOAD by tests/integration.  The program knows
+ * the shim only through dlsym, like an application; each scenario checks
+ * what it must inside the preloaded process, prints "ok SCENARIO" and
+ * exits 0, or says what failed on stderr and exits 1.  Every wait is
+ * bounded.
+ *
+ * usage: helper_scenarios SCENARIO [ARG...]   (see the table in main)
+ */
+#include <swerve/claim-loader.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct swerve_claim_api api;
+
+#define REQUIRE(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fail(__LINE__, #cond);                                                                 \
+    } while (0)
+
+static void fail(int line, const char *what)
+{
+    fprintf(stderr, "helper_scenarios:%d: failed: %s (errno %d: %s)\n", line, what, errno, strerror(errno));
+    fflush(stderr);
+    _exit(1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *shared(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+    REQUIRE(p != MAP_FAILED);
+    return p;
+}
+
+static const char *base(void)
+{
+    const char *b = getenv("SWERVE_TMPDIR");
+
+    REQUIRE(b != NULL);
+    return b;
+}
+
+/* Entries in the base directory named swerve-claim.*, and the first. */
+static int claim_dirs(char *first, size_t cap)
+{
+    DIR *d = opendir(base());
+    struct dirent *e;
+    int n = 0;
+
+    REQUIRE(d != NULL);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "swerve-claim.", 13) != 0)
+            continue;
+        if (n++ == 0 && first != NULL)
+            snprintf(first, cap, "%s/%s", base(), e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Whether claims/NAME exists in the (single) claim directory. */
+static int claim_file_exists(const char *name)
+{
+    char dir[4096], path[8192];
+    struct stat st;
+
+    REQUIRE(claim_dirs(dir, sizeof dir) == 1);
+    snprintf(path, sizeof path, "%s/claims/%s", dir, name);
+    return lstat(path, &st) == 0;
+}
+
+/* A pipe used as a one-shot signal between processes. */
+struct gate {
+    int fd[2];
+};
+
+static void gate_open(struct gate *g)
+{
+    REQUIRE(pipe(g->fd) == 0);
+}
+
+static void gate_pass(struct gate *g)
+{
+    char byte = 1;
+
+    REQUIRE(write(g->fd[1], &byte, 1) == 1);
+}
+
+/* Waits for gate_pass, at most 10 s. */
+static void gate_wait(struct gate *g)
+{
+    char byte;
+    struct timeval tv = { .tv_sec = 10 };
+    fd_set set;
+
+    FD_ZERO(&set);
+    FD_SET(g->fd[0], &set);
+    REQUIRE(select(g->fd[0] + 1, &set, NULL, NULL, &tv) == 1);
+    REQUIRE(read(g->fd[0], &byte, 1) == 1);
+}
+
+/* Waits, without reaping, until CHILD has ended (a zombie). */
+static void wait_zombie(pid_t child)
+{
+    siginfo_t info;
+
+    memset(&info, 0, sizeof info);
+    REQUIRE(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) == 0);
+    REQUIRE(info.si_pid == child);
+}
+
+static struct swerve_claim *take(const char *name)
+{
+    struct swerve_claim *c = api.new_claim(name);
+
+    REQUIRE(c != NULL);
+    REQUIRE(api.acquire(c, 0.0) == c);
+    return c;
+}
+
+/* ------------------------------------------------------------------ fork */
+
+/* A parent that never used a claim makes the directory before its first
+ * fork; its children share it. */
+static int fork_makes_dir_first(char **argv)
+{
+    struct gate held, done;
+    char dir[4096];
+    pid_t holder, other;
+    int status;
+
+    (void)argv;
+    REQUIRE(claim_dirs(NULL, 0) == 0);
+    gate_open(&held);
+    gate_open(&done);
+    holder = fork();
+    if (holder == 0) {
+        struct swerve_claim *c = take("x");
+        gate_pass(&held);
+        gate_wait(&done);
+        api.free(c);
+        exit(0);
+    }
+    REQUIRE(holder > 0);
+    /* Right after fork returns in the parent, the directory is there and
+     * published (not a ".new" being built). */
+    REQUIRE(claim_dirs(dir, sizeof dir) == 1);
+    REQUIRE(strstr(dir, ".new") == NULL);
+    gate_wait(&held);
+    other = fork();
+    if (other == 0) {
+        struct swerve_claim *c = api.new_claim("x");
+        errno = 0;
+        exit(api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK ? 0 : 1);
+    }
+    REQUIRE(waitpid(other, &status, 0) == other && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    gate_pass(&done);
+    REQUIRE(waitpid(holder, &status, 0) == holder && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+}
+
+/* The parent keeps what it holds, whatever an inheriting child does. */
+static int inherited_handle(char **argv)
+{
+    struct swerve_claim *c;
+    pid_t child;
+    int status;
+
+    (void)argv;
+    c = take("leader");
+    child = fork();
+    if (child == 0) {
+        errno = 0;
+        REQUIRE(api.held(c) == 0);
+        REQUIRE(api.release(c) == 0);
+        REQUIRE(api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK);
+        api.free(c);
+        exit(0);
+    }
+    REQUIRE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(api.held(c) == 1);
+    REQUIRE(claim_file_exists("leader"));
+    child = fork();
+    if (child == 0)
+        _exit(api.available(c) == 0 ? 0 : 1);
+    REQUIRE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    api.free(c);
+    REQUIRE(!claim_file_exists("leader"));
+    return 0;
+}
+
+/* ------------------------------------------------------------ exit paths */
+
+static void exit_in_handler(int sig)
+{
+    (void)sig;
+    exit(7); /* as Apache and uWSGI do */
+}
+
+/* Returns the exit status the child must end with. */
+static int end_child_by(const char *how)
+{
+    if (strcmp(how, "exit") == 0)
+        exit(3);
+    if (strcmp(how, "_exit") == 0)
+        _exit(4);
+    if (strcmp(how, "_Exit") == 0)
+        _Exit(5);
+    if (strcmp(how, "quick_exit") == 0)
+        quick_exit(6);
+    if (strcmp(how, "exit-in-signal-handler") == 0) {
+        signal(SIGUSR1, exit_in_handler);
+        raise(SIGUSR1);
+    }
+    fail(__LINE__, how);
+    return -1;
+}
+
+static int expected_status(const char *how)
+{
+    static const char *const order[] = { "exit", "_exit", "_Exit", "quick_exit", "exit-in-signal-handler" };
+
+    for (int i = 0; i < 5; i++)
+        if (strcmp(how, order[i]) == 0)
+            return 3 + i;
+    return -1;
+}
+
+/* A child's claims are gone when it has ended, before anybody reaps it:
+ * the exit path itself released them. */
+static int exit_path(char **argv)
+{
+    const char *how = argv[0];
+    pid_t child;
+    int status;
+
+    REQUIRE(how != NULL && expected_status(how) > 0);
+    child = fork();
+    if (child == 0) {
+        take("x");
+        end_child_by(how);
+    }
+    wait_zombie(child);
+    REQUIRE(!claim_file_exists("x"));
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == expected_status(how));
+    return 0;
+}
+
+/* ---------------------------------------------------------------- reaping */
+
+static volatile sig_atomic_t reaped_pid;
+static volatile sig_atomic_t reaped_status;
+
+static void reap_in_handler(int sig)
+{
+    int status, saved = errno;
+    pid_t pid;
+
+    (void)sig;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) { /* as nginx does */
+        reaped_status = status;
+        reaped_pid = pid;
+    }
+    errno = saved;
+}
+
+/* Reaps CHILD the way HOW names; returns the status it reported. */
+static int reap_by(const char *how, pid_t child)
+{
+    struct rusage ru;
+    siginfo_t info;
+    int status = -1;
+
+    if (strcmp(how, "waitpid") == 0) {
+        REQUIRE(waitpid(child, &status, 0) == child);
+    } else if (strcmp(how, "wait") == 0) {
+        REQUIRE(wait(&status) == child);
+    } else if (strcmp(how, "wait3") == 0) {
+        REQUIRE(wait3(&status, 0, &ru) == child);
+    } else if (strcmp(how, "wait4") == 0) {
+        REQUIRE(wait4(child, &status, 0, &ru) == child);
+    } else if (strcmp(how, "waitid") == 0) {
+        memset(&info, 0, sizeof info);
+        REQUIRE(waitid(P_PID, (id_t)child, &info, WEXITED) == 0);
+        REQUIRE(info.si_pid == child && info.si_code == CLD_KILLED && info.si_status == SIGKILL);
+        status = SIGKILL; /* what WTERMSIG would give */
+    } else if (strcmp(how, "sigchld-handler") == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        for (int i = 0; i < 1000 && reaped_pid != child; i++) {
+            struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
+            nanosleep(&tick, NULL);
+        }
+        REQUIRE(reaped_pid == child);
+        status = reaped_status;
+    } else {
+        fail(__LINE__, how);
+    }
+    return status;
+}
+
+/* The claim of a SIGKILLed holder is free as soon as its parent reaps it,
+ * whichever wait call does it. */
+static int reap(char **argv)
+{
+    const char *how = argv[0];
+    struct gate held;
+    pid_t child;
+    int status;
+
+    REQUIRE(how != NULL);
+    if (strcmp(how, "sigchld-handler") == 0) {
+        struct sigaction sa = { .sa_handler = reap_in_handler };
+        sigemptyset(&sa.sa_mask);
+        REQUIRE(sigaction(SIGCHLD, &sa, NULL) == 0);
+    }
+    gate_open(&held);
+    child = fork();
+    if (child == 0) {
+        take("x");
+        gate_pass(&held);
+        for (;;)
+            pause();
+    }
+    gate_wait(&held);
+    REQUIRE(kill(child, SIGKILL) == 0);
+    if (strcmp(how, "sigchld-handler") != 0) {
+        wait_zombie(child);
+        REQUIRE(claim_file_exists("x")); /* nothing ran in the killed child */
+    }
+    status = reap_by(how, child);
+    REQUIRE(!claim_file_exists("x"));
+    REQUIRE(strcmp(how, "waitid") == 0 ? status == SIGKILL
+                                       : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    return 0;
+}
+
+/* Nobody reaps (SIGCHLD ignored): a dead holder's claim counts as free. */
+static int unreaped_holder(char **argv)
+{
+    struct swerve_claim *c;
+    struct gate held;
+    pid_t child;
+    char proc[64];
+    struct stat st;
+
+    (void)argv;
+    REQUIRE(signal(SIGCHLD, SIG_IGN) != SIG_ERR);
+    gate_open(&held);
+    child = fork();
+    if (child == 0) {
+        take("x");
+        gate_pass(&held);
+        for (;;)
+            pause();
+    }
+    gate_wait(&held);
+    REQUIRE(kill(child, SIGKILL) == 0);
+    snprintf(proc, sizeof proc, "/proc/%d", (int)child);
+    for (int i = 0; i < 1000 && stat(proc, &st) == 0; i++)
+        usleep(10000);
+    c = api.new_claim("x");
+    REQUIRE(api.available(c) == 1);
+    REQUIRE(api.acquire(c, 0.0) == c);
+    api.free(c);
+    return 0;
+}
+
+/* The hooks leave errno as the real calls left it. */
+static int errno_kept(char **argv)
+{
+    pid_t child;
+    int status;
+
+    (void)argv;
+    errno = 777;
+    child = fork();
+    if (child == 0)
+        _exit(errno == 777 ? 0 : 1);
+    REQUIRE(errno == 777);
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(errno == 777);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    errno = 0;
+    REQUIRE(waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD);
+    return 0;
+}
+
+/* ------------------------------------------------------ mutual exclusion */
+
+struct tally {
+    int inside, violations;
+    long acquisitions;
+};
+
+static void contend(struct tally *t, int iterations, const char *name)
+{
+    struct swerve_claim *c = api.new_claim(name);
+
+    REQUIRE(c != NULL);
+    for (int i = 0; i < iterations; i++) {
+        REQUIRE(api.acquire(c, 30.0) == c);
+        if (__atomic_add_fetch(&t->inside, 1, __ATOMIC_SEQ_CST) != 1)
+            __atomic_add_fetch(&t->violations, 1, __ATOMIC_SEQ_CST);
+        sched_yield(); /* give a second holder every chance to show up */
+        __atomic_sub_fetch(&t->inside, 1, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&t->acquisitions, 1, __ATOMIC_SEQ_CST);
+        REQUIRE(api.release(c) == 0);
+    }
+    api.free(c);
+}
+
+static void report_tally(const char *what, const struct tally *t, long expected)
+{
+    printf("%s: %ld acquisitions, %d violations\n", what, t->acquisitions, t->violations);
+    REQUIRE(t->violations == 0);
+    REQUIRE(t->acquisitions == expected);
+}
+
+static int mutex_processes(char **argv)
+{
+    int workers = argv[0] ? atoi(argv[0]) : 8, iterations = argv[0] && argv[1] ? atoi(argv[1]) : 500;
+    struct tally *t = shared(sizeof *t);
+    pid_t pids[64];
+
+    REQUIRE(workers > 0 && workers <= 64 && iterations > 0);
+    for (int w = 0; w < workers; w++) {
+        pids[w] = fork();
+        if (pids[w] == 0) {
+            contend(t, iterations, "counter");
+            exit(0);
+        }
+    }
+    for (int w = 0; w < workers; w++) {
+        int status;
+        REQUIRE(waitpid(pids[w], &status, 0) == pids[w] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    report_tally("processes", t, (long)workers * iterations);
+    return 0;
+}
+
+struct thread_job {
+    struct tally *t;
+    int iterations;
+};
+
+static void *thread_body(void *arg)
+{
+    struct thread_job *job = arg;
+
+    contend(job->t, job->iterations, "counter");
+    return NULL;
+}
+
+static int mutex_threads(char **argv)
+{
+    int threads = argv[0] ? atoi(argv[0]) : 8, iterations = argv[0] && argv[1] ? atoi(argv[1]) : 500;
+    struct tally t = { 0 };
+    struct thread_job job = { &t, iterations };
+    pthread_t tids[64];
+
+    REQUIRE(threads > 0 && threads <= 64 && iterations > 0);
+    for (int i = 0; i < threads; i++)
+        REQUIRE(pthread_create(&tids[i], NULL, thread_body, &job) == 0);
+    for (int i = 0; i < threads; i++)
+        REQUIRE(pthread_join(tids[i], NULL) == 0);
+    report_tally("threads", &t, (long)threads * iterations);
+    return 0;
+}
+
+/* ----------------------------------------------------------- timed wait */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/*
+ * A holder in another process releases after 300 ms; the waiter must have
+ * the name well before the next 20 ms retry would have given it: by the
+ * median of 7 hand-offs, under 2 ms (polling alone gives ~10 ms).
+ */
+static int handoff(char **argv)
+{
+    enum { trials = 7 };
+    double *released_at = shared(sizeof(double)), latency[trials];
+
+    (void)argv;
+    for (int i = 0; i < trials; i++) {
+        struct gate held;
+        struct swerve_claim *c;
+        pid_t child;
+        int status;
+
+        gate_open(&held);
+        child = fork();
+        if (child == 0) {
+            struct swerve_claim *mine = take("handoff");
+            gate_pass(&held);
+            usleep(300 * 1000);
+            *released_at = now_s();
+            REQUIRE(api.release(mine) == 0);
+            usleep(50 * 1000); /* stay alive: the wake-up must come from the release */
+            exit(0);
+        }
+        gate_wait(&held);
+        c = api.new_claim("handoff");
+        REQUIRE(api.acquire(c, 5.0) == c);
+        latency[i] = now_s() - *released_at;
+        api.free(c);
+        REQUIRE(waitpid(child, &status, 0) == child);
+    }
+    qsort(latency, trials, sizeof latency[0], cmp_double);
+    printf("handoff latency ms: min %.3f median %.3f max %.3f\n", latency[0] * 1e3,
+           latency[trials / 2] * 1e3, latency[trials - 1] * 1e3);
+    REQUIRE(latency[trials / 2] < 0.002);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(char **argv);
+    } scenarios[] = {
+        { "fork-makes-dir-first", fork_makes_dir_first },
+        { "inherited-handle", inherited_handle },
+        { "exit-path", exit_path },        /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
+        { "reap", reap },                  /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
+        { "unreaped-holder", unreaped_holder },
+        { "errno-kept", errno_kept },
+        { "mutex-processes", mutex_processes }, /* [WORKERS [ITERATIONS]] */
+        { "mutex-threads", mutex_threads },     /* [THREADS [ITERATIONS]] */
+        { "handoff", handoff },
+    };
+
+    if (!swerve_claim_load(&api)) {
+        fprintf(stderr, "helper_scenarios: libswerveclaim_preload.so is not loaded\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    /* Returning from main is itself an exit path under test: a child
+     * that holds a claim and returns from main must release it. */
+    if (argc == 2 && strcmp(argv[1], "return-from-main") == 0) {
+        take("x");
+        printf("ok return-from-main\n");
+        return 0;
+    }
+    for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            int r = scenarios[i].run(argv + 2);
+            if (r == 0)
+                printf("ok %s\n", argv[1]);
+            return r;
+        }
+    }
+    fprintf(stderr, "usage: helper_scenarios SCENARIO [ARG...]\n");
+    return 2;
+}

@@ -1,0 +1,346 @@
+/*
+ * Integration tests: helper programs run under LD_PRELOAD with an
+ * explicit environment (this Check runner itself is never preloaded: its
+ * own fork, wait and exit must not go through the hooks).  Every run is
+ * bounded in time and killed, with its process group, when it overstays.
+ *
+ * Environment (set by `make check`): SCL_PRELOAD, the library; SCL_HELPERS,
+ * where the helpers are; SCL_ASAN_RUNTIME, libasan to preload first in a
+ * sanitizer build.
+ */
+#include "config.h"
+
+#include "testdir.h"
+
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct run {
+    int status; /* exit code, or 128 + signal */
+    char out[16384], err[16384];
+};
+
+static char *base;
+
+static void setup(void)
+{
+    base = testdir_make();
+}
+
+static void teardown(void)
+{
+    testdir_remove(base);
+    base = NULL;
+}
+
+static const char *env_or_die(const char *name)
+{
+    const char *v = getenv(name);
+
+    ck_assert_msg(v != NULL && *v != '\0', "%s is not set: run through `make check`", name);
+    return v;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void drain(int *fd, char *buf, size_t cap, size_t *len)
+{
+    ssize_t n = read(*fd, buf + *len, cap - 1 - *len);
+
+    if (n > 0) {
+        *len += (size_t)n;
+        buf[*len] = '\0';
+    } else if (n == 0 || errno != EINTR) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+/* Runs HELPER ARGS... preloaded (or not), for at most TIMEOUT seconds. */
+static void run_helper(struct run *r, int preload, const char *helper, const char *const *args, double timeout)
+{
+    char path[4096], ld_preload[8192], tmpdir[4096];
+    const char *asan = getenv("SCL_ASAN_RUNTIME");
+    const char *argv[16];
+    char *envp[8];
+    int out[2], err[2], n = 0;
+    size_t out_len = 0, err_len = 0;
+    double deadline = now_s() + timeout;
+    pid_t pid;
+
+    snprintf(path, sizeof path, "%s/%s", env_or_die("SCL_HELPERS"), helper);
+    argv[n++] = path;
+    for (int i = 0; args[i] != NULL && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    snprintf(ld_preload, sizeof ld_preload, "LD_PRELOAD=%s%s%s", asan != NULL && *asan ? asan : "",
+             asan != NULL && *asan ? ":" : "", env_or_die("SCL_PRELOAD"));
+    snprintf(tmpdir, sizeof tmpdir, "SWERVE_TMPDIR=%s", base);
+    n = 0;
+    envp[n++] = "PATH=/usr/bin:/bin";
+    envp[n++] = tmpdir;
+    /* The helpers leak on purpose where a scenario ends a process early;
+     * the library's own leaks are the unit tests' business. */
+    envp[n++] = "ASAN_OPTIONS=detect_leaks=0";
+    if (preload)
+        envp[n++] = ld_preload;
+    envp[n] = NULL;
+
+    ck_assert_int_eq(pipe(out), 0);
+    ck_assert_int_eq(pipe(err), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setpgid(0, 0); /* so a timeout kills the helper's children too */
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(out[0]);
+        close(err[0]);
+        execve(path, (char *const *)argv, envp);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    memset(r, 0, sizeof *r);
+    while (out[0] >= 0 || err[0] >= 0) {
+        struct pollfd p[2] = { { .fd = out[0], .events = POLLIN }, { .fd = err[0], .events = POLLIN } };
+        double left = deadline - now_s();
+        if (left <= 0) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (poll(p, 2, (int)(left * 1000) + 1) < 0)
+            continue;
+        if (p[0].revents)
+            drain(&out[0], r->out, sizeof r->out, &out_len);
+        if (p[1].revents)
+            drain(&err[0], r->err, sizeof r->err, &err_len);
+    }
+    if (out[0] >= 0)
+        close(out[0]);
+    if (err[0] >= 0)
+        close(err[0]);
+    {
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    ck_assert_msg(now_s() < deadline, "%s %s: killed after %.0f s", helper, args[0], timeout);
+}
+
+/* A preloaded helper run that must succeed quietly, print EXPECTED, and
+ * leave no claim directory behind. */
+static void expect_run(const char *helper, const char *const *args, const char *expected, double timeout)
+{
+    static struct run r;
+
+    run_helper(&r, 1, helper, args, timeout);
+    ck_assert_msg(r.status == 0, "%s %s: status %d, stderr: %s", helper, args[0], r.status, r.err);
+    ck_assert_msg(r.err[0] == '\0', "%s %s wrote to stderr: %s", helper, args[0], r.err);
+    ck_assert_str_eq(r.out, expected);
+    ck_assert_msg(testdir_count(base) == 0, "%s %s left %d entries in the base directory", helper,
+                  args[0], testdir_count(base));
+}
+
+/* ---------------------------------------------------------- the seed */
+
+#define SEED(example, output)                                                                      \
+    do {                                                                                           \
+        const char *args[] = { example, NULL };                                                    \
+        expect_run("helper_seed", args, output, 30);                                               \
+    } while (0)
+
+START_TEST(test_seed_guide_claims)
+{
+    SEED("guide-claims", "a runs the report\n"
+                         "b: someone else is on it\n"
+                         "c: someone else is on it\n"
+                         "free again\n");
+}
+END_TEST
+
+START_TEST(test_seed_guide_waiting)
+{
+    SEED("guide-waiting", "first: importing\n"
+                          "second: waiting\n"
+                          "first: done\n"
+                          "second: importing\n");
+}
+END_TEST
+
+START_TEST(test_seed_guide_releasing)
+{
+    SEED("guide-releasing", "held: true\n"
+                            "held: false\n"
+                            "available: true\n");
+}
+END_TEST
+
+START_TEST(test_seed_class_example_1)
+{
+    SEED("class-1", "bool(true)\n"
+                    "bool(true)\n"
+                    "NULL\n"
+                    "bool(true)\n"
+                    "bool(false)\n"
+                    "bool(true)\n");
+}
+END_TEST
+
+START_TEST(test_seed_class_example_2)
+{
+    SEED("class-2", "report ran\n"
+                    "released: true\n");
+}
+END_TEST
+
+START_TEST(test_seed_class_example_3)
+{
+    SEED("class-3", "import_feed ran\n"
+                    "held: false\n");
+}
+END_TEST
+
+START_TEST(test_loader_reports_absent_shim)
+{
+    static struct run r;
+    const char *args[] = { "guide-claims", NULL };
+
+    run_helper(&r, 0, "helper_seed", args, 30);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.err, "helper_seed: libswerveclaim_preload.so is not loaded\n");
+    ck_assert_int_eq(testdir_count(base), 0);
+}
+END_TEST
+
+/* ----------------------------------------------------- scenarios */
+
+#define SCENARIO(...)                                                                              \
+    do {                                                                                           \
+        const char *args[] = { __VA_ARGS__, NULL };                                                \
+        char expected[256];                                                                        \
+        snprintf(expected, sizeof expected, "ok %s\n", args[0]);                                   \
+        expect_run("helper_scenarios", args, expected, 60);                                        \
+    } while (0)
+
+START_TEST(test_fork_makes_dir_first) { SCENARIO("fork-makes-dir-first"); }
+END_TEST
+START_TEST(test_inherited_handle) { SCENARIO("inherited-handle"); }
+END_TEST
+START_TEST(test_return_from_main) { SCENARIO("return-from-main"); }
+END_TEST
+START_TEST(test_unreaped_holder) { SCENARIO("unreaped-holder"); }
+END_TEST
+START_TEST(test_errno_kept) { SCENARIO("errno-kept"); }
+END_TEST
+
+static const char *const exit_paths[] = { "exit", "_exit", "_Exit", "quick_exit", "exit-in-signal-handler" };
+
+START_TEST(test_exit_path)
+{
+    const char *args[] = { "exit-path", exit_paths[_i], NULL };
+
+    expect_run("helper_scenarios", args, "ok exit-path\n", 60);
+}
+END_TEST
+
+static const char *const reapers[] = { "waitpid", "wait", "wait3", "wait4", "waitid", "sigchld-handler" };
+
+START_TEST(test_reap)
+{
+    const char *args[] = { "reap", reapers[_i], NULL };
+
+    expect_run("helper_scenarios", args, "ok reap\n", 60);
+}
+END_TEST
+
+START_TEST(test_mutual_exclusion_processes)
+{
+    const char *args[] = { "mutex-processes", "8", "1000", NULL };
+
+    expect_run("helper_scenarios", args,
+               "processes: 8000 acquisitions, 0 violations\nok mutex-processes\n", 240);
+}
+END_TEST
+
+START_TEST(test_mutual_exclusion_threads)
+{
+    const char *args[] = { "mutex-threads", "8", "1000", NULL };
+
+    expect_run("helper_scenarios", args, "threads: 8000 acquisitions, 0 violations\nok mutex-threads\n", 240);
+}
+END_TEST
+
+START_TEST(test_handoff_wakes_before_the_next_tick)
+{
+    static struct run r;
+    const char *args[] = { "handoff", NULL };
+
+    run_helper(&r, 1, "helper_scenarios", args, 60);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "ok handoff\n"));
+    ck_assert_int_eq(testdir_count(base), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("integration");
+    TCase *seed = tcase_create("seed"), *life = tcase_create("lifecycle"), *excl = tcase_create("exclusion");
+
+    tcase_add_checked_fixture(seed, setup, teardown);
+    tcase_set_timeout(seed, 60);
+    tcase_add_test(seed, test_seed_guide_claims);
+    tcase_add_test(seed, test_seed_guide_waiting);
+    tcase_add_test(seed, test_seed_guide_releasing);
+    tcase_add_test(seed, test_seed_class_example_1);
+    tcase_add_test(seed, test_seed_class_example_2);
+    tcase_add_test(seed, test_seed_class_example_3);
+    tcase_add_test(seed, test_loader_reports_absent_shim);
+    suite_add_tcase(s, seed);
+
+    tcase_add_checked_fixture(life, setup, teardown);
+    tcase_set_timeout(life, 90);
+    tcase_add_test(life, test_fork_makes_dir_first);
+    tcase_add_test(life, test_inherited_handle);
+    tcase_add_test(life, test_return_from_main);
+    tcase_add_test(life, test_unreaped_holder);
+    tcase_add_test(life, test_errno_kept);
+    tcase_add_loop_test(life, test_exit_path, 0, sizeof exit_paths / sizeof exit_paths[0]);
+    tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
+    suite_add_tcase(s, life);
+
+    tcase_add_checked_fixture(excl, setup, teardown);
+    tcase_set_timeout(excl, 300);
+    tcase_add_test(excl, test_mutual_exclusion_processes);
+    tcase_add_test(excl, test_mutual_exclusion_threads);
+    tcase_add_test(excl, test_handoff_wakes_before_the_next_tick);
+    suite_add_tcase(s, excl);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(runner, CK_NORMAL);
+    failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? 0 : 1;
+}

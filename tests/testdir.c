@@ -1,0 +1,74 @@
+#include "config.h"
+
+#include "testdir.h"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *testdir_make(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path;
+
+    if (asprintf(&path, "%s/scl-test.XXXXXX", tmp != NULL && *tmp != '\0' ? tmp : "/tmp") < 0)
+        abort();
+    if (mkdtemp(path) == NULL)
+        abort();
+    return path;
+}
+
+int testdir_count_prefix(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+int testdir_count(const char *dir)
+{
+    return testdir_count_prefix(dir, "");
+}
+
+char *testdir_claim_dir(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    char *found = NULL;
+
+    if (d == NULL)
+        return NULL;
+    while (found == NULL && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "swerve-claim.", 13) == 0 && asprintf(&found, "%s/%s", base, e->d_name) < 0)
+            abort();
+    closedir(d);
+    return found;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void testdir_remove(char *dir)
+{
+    if (dir == NULL)
+        return;
+    (void)nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}

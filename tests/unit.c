@@ -1,0 +1,547 @@
+/*
+ * Unit tests of the claim engine, linked directly (no hooks): names, the
+ * SHA-256 behind long names, /proc parsing, and the public API's contract
+ * in one process and across plain forks.  Each test runs in its own
+ * forked child (Check's default) with a fresh SWERVE_TMPDIR.
+ */
+#include "config.h"
+
+#include "names.h"
+#include "proc.h"
+#include "sha256.h"
+#include "swerve/claim.h"
+#include "testdir.h"
+
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *base;
+
+static void setup(void)
+{
+    base = testdir_make();
+    ck_assert_int_eq(setenv("SWERVE_TMPDIR", base, 1), 0);
+}
+
+static void teardown(void)
+{
+    testdir_remove(base);
+    base = NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int wait_exit_code(pid_t pid)
+{
+    int status;
+
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---------------------------------------------------------------- names */
+
+static const char *encode(const char *name)
+{
+    static char out[SCL_FNAME_MAX];
+
+    scl_name_encode(name, strlen(name), out);
+    return out;
+}
+
+START_TEST(test_names_plain_stay_readable)
+{
+    ck_assert_str_eq(encode("nightly-report"), "nightly-report");
+    ck_assert_str_eq(encode("cache.warm_up:eu-1@v2"), "cache.warm_up:eu-1@v2");
+}
+END_TEST
+
+START_TEST(test_names_unsafe_bytes_are_escaped)
+{
+    ck_assert_str_eq(encode("a/b"), "a%2Fb");
+    ck_assert_str_eq(encode(".."), "%2E.");
+    ck_assert_str_eq(encode("."), "%2E");
+    ck_assert_str_eq(encode(".hidden"), "%2Ehidden");
+    ck_assert_str_eq(encode("100%"), "100%25");
+    ck_assert_str_eq(encode("two words\n"), "two%20words%0A");
+    ck_assert_str_eq(encode("caf\xc3\xa9"), "caf%C3%A9");
+}
+END_TEST
+
+static int cmp_pair(const void *a, const void *b)
+{
+    return strcmp(((const char *const *)a)[1], ((const char *const *)b)[1]);
+}
+
+START_TEST(test_names_round_trip_and_injective)
+{
+    /* Random short names: decode(encode(x)) == x, and no two distinct
+     * names share a file name (sorted by file name, neighbours differ). */
+    enum { count = 20000 };
+    static char names[count][24], fnames[count][SCL_FNAME_MAX];
+    static const char *pairs[count][2];
+    char back[64];
+
+    srand(42);
+    for (int i = 0; i < count; i++) {
+        size_t len = 1 + (size_t)rand() % 20;
+        for (size_t j = 0; j < len; j++)
+            names[i][j] = (char)(1 + rand() % 255);
+        names[i][len] = '\0';
+        scl_name_encode(names[i], len, fnames[i]);
+        ck_assert_ptr_null(strchr(fnames[i], '/'));
+        ck_assert_int_eq(scl_name_decode(fnames[i], back, sizeof back), (long)len);
+        ck_assert_str_eq(back, names[i]);
+        pairs[i][0] = names[i];
+        pairs[i][1] = fnames[i];
+    }
+    qsort(pairs, count, sizeof pairs[0], cmp_pair);
+    for (int i = 1; i < count; i++)
+        if (strcmp(pairs[i - 1][1], pairs[i][1]) == 0)
+            ck_assert_str_eq(pairs[i - 1][0], pairs[i][0]);
+}
+END_TEST
+
+START_TEST(test_names_long_are_hashed_and_distinct)
+{
+    char a[SWERVE_CLAIM_NAME_MAX + 1], b[SWERVE_CLAIM_NAME_MAX + 1];
+    char fa[SCL_FNAME_MAX], fb[SCL_FNAME_MAX], back[8];
+
+    memset(a, '/', SWERVE_CLAIM_NAME_MAX);
+    a[SWERVE_CLAIM_NAME_MAX] = '\0';
+    memcpy(b, a, sizeof a);
+    b[SWERVE_CLAIM_NAME_MAX - 1] = '.';
+    ck_assert_uint_le(scl_name_encode(a, strlen(a), fa), SCL_FNAME_SHORT_MAX);
+    ck_assert_uint_le(scl_name_encode(b, strlen(b), fb), SCL_FNAME_SHORT_MAX);
+    ck_assert_str_ne(fa, fb);
+    ck_assert(scl_name_is_hashed(fa));
+    ck_assert_int_eq(scl_name_decode(fa, back, sizeof back), -1);
+    /* The prefix never splits an escape. */
+    ck_assert_int_eq(strncmp(strstr(fa, "%%") - 3, "%2F%%", 5), 0);
+}
+END_TEST
+
+START_TEST(test_names_short_never_contain_hash_marker)
+{
+    /* "%%" separates a long name's hash; a short encoding never has it. */
+    ck_assert(!scl_name_is_hashed(encode("%%")));
+    ck_assert_str_eq(encode("%%"), "%25%25");
+}
+END_TEST
+
+/* --------------------------------------------------------------- sha256 */
+
+static void hex(const uint8_t *d, char *out)
+{
+    for (int i = 0; i < SCL_SHA256_LEN; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+START_TEST(test_sha256_vectors)
+{
+    static const struct {
+        const char *in, *out;
+    } v[] = {
+        { "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+        { "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+        { "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+    };
+    uint8_t d[SCL_SHA256_LEN];
+    char h[2 * SCL_SHA256_LEN + 1];
+
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        scl_sha256(v[i].in, strlen(v[i].in), d);
+        hex(d, h);
+        ck_assert_str_eq(h, v[i].out);
+    }
+}
+END_TEST
+
+/* ----------------------------------------------------------------- proc */
+
+START_TEST(test_proc_parse_odd_command_names)
+{
+    struct scl_proc_stat st;
+    const char *line = "4242 (a) b (c) ) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 "
+                       "987654 1000 200 18446744073709551615\n";
+
+    ck_assert_int_eq(scl_proc_parse_stat(line, &st), 0);
+    ck_assert_int_eq(st.state, 'S');
+    ck_assert_int_eq(st.ppid, 17);
+    ck_assert_uint_eq(st.start, 987654);
+    ck_assert_int_eq(scl_proc_parse_stat("12 (x) S 1 2", &st), -1);
+    ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+START_TEST(test_proc_liveness)
+{
+    struct scl_proc_id self = scl_proc_self(), other;
+    pid_t child;
+
+    ck_assert_uint_gt(self.start, 0);
+    ck_assert_int_eq(scl_proc_alive(&self), 1);
+    other = self;
+    other.start++; /* the same pid, another start time: pid reuse */
+    ck_assert_int_eq(scl_proc_alive(&other), 0);
+
+    child = fork();
+    if (child == 0)
+        _exit(0);
+    other.pid = child;
+    other.start = 0;
+    /* A zombie has ended. */
+    for (int i = 0; i < 200 && scl_proc_alive(&other); i++)
+        usleep(5000);
+    ck_assert_int_eq(scl_proc_alive(&other), 0);
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert_int_eq(scl_proc_alive(&other), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ API */
+
+START_TEST(test_new_rejects_bad_names)
+{
+    char *big = malloc(SWERVE_CLAIM_NAME_MAX + 2);
+    struct swerve_claim *c;
+
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_new(NULL));
+    ck_assert_int_eq(errno, EINVAL);
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_new(""));
+    ck_assert_int_eq(errno, EINVAL);
+    memset(big, 'x', SWERVE_CLAIM_NAME_MAX + 1);
+    big[SWERVE_CLAIM_NAME_MAX + 1] = '\0';
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_new(big));
+    ck_assert_int_eq(errno, ENAMETOOLONG);
+    big[SWERVE_CLAIM_NAME_MAX] = '\0';
+    c = swerve_claim_new(big);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(swerve_claim_name(c), big);
+    ck_assert_ptr_ne(swerve_claim_name(c), big);
+    swerve_claim_free(c);
+    free(big);
+    /* Nothing is touched on disk until a claim is used. */
+    ck_assert_int_eq(testdir_count(base), 0);
+}
+END_TEST
+
+/* The class reference's Example 1, as a contract. */
+START_TEST(test_two_handles_conflict_in_one_process)
+{
+    struct swerve_claim *mine = swerve_claim_new("import");
+    struct swerve_claim *yours = swerve_claim_new("import");
+
+    ck_assert_int_eq(swerve_claim_available(mine), 1);
+    ck_assert_ptr_eq(swerve_claim_acquire(mine, 0.0), mine);
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_acquire(yours, 0.0));
+    ck_assert_int_eq(errno, EWOULDBLOCK);
+    ck_assert_int_eq(swerve_claim_held(mine), 1);
+    ck_assert_int_eq(swerve_claim_held(yours), 0);
+    ck_assert_int_eq(swerve_claim_available(mine), 0);
+    ck_assert_int_eq(swerve_claim_available(yours), 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(mine, 0.0), mine); /* held already */
+    ck_assert_int_eq(swerve_claim_release(mine), 0);
+    ck_assert_int_eq(swerve_claim_held(mine), 0);
+    ck_assert_int_eq(swerve_claim_release(mine), 0); /* not held: nothing */
+    ck_assert_ptr_eq(swerve_claim_acquire(yours, 0.0), yours);
+    swerve_claim_free(yours); /* releases */
+    ck_assert_int_eq(swerve_claim_available(mine), 1);
+    swerve_claim_free(mine);
+    swerve_claim_free(NULL);
+}
+END_TEST
+
+START_TEST(test_acquire_rejects_bad_timeouts)
+{
+    struct swerve_claim *c = swerve_claim_new("t");
+
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_acquire(c, -1.0));
+    ck_assert_int_eq(errno, EINVAL);
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_acquire(c, NAN));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(swerve_claim_held(c), 0);
+    swerve_claim_free(c);
+}
+END_TEST
+
+START_TEST(test_timeout_passes)
+{
+    struct swerve_claim *a = swerve_claim_new("busy"), *b = swerve_claim_new("busy");
+    double t0;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(a, 0.0), a);
+    t0 = now_s();
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_acquire(b, 0.15));
+    ck_assert_int_eq(errno, ETIMEDOUT);
+    ck_assert(now_s() - t0 >= 0.15);
+    swerve_claim_free(a);
+    swerve_claim_free(b);
+}
+END_TEST
+
+START_TEST(test_success_keeps_errno)
+{
+    struct swerve_claim *c = swerve_claim_new("errno");
+
+    errno = 4242;
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    ck_assert_int_eq(swerve_claim_available(c), 0);
+    ck_assert_int_eq(swerve_claim_release(c), 0);
+    swerve_claim_free(c);
+    ck_assert_int_eq(errno, 4242);
+}
+END_TEST
+
+START_TEST(test_path_like_names_stay_inside)
+{
+    static const char *names[] = { "../../escape", "/etc/passwd", "..", ".", "a/b", "a%2Fb",
+                                   "x", "x\n", "%", "sp ace", "\xff\xfe" };
+    enum { n = sizeof names / sizeof names[0] };
+    struct swerve_claim *c[n];
+    char *dir, *claims;
+
+    for (int i = 0; i < n; i++) {
+        c[i] = swerve_claim_new(names[i]);
+        ck_assert_msg(swerve_claim_acquire(c[i], 0.0) == c[i], "acquire %d: %s", i, strerror(errno));
+    }
+    /* Distinct names never conflict, and all of it lives in one claim
+     * directory below the base. */
+    ck_assert_int_eq(testdir_count(base), 1);
+    dir = testdir_claim_dir(base);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_ne(asprintf(&claims, "%s/claims", dir), -1);
+    ck_assert_int_eq(testdir_count(claims), n);
+    for (int i = 0; i < n; i++)
+        swerve_claim_free(c[i]);
+    ck_assert_int_eq(testdir_count(claims), 0);
+    free(claims);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_long_names_differing_at_the_end)
+{
+    char a[SWERVE_CLAIM_NAME_MAX + 1];
+    struct swerve_claim *x, *y;
+
+    memset(a, 'n', SWERVE_CLAIM_NAME_MAX);
+    a[SWERVE_CLAIM_NAME_MAX] = '\0';
+    x = swerve_claim_new(a);
+    a[SWERVE_CLAIM_NAME_MAX - 1] = 'm';
+    y = swerve_claim_new(a);
+    ck_assert_ptr_eq(swerve_claim_acquire(x, 0.0), x);
+    ck_assert_ptr_eq(swerve_claim_acquire(y, 0.0), y);
+    swerve_claim_free(x);
+    swerve_claim_free(y);
+}
+END_TEST
+
+START_TEST(test_directory_is_private)
+{
+    struct swerve_claim *c = swerve_claim_new("nightly-report");
+    char *dir, *path, line[64];
+    struct stat st;
+    FILE *f;
+    unsigned long pid;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    dir = testdir_claim_dir(base);
+    ck_assert_int_eq(stat(dir, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0700);
+    /* `cat claims/NAME` shows the holder's pid. */
+    ck_assert_int_ne(asprintf(&path, "%s/claims/nightly-report", dir), -1);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0600);
+    ck_assert_uint_eq(st.st_nlink, 2); /* the holder file and this claim */
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_int_eq(sscanf(line, "%lu", &pid), 1);
+    ck_assert_uint_eq(pid, (unsigned long)getpid());
+    swerve_claim_free(c);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_forked_child_holds_nothing)
+{
+    struct swerve_claim *c = swerve_claim_new("leader");
+    pid_t child;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c); /* makes the directory */
+    child = fork();
+    if (child == 0) {
+        int ok = swerve_claim_held(c) == 0 && swerve_claim_release(c) == 0 &&
+                 swerve_claim_acquire(c, 0.0) == NULL && errno == EWOULDBLOCK &&
+                 swerve_claim_available(c) == 0;
+        exit(ok ? 0 : 1);
+    }
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert_int_eq(swerve_claim_held(c), 1); /* the parent keeps it */
+    ck_assert_int_eq(swerve_claim_available(c), 0);
+    swerve_claim_free(c);
+}
+END_TEST
+
+/* Without hooks (as here) nothing makes the directory before fork: a
+ * process that has used a claim has one scoped to itself, which its
+ * children then share. */
+static void use_a_claim_first(void)
+{
+    struct swerve_claim *warm = swerve_claim_new("warm-up");
+
+    ck_assert_ptr_eq(swerve_claim_acquire(warm, 0.0), warm);
+    swerve_claim_free(warm);
+}
+
+static int claim_file_exists(const char *name)
+{
+    char *dir = testdir_claim_dir(base), *path;
+    struct stat st;
+    int exists;
+
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_ne(asprintf(&path, "%s/claims/%s", dir, name), -1);
+    exists = lstat(path, &st) == 0;
+    free(path);
+    free(dir);
+    return exists;
+}
+
+/* Claims of a holder that ended without releasing (no hooks here) count
+ * as free and are cleared by the next acquire. */
+START_TEST(test_dead_holder_counts_as_free)
+{
+    struct swerve_claim *c = swerve_claim_new("stale");
+    pid_t child;
+
+    use_a_claim_first();
+    child = fork();
+    if (child == 0)
+        _exit(swerve_claim_acquire(c, 0.0) == c ? 0 : 1);
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert(claim_file_exists("stale"));
+    ck_assert_int_eq(swerve_claim_available(c), 1);
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    ck_assert_int_eq(testdir_count(base), 1); /* one shared directory */
+    swerve_claim_free(c);
+}
+END_TEST
+
+/*
+ * The check-then-unlink race of link-based locks: several processes find
+ * the same stale claim at once.  Whichever takes the name first must keep
+ * it: a second winner in a round means a fresh claim was removed.
+ */
+START_TEST(test_stale_clearing_is_race_free)
+{
+    enum { rounds = 150, contenders = 6 };
+    int *winners = mmap(NULL, sizeof(int) * rounds, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct swerve_claim *c = swerve_claim_new("contended");
+
+    ck_assert_ptr_ne(winners, MAP_FAILED);
+    use_a_claim_first();
+    for (int r = 0; r < rounds; r++) {
+        int go[2];
+        pid_t kids[contenders], dead = fork();
+        if (dead == 0)
+            _exit(swerve_claim_acquire(c, 0.0) == c ? 0 : 1); /* leaves a stale claim */
+        ck_assert_int_eq(wait_exit_code(dead), 0);
+        ck_assert(claim_file_exists("contended"));
+        ck_assert_int_eq(pipe(go), 0);
+        for (int k = 0; k < contenders; k++) {
+            kids[k] = fork();
+            if (kids[k] == 0) {
+                char byte;
+                close(go[1]);
+                (void)read(go[0], &byte, 1); /* all start together */
+                if (swerve_claim_acquire(c, 0.0) == c) {
+                    __atomic_add_fetch(&winners[r], 1, __ATOMIC_SEQ_CST);
+                    usleep(20000); /* hold while the others try */
+                }
+                _exit(0);
+            }
+        }
+        close(go[0]);
+        close(go[1]); /* EOF releases them all at once */
+        for (int k = 0; k < contenders; k++)
+            ck_assert_int_eq(wait_exit_code(kids[k]), 0);
+        ck_assert_msg(winners[r] == 1, "round %d: %d holders at once", r, winners[r]);
+    }
+    ck_assert_int_eq(testdir_count(base), 1);
+    swerve_claim_free(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("unit");
+    TCase *names = tcase_create("names"), *proc = tcase_create("proc"), *api = tcase_create("api");
+
+    tcase_add_test(names, test_names_plain_stay_readable);
+    tcase_add_test(names, test_names_unsafe_bytes_are_escaped);
+    tcase_set_timeout(names, 30);
+    tcase_add_test(names, test_names_round_trip_and_injective);
+    tcase_add_test(names, test_names_long_are_hashed_and_distinct);
+    tcase_add_test(names, test_names_short_never_contain_hash_marker);
+    tcase_add_test(names, test_sha256_vectors);
+    suite_add_tcase(s, names);
+
+    tcase_add_test(proc, test_proc_parse_odd_command_names);
+    tcase_add_test(proc, test_proc_liveness);
+    suite_add_tcase(s, proc);
+
+    tcase_add_checked_fixture(api, setup, teardown);
+    tcase_set_timeout(api, 60);
+    tcase_add_test(api, test_new_rejects_bad_names);
+    tcase_add_test(api, test_two_handles_conflict_in_one_process);
+    tcase_add_test(api, test_acquire_rejects_bad_timeouts);
+    tcase_add_test(api, test_timeout_passes);
+    tcase_add_test(api, test_success_keeps_errno);
+    tcase_add_test(api, test_path_like_names_stay_inside);
+    tcase_add_test(api, test_long_names_differing_at_the_end);
+    tcase_add_test(api, test_directory_is_private);
+    tcase_add_test(api, test_forked_child_holds_nothing);
+    tcase_add_test(api, test_dead_holder_counts_as_free);
+    tcase_add_test(api, test_stale_clearing_is_race_free);
+    suite_add_tcase(s, api);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(runner, CK_NORMAL);
+    failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? 0 : 1;
+}
