@@ -81,43 +81,44 @@ SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
     return r;
 }
 
-static struct swerve_claim *taken(struct swerve_claim *claim, int saved_errno)
+static struct swerve_claim *taken(struct swerve_claim *claim, pid_t self, int saved_errno)
 {
-    claim->held_by = getpid();
+    claim->held_by = self;
     errno = saved_errno;
     return claim;
 }
 
 SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout)
 {
-    struct scl_waiter *waiter;
+    struct scl_wait wait;
     int64_t deadline = 0;
     int forever, saved = errno;
+    pid_t self = getpid(); /* one system call per acquire: it is on the fast path */
 
     if (isnan(timeout) || timeout < 0) {
         errno = EINVAL;
         return NULL;
     }
-    if (swerve_claim_held(claim))
+    if (claim->held_by == self)
         return claim;
-    if (store->try_acquire(&claim->key) == 0)
-        return taken(claim, saved);
+    if (store->try_acquire(&claim->key, self) == 0)
+        return taken(claim, self, saved);
     if (errno != EWOULDBLOCK || timeout == 0)
         return NULL;
 
     forever = timeout > FOREVER_SECONDS;
     if (!forever)
         deadline = now_ns() + (int64_t)(timeout * 1e9);
-    waiter = store->waiter_new();
+    store->wait_enter(&wait, &claim->key);
     for (;;) {
         int64_t left = forever ? RETRY_NS : deadline - now_ns();
         struct timespec rel;
 
         /* Arm first, then try: a release between the two still wakes us. */
-        store->waiter_arm(waiter, &claim->key);
-        if (store->try_acquire(&claim->key) == 0) {
-            store->waiter_free(waiter);
-            return taken(claim, saved);
+        store->wait_arm(&wait);
+        if (store->try_acquire(&claim->key, self) == 0) {
+            store->wait_leave(&wait);
+            return taken(claim, self, saved);
         }
         if (errno != EWOULDBLOCK)
             break;
@@ -129,11 +130,11 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
             left = RETRY_NS;
         rel.tv_sec = (time_t)(left / 1000000000LL);
         rel.tv_nsec = (long)(left % 1000000000LL);
-        store->waiter_sleep(waiter, &rel); /* a signal only shortens a round */
+        store->wait_sleep(&wait, &rel); /* a signal only shortens a round */
     }
     {
         int failed = errno;
-        store->waiter_free(waiter);
+        store->wait_leave(&wait);
         errno = failed;
     }
     return NULL;

@@ -2,6 +2,7 @@
 
 #include "holder.h"
 #include "sigsafe.h"
+#include "wake.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,17 +15,12 @@
 
 #define NEW_PREFIX ".new."
 
-void scl_claim_path(char out[SCL_REL_PATH_MAX], const char *fname)
-{
-    (void)scl_concat(out, SCL_REL_PATH_MAX, SCL_CLAIMS_DIR "/", fname, (char *)NULL);
-}
-
-void scl_holder_path(char out[SCL_REL_PATH_MAX], pid_t pid)
+void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
 {
     char num[24];
 
     scl_fmt_ull(num, (unsigned long long)pid);
-    (void)scl_concat(out, SCL_REL_PATH_MAX, SCL_HOLDERS_DIR "/", num, (char *)NULL);
+    (void)scl_concat(out, SCL_FNAME_MAX, SCL_HOLDER_PREFIX, num, (char *)NULL);
 }
 
 static int open_at(int dirfd, const char *path, int flags, mode_t mode)
@@ -70,21 +66,22 @@ static size_t format_header(char out[64], const struct scl_proc_id *id)
     return n;
 }
 
-/* Unlinks PATH only while it is still a link to ST's inode. */
+/* Unlinks PATH only while it is still a link to ST's inode; waiters of a
+ * cleared claim are woken. */
 static void unlink_if_same(int dirfd, const char *path, const struct stat *st)
 {
     struct stat now;
 
     if (fstatat(dirfd, path, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
-        now.st_ino == st->st_ino)
-        (void)unlinkat(dirfd, path, 0);
+        now.st_ino == st->st_ino && unlinkat(dirfd, path, 0) == 0 && path[0] != '.')
+        scl_wake(path);
 }
 
 /* Unlinks every claim named in the journal of FD that still links to it.
  * Lines are "FNAME\n" or "FNAME\tFULL-NAME\n"; only FNAME matters here. */
 static void clear_journal(int dirfd, int fd, const struct stat *st)
 {
-    char buf[4096], fname[SCL_FNAME_MAX], path[SCL_REL_PATH_MAX];
+    char buf[4096], fname[SCL_FNAME_MAX];
     size_t flen = 0;
     int in_header = 1, in_tail = 0;
     off_t off = 0;
@@ -101,8 +98,8 @@ static void clear_journal(int dirfd, int fd, const struct stat *st)
             if (c == '\n') {
                 if (!in_header && flen > 0 && flen < SCL_FNAME_MAX) {
                     fname[flen] = '\0';
-                    scl_claim_path(path, fname);
-                    unlink_if_same(dirfd, path, st);
+                    if (fname[0] != '.') /* never a holder file */
+                        unlink_if_same(dirfd, fname, st);
                 }
                 in_header = in_tail = 0;
                 flen = 0;
@@ -126,7 +123,7 @@ static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *
 {
     struct stat st;
     struct scl_proc_id id;
-    char path[SCL_REL_PATH_MAX];
+    char path[SCL_FNAME_MAX];
 
     while (flock(fd, LOCK_EX | LOCK_NB) != 0)
         if (errno != EINTR)
@@ -149,7 +146,7 @@ static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *
 
 int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
 {
-    char path[SCL_REL_PATH_MAX];
+    char path[SCL_FNAME_MAX];
     int fd, r;
 
     scl_holder_path(path, pid);
@@ -163,11 +160,9 @@ int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
 
 int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
 {
-    char path[SCL_REL_PATH_MAX];
     int fd, r;
 
-    scl_claim_path(path, fname);
-    fd = open_at(dirfd, path, O_RDONLY, 0);
+    fd = open_at(dirfd, fname, O_RDONLY, 0);
     if (fd < 0)
         return -1;
     r = scl_holder_read_id(fd, id);
@@ -177,12 +172,10 @@ int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
 
 enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname)
 {
-    char path[SCL_REL_PATH_MAX];
     struct scl_proc_id id;
     int fd, r;
 
-    scl_claim_path(path, fname);
-    fd = open_at(dirfd, path, O_RDONLY, 0);
+    fd = open_at(dirfd, fname, O_RDONLY, 0);
     if (fd < 0)
         return errno == ENOENT ? SCL_CLAIM_FREE : SCL_CLAIM_ERROR;
     if (scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id)) {
@@ -190,7 +183,7 @@ enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname)
         scl_close_quietly(fd);
         return SCL_CLAIM_LIVE;
     }
-    r = clear_inode(dirfd, fd, SCL_CLEAR_IF_DEAD, path);
+    r = clear_inode(dirfd, fd, SCL_CLEAR_IF_DEAD, fname);
     scl_close_quietly(fd);
     return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;
 }
@@ -227,14 +220,14 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
 
 int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
 {
-    char path[SCL_REL_PATH_MAX], tmp[SCL_REL_PATH_MAX], head[64], num[2][24];
+    char path[SCL_FNAME_MAX], tmp[SCL_FNAME_MAX], head[64], num[2][24];
     size_t head_len = format_header(head, id);
     int fd, r = -1;
 
     scl_holder_path(path, id->pid);
     scl_fmt_ull(num[0], (unsigned long long)id->pid);
     scl_fmt_ull(num[1], (unsigned long long)getpid());
-    (void)scl_concat(tmp, sizeof tmp, SCL_HOLDERS_DIR "/" NEW_PREFIX, num[0], ".", num[1], (char *)NULL);
+    (void)scl_concat(tmp, sizeof tmp, NEW_PREFIX, num[0], ".", num[1], (char *)NULL);
 
     /* Written in full under a temporary name, then linked: nobody ever
      * sees a holder file without its header. */
@@ -261,7 +254,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
 
 int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len)
 {
-    char path[SCL_REL_PATH_MAX];
+    char path[SCL_FNAME_MAX];
     int fd, r;
 
     scl_holder_path(path, pid);
@@ -277,7 +270,8 @@ int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg)
 {
     /* getdents64 on a stack buffer: opendir() allocates. */
     char buf[4096] __attribute__((aligned(8)));
-    int fd = open_at(dirfd, SCL_HOLDERS_DIR, O_RDONLY | O_DIRECTORY, 0);
+    /* A descriptor of our own: the shared one's offset is not ours to move. */
+    int fd = open_at(dirfd, ".", O_RDONLY | O_DIRECTORY, 0);
     int r = 0;
 
     if (fd < 0)
@@ -292,13 +286,15 @@ int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg)
         }
         for (ssize_t off = 0; off < n && r == 0;) {
             struct dirent64 *d = (struct dirent64 *)(buf + off);
-            const char *p = d->d_name;
+            const char *p = d->d_name + sizeof SCL_HOLDER_PREFIX - 1;
             unsigned long long pid = 0;
             off += d->d_reclen;
-            if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
-                continue;
-            if (scl_parse_ull(&p, &pid) != 0 || *p != '\0')
-                pid = 0;
+            if (strncmp(d->d_name, SCL_HOLDER_PREFIX, sizeof SCL_HOLDER_PREFIX - 1) == 0) {
+                if (scl_parse_ull(&p, &pid) != 0 || *p != '\0' || pid == 0)
+                    continue; /* not a name of ours */
+            } else if (strncmp(d->d_name, NEW_PREFIX, sizeof NEW_PREFIX - 1) != 0) {
+                continue; /* a claim, ".", ".." */
+            }
             r = fn(dirfd, (pid_t)pid, d->d_name, arg);
         }
         if (r != 0)

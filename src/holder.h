@@ -1,11 +1,15 @@
 /*
- * Holder files and the claims that link to them, inside one claim
- * directory (DIRFD):
+ * Holder files and the claims that link to them, side by side in the
+ * claims directory (DIRFD), so that taking a claim is one linkat() between
+ * two names of one directory:
  *
- *     holders/PID      "PID START\n", then a journal: one line per claim
+ *     .holder.PID      "PID START\n", then a journal: one line per claim
  *                      file name the process has taken (written before the
  *                      link, so a claim is never missing from it)
- *     claims/NAME      a hard link to the holder's file
+ *     NAME             a claim: a hard link to its holder's file
+ *
+ * No encoded name starts with '.', so the two never meet, and `ls -l`
+ * shows the claims alone.
  *
  * Clearing what a dead holder held is serialized by flock() on the holder
  * file's inode, which every claim of it shares: two clearers never both
@@ -22,18 +26,16 @@
 #include <sys/types.h>
 
 #define SCL_CLAIMS_DIR "claims"
-#define SCL_HOLDERS_DIR "holders"
-#define SCL_REL_PATH_MAX (sizeof SCL_CLAIMS_DIR + SCL_FNAME_MAX)
+#define SCL_HOLDER_PREFIX ".holder."
 
-/* "claims/FNAME" and "holders/PID", relative to the claim directory. */
-void scl_claim_path(char out[SCL_REL_PATH_MAX], const char *fname);
-void scl_holder_path(char out[SCL_REL_PATH_MAX], pid_t pid);
+/* ".holder.PID", the holder file's name. */
+void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);
 
 /* Reads the "PID START" header of an open holder file or claim. */
 int scl_holder_read_id(int fd, struct scl_proc_id *id);
 
 /*
- * Makes holders/ID->pid for ID, complete with its header, unless it is
+ * Makes the holder file of ID, complete with its header, unless it is
  * there already.  An older file of the same pid belongs to a process that
  * has ended; it is cleared first.  SELF: the caller is ID, and replaces a
  * file made for it by a parent of another uid, which it could neither
@@ -49,12 +51,12 @@ enum scl_clear_mode {
     SCL_CLEAR_ALWAYS,  /* the caller is the holder, or knows it ended */
 };
 
-/* Clears every claim of holders/PID and the file itself.  Returns 1 when
+/* Clears every claim of PID's holder file and the file itself.  Returns 1 when
  * nothing of it is left, 0 when it is alive, -1 when another clearer is
  * at work or a system call failed. */
 int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
 
-/* Who holds claims/FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */
+/* Who holds claim FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */
 int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id);
 
 enum scl_claim_state {
@@ -64,14 +66,14 @@ enum scl_claim_state {
     SCL_CLAIM_ERROR, /* errno says why */
 };
 
-/* Looks at claims/FNAME and clears it, with all of its holder's claims,
+/* Looks at claim FNAME and clears it, with all of its holder's claims,
  * when that holder has ended. */
 enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname);
 
 /*
- * Calls FN for every entry of holders/ but "." and "..", with PID > 0 for a
- * holder file and 0 for anything else (a registration in progress).  Stops
- * at the first non-zero return and passes it on; -1 with errno when the
+ * Calls FN for every holder file (PID > 0) and every registration left in
+ * progress (PID 0) in the claims directory; claims are skipped.  Stops at
+ * the first non-zero return and passes it on; -1 with errno when the
  * directory cannot be read.
  */
 typedef int scl_holder_visit(int dirfd, pid_t pid, const char *entry, void *arg);

@@ -74,6 +74,15 @@ size_t scl_name_encode_full(const char *name, size_t len, char *out)
     return written;
 }
 
+size_t scl_name_hash(const char *fname)
+{
+    size_t h = 14695981039346656037ULL;
+
+    while (*fname != '\0')
+        h = (h ^ (unsigned char)*fname++) * 1099511628211ULL;
+    return h;
+}
+
 int scl_name_is_hashed(const char *fname)
 {
     return strstr(fname, "%%") != NULL;

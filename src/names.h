@@ -24,6 +24,9 @@ size_t scl_name_encode(const char *name, size_t len, char out[SCL_FNAME_MAX]);
  * holder's journal records of a long name, so tools can show it. */
 size_t scl_name_encode_full(const char *name, size_t len, char *out);
 
+/* FNV-1a of a file name: for hash tables and wake-up slots, not security. */
+size_t scl_name_hash(const char *fname);
+
 /* 1 when FNAME is the hashed form of a long name (not decodable). */
 int scl_name_is_hashed(const char *fname);
 

@@ -6,6 +6,7 @@
 #include "proc.h"
 #include "settings.h"
 #include "sigsafe.h"
+#include "wake.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,10 +24,12 @@
 #define NEW_SUFFIX ".new"
 #define RANDOM_CHARS 12
 
-/* Written before `ready` is set (release) and read after (acquire). */
-static char dir_path[PATH_MAX];
-static dev_t dir_dev;
-static ino_t dir_ino;
+/* Written before `ready` is set (release) and read after (acquire).  The
+ * descriptor kept is the claims directory's (claims and holder files are
+ * side by side there); the directory above it is only needed to remove it. */
+static char dir_path[PATH_MAX], claims_path[PATH_MAX];
+static dev_t dir_dev, claims_dev;
+static ino_t dir_ino, claims_ino;
 static atomic_int ready;
 static atomic_int dir_fd = -1;
 static _Atomic pid_t member_pid;
@@ -48,8 +51,8 @@ static enum fd_check check_fd(int fd)
 {
     struct stat st;
 
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dir_dev ||
-        st.st_ino != dir_ino)
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != claims_dev ||
+        st.st_ino != claims_ino)
         return FD_NOT_OURS;
     return st.st_nlink == 0 ? FD_REMOVED : FD_OURS;
 }
@@ -76,7 +79,7 @@ static int reopen(void)
     int fd;
 
     do
-        fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = open(claims_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return -1;
@@ -128,14 +131,14 @@ int scl_dir_is_member(void)
     return scl_dir_in_use() && atomic_load(&member_pid) == getpid();
 }
 
-int scl_dir_fd_if_member(void)
+int scl_dir_fd_if_member(pid_t self)
 {
-    return scl_dir_is_member() ? scl_dir_fd() : -1;
+    return scl_dir_in_use() && atomic_load(&member_pid) == self ? scl_dir_fd() : -1;
 }
 
 int scl_dir_has_holder(int dirfd, pid_t pid)
 {
-    char path[SCL_REL_PATH_MAX];
+    char path[SCL_FNAME_MAX];
     struct stat st;
 
     scl_holder_path(path, pid);
@@ -164,50 +167,66 @@ static void random_chars(char out[RANDOM_CHARS + 1])
     out[RANDOM_CHARS] = '\0';
 }
 
-/* Removes what build() made in a directory that never got published. */
-static void unbuild(int basefd, int fd, const char *name)
+static int open_dir_at(int dirfd, const char *name)
 {
-    char holder[SCL_REL_PATH_MAX];
+    int fd;
 
-    scl_holder_path(holder, getpid());
-    (void)unlinkat(fd, holder, 0);
-    (void)unlinkat(fd, SCL_HOLDERS_DIR, AT_REMOVEDIR);
-    (void)unlinkat(fd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    do
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+/* Removes what build() made in a directory that never got published. */
+static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
+{
+    char holder[SCL_FNAME_MAX];
+
+    if (claimsfd >= 0) {
+        scl_holder_path(holder, getpid());
+        (void)unlinkat(claimsfd, holder, 0);
+        scl_close_quietly(claimsfd);
+    }
+    (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
+    scl_close_quietly(topfd);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
 }
 
-/* Makes and opens BASE/NEW_NAME with its subdirectories and this process
- * registered; -1 with errno. */
-static int build(int basefd, const char *new_name, struct stat *st)
+/* Makes BASE/NEW_NAME and its claims directory, with this process
+ * registered; returns the claims directory's descriptor, or -1 with errno. */
+static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims)
 {
     struct scl_proc_id self = scl_proc_self();
-    int fd;
+    int topfd, claimsfd = -1, saved;
 
     if (mkdirat(basefd, new_name, 0700) != 0)
         return -1;
-    do
-        fd = openat(basefd, new_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return -1;
-    /* The umask may have narrowed 0700; nothing may widen it. */
-    if (fstat(fd, st) != 0 || st->st_uid != geteuid() || fchmod(fd, 0700) != 0 ||
-        mkdirat(fd, SCL_CLAIMS_DIR, 0700) != 0 || mkdirat(fd, SCL_HOLDERS_DIR, 0700) != 0 ||
-        scl_holder_register(fd, &self, 1) != 0) {
-        int saved = errno;
-        unbuild(basefd, fd, new_name);
-        scl_close_quietly(fd);
+    topfd = open_dir_at(basefd, new_name);
+    if (topfd < 0) {
+        saved = errno;
+        (void)unlinkat(basefd, new_name, AT_REMOVEDIR);
         errno = saved;
         return -1;
     }
-    return fd;
+    /* The umask may have narrowed 0700; nothing may widen it. */
+    if (fstat(topfd, top) == 0 && top->st_uid == geteuid() && fchmod(topfd, 0700) == 0 &&
+        scl_wake_create(topfd) == 0 && mkdirat(topfd, SCL_CLAIMS_DIR, 0700) == 0 && (claimsfd = open_dir_at(topfd, SCL_CLAIMS_DIR)) >= 0 &&
+        fstat(claimsfd, claims) == 0 && scl_holder_register(claimsfd, &self, 1) == 0) {
+        scl_close_quietly(topfd);
+        return claimsfd;
+    }
+    saved = errno;
+    unbuild(basefd, new_name, topfd, claimsfd);
+    errno = saved;
+    return -1;
 }
 
 static int create_locked(void)
 {
     const char *base = scl_settings()->base_dir;
     char rnd[RANDOM_CHARS + 1], name[64], new_name[64];
-    struct stat st;
+    struct stat top, claims;
     int basefd, fd = -1;
 
     do
@@ -219,16 +238,19 @@ static int create_locked(void)
         random_chars(rnd);
         (void)scl_concat(name, sizeof name, DIR_PREFIX, rnd, (char *)NULL);
         (void)scl_concat(new_name, sizeof new_name, name, NEW_SUFFIX, (char *)NULL);
-        fd = build(basefd, new_name, &st);
+        fd = build(basefd, new_name, &top, &claims);
         if (fd < 0) {
             if (errno == EEXIST)
                 continue;
             break;
         }
+        /* Published whole, never half-made, and never over another's. */
         if (renameat2(basefd, new_name, basefd, name, RENAME_NOREPLACE) != 0) {
-            int saved = errno;
-            unbuild(basefd, fd, new_name);
-            scl_close_quietly(fd);
+            int saved = errno, topfd = open_dir_at(basefd, new_name);
+            if (topfd >= 0)
+                unbuild(basefd, new_name, topfd, fd);
+            else
+                scl_close_quietly(fd);
             fd = -1;
             errno = saved;
             if (saved != EEXIST)
@@ -243,12 +265,15 @@ static int create_locked(void)
         return -1;
     }
     scl_close_quietly(basefd);
-    if (scl_concat(dir_path, sizeof dir_path, base, "/", name, (char *)NULL) != 0) {
+    if (scl_concat(dir_path, sizeof dir_path, base, "/", name, (char *)NULL) != 0 ||
+        scl_concat(claims_path, sizeof claims_path, dir_path, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0) {
         scl_close_quietly(fd);
         return -1;
     }
-    dir_dev = st.st_dev;
-    dir_ino = st.st_ino;
+    dir_dev = top.st_dev;
+    dir_ino = top.st_ino;
+    claims_dev = claims.st_dev;
+    claims_ino = claims.st_ino;
     fd = move_high(fd);
     atomic_store(&dir_fd, fd);
     atomic_store(&member_pid, getpid());
@@ -287,16 +312,13 @@ int scl_dir_join_locked(void)
 
 static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 {
-    char path[SCL_REL_PATH_MAX];
     struct scl_proc_id id;
     int fd, alive;
 
-    (void)entry;
     (void)arg;
     if (pid == 0)
         return 0;
-    scl_holder_path(path, pid);
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    fd = openat(dirfd, entry, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return errno == ENOENT ? 0 : 1;
     /* A header we cannot read is somebody's: keep the directory. */
@@ -307,31 +329,33 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
 {
-    char path[SCL_REL_PATH_MAX];
-
     (void)arg;
-    if (pid > 0) {
+    if (pid > 0)
         (void)scl_holder_clear(dirfd, pid, SCL_CLEAR_IF_DEAD);
-    } else if (scl_concat(path, sizeof path, SCL_HOLDERS_DIR "/", entry, (char *)NULL) == 0) {
-        (void)unlinkat(dirfd, path, 0); /* a registration its maker never finished */
-    }
+    else
+        (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished */
     return 0;
+}
+
+/* Removes NAME from DIRFD if it is still the directory DEV/INO. */
+static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+    struct stat st;
+
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev || st.st_ino != ino)
+        return -1;
+    return unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
 static void remove_if_unused(int dirfd)
 {
     const char *base = scl_settings()->base_dir;
     size_t base_len = strlen(base);
-    struct stat st;
-    int basefd;
+    int basefd, topfd;
 
     if (scl_holders_scan(dirfd, visit_find_alive, NULL) != 0)
         return;
     (void)scl_holders_scan(dirfd, visit_clear_dead, NULL);
-    /* Anything left (a member that just joined) keeps it all. */
-    if (unlinkat(dirfd, SCL_HOLDERS_DIR, AT_REMOVEDIR) != 0 ||
-        unlinkat(dirfd, SCL_CLAIMS_DIR, AT_REMOVEDIR) != 0)
-        return;
     if (strncmp(dir_path, base, base_len) != 0 || dir_path[base_len] != '/')
         return;
     do
@@ -339,10 +363,14 @@ static void remove_if_unused(int dirfd)
     while (basefd < 0 && errno == EINTR);
     if (basefd < 0)
         return;
-    if (fstatat(basefd, dir_path + base_len + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        st.st_dev == dir_dev && st.st_ino == dir_ino &&
-        unlinkat(basefd, dir_path + base_len + 1, AT_REMOVEDIR) == 0)
+    topfd = open_dir_at(basefd, dir_path + base_len + 1);
+    /* Anything left in claims/ (a member that just joined) keeps it all. */
+    if (topfd >= 0 && rmdir_if_same(topfd, SCL_CLAIMS_DIR, claims_dev, claims_ino) == 0 &&
+        unlinkat(topfd, SCL_WAKE_FILE, 0) == 0 &&
+        rmdir_if_same(basefd, dir_path + base_len + 1, dir_dev, dir_ino) == 0)
         scl_debug("removed claim directory %s", dir_path);
+    if (topfd >= 0)
+        scl_close_quietly(topfd);
     scl_close_quietly(basefd);
 }
 

@@ -33,16 +33,16 @@ unsigned scl_dir_generation(void);
 /* 1 when this process has registered its holder file. */
 int scl_dir_is_member(void);
 
-/* The descriptor when this process is a member already, else -1: the
- * lock-free fast path of every claim operation. */
-int scl_dir_fd_if_member(void);
+/* The descriptor when process SELF (this one) is a member already, else
+ * -1: the lock-free fast path of every claim operation. */
+int scl_dir_fd_if_member(pid_t self);
 
 /* Under scl_lock(): makes the directory if there is none (or it was
  * removed) and registers this process.  Returns the descriptor, or -1
  * with errno. */
 int scl_dir_join_locked(void);
 
-/* 1 when holders/PID exists: somebody registered PID. */
+/* 1 when PID's holder file exists: somebody registered PID. */
 int scl_dir_has_holder(int dirfd, pid_t pid);
 
 /* As this process ends (async-signal-safe): clears its claims and holder

@@ -7,6 +7,7 @@
 #define SCL_STORE_H
 
 #include "names.h"
+#include "wake.h"
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -21,26 +22,30 @@ struct scl_key {
     unsigned journaled_gen;    /* that journaled it already */
 };
 
-struct scl_waiter;
+/* A waiter's state, kept by the caller for the store. */
+struct scl_wait {
+    struct scl_wake_ticket ticket;
+};
 
 struct scl_store_ops {
     /* 0, or -1 with errno (ENOMEM). */
     int (*key_init)(struct scl_key *key, const char *name, size_t len);
     void (*key_fini)(struct scl_key *key);
-    /* Takes the name once: 0, or -1 with errno EWOULDBLOCK when a live
-     * process holds it, or the system error. */
-    int (*try_acquire)(struct scl_key *key);
+    /* Takes the name once for process SELF (the caller's pid): 0, or -1
+     * with errno EWOULDBLOCK when a live process holds it, or the system
+     * error. */
+    int (*try_acquire)(struct scl_key *key, pid_t self);
     /* Gives up a name this process holds: 0, or -1 with errno. */
     int (*release)(struct scl_key *key);
     /* 1 nobody holds the name, 0 somebody does, -1 with errno. */
     int (*available)(const struct scl_key *key);
-    /* A way to sleep until the holder of a name may have let go; NULL
-     * when none can be had, and the caller then polls. */
-    struct scl_waiter *(*waiter_new)(void);
-    void (*waiter_arm)(struct scl_waiter *w, const struct scl_key *key);
-    /* Sleeps up to REL, less when woken or interrupted by a signal. */
-    void (*waiter_sleep)(struct scl_waiter *w, const struct timespec *rel);
-    void (*waiter_free)(struct scl_waiter *w);
+    /* Waiting for a name: enter once, arm before each try, sleep between
+     * tries (up to REL, less when the holder lets go or a signal comes),
+     * leave at the end.  Without wake-ups, sleeping just sleeps. */
+    void (*wait_enter)(struct scl_wait *w, const struct scl_key *key);
+    void (*wait_arm)(struct scl_wait *w);
+    void (*wait_sleep)(struct scl_wait *w, const struct timespec *rel);
+    void (*wait_leave)(struct scl_wait *w);
 };
 
 /* The filesystem store: claims as hard links (holder.h, serverdir.h). */

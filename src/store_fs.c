@@ -7,12 +7,9 @@
 #include "store.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
 /* How often try_acquire() retries while another process is busy clearing
@@ -59,15 +56,6 @@ static struct {
     unsigned gen;
 } journaled;
 
-static size_t hash(const char *s)
-{
-    size_t h = 14695981039346656037ULL;
-
-    while (*s != '\0')
-        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-    return h;
-}
-
 static void journaled_reset(pid_t pid, unsigned gen)
 {
     for (size_t i = 0; i < journaled.cap; i++)
@@ -82,7 +70,7 @@ static void journaled_reset(pid_t pid, unsigned gen)
 /* The slot that holds FNAME, or the empty one where it belongs. */
 static char **journaled_slot(const char *fname)
 {
-    size_t i = hash(fname) & (journaled.cap - 1);
+    size_t i = scl_name_hash(fname) & (journaled.cap - 1);
 
     while (journaled.slots[i] != NULL && strcmp(journaled.slots[i], fname) != 0)
         i = (i + 1) & (journaled.cap - 1);
@@ -108,9 +96,8 @@ static int journaled_grow(void)
 
 /* Write-ahead: the name goes into the journal before the link exists, so
  * whoever clears this process later finds every claim it may hold. */
-static int journal_once_locked(int dirfd, struct scl_key *key)
+static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
 {
-    pid_t self = getpid();
     unsigned gen = scl_dir_generation();
     char **slot;
 
@@ -135,16 +122,18 @@ static int journal_once_locked(int dirfd, struct scl_key *key)
     return 0;
 }
 
-/* The directory, with this process registered and KEY journaled. */
-static int ready_for(struct scl_key *key)
+/* The claims directory, with SELF registered and KEY journaled. */
+static int ready_for(struct scl_key *key, pid_t self)
 {
-    int dirfd = scl_dir_fd_if_member();
+    int dirfd = scl_dir_fd_if_member(self);
 
-    if (dirfd >= 0 && key->journaled_pid == getpid() && key->journaled_gen == scl_dir_generation())
+    if (dirfd >= 0 && key->journaled_pid == self && key->journaled_gen == scl_dir_generation())
         return dirfd;
     scl_lock();
     dirfd = scl_dir_join_locked();
-    if (dirfd >= 0 && journal_once_locked(dirfd, key) != 0)
+    if (dirfd >= 0)
+        scl_wake_map(dirfd, scl_dir_generation());
+    if (dirfd >= 0 && journal_once_locked(dirfd, key, self) != 0)
         dirfd = -1;
     {
         int saved = errno;
@@ -154,18 +143,17 @@ static int ready_for(struct scl_key *key)
     return dirfd;
 }
 
-static int fs_try_acquire(struct scl_key *key)
+static int fs_try_acquire(struct scl_key *key, pid_t self)
 {
-    char holder[SCL_REL_PATH_MAX], claim[SCL_REL_PATH_MAX];
-    int dirfd = ready_for(key);
+    char holder[SCL_FNAME_MAX];
+    int dirfd = ready_for(key, self);
 
     if (dirfd < 0)
         return -1;
-    scl_holder_path(holder, getpid());
-    scl_claim_path(claim, key->fname);
+    scl_holder_path(holder, self);
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++) {
         /* The one atomic step: it fails while anybody holds the name. */
-        if (linkat(dirfd, holder, dirfd, claim, 0) == 0)
+        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
             return 0;
         if (errno != EEXIST)
             return -1;
@@ -188,14 +176,13 @@ static int fs_try_acquire(struct scl_key *key)
 
 static int fs_release(struct scl_key *key)
 {
-    char claim[SCL_REL_PATH_MAX];
     int dirfd = scl_dir_fd();
 
     if (dirfd < 0)
         return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
-    scl_claim_path(claim, key->fname);
-    if (unlinkat(dirfd, claim, 0) != 0 && errno != ENOENT)
-        return -1;
+    if (unlinkat(dirfd, key->fname, 0) != 0)
+        return errno == ENOENT ? 0 : -1;
+    scl_wake(key->fname);
     return 0;
 }
 
@@ -217,70 +204,24 @@ static int fs_available(const struct scl_key *key)
     return !scl_proc_alive(&id);
 }
 
-/*
- * Waiting: an inotify watch on the current holder's file.  Unlinking a
- * claim drops its link count, which raises IN_ATTRIB on that inode: only
- * the waiters of that holder wake, not every waiter in the server, as a
- * watch on the claims directory would.
- */
-struct scl_waiter {
-    int fd;
-    int wd;
-};
-
-static struct scl_waiter *fs_waiter_new(void)
+static void fs_wait_enter(struct scl_wait *w, const struct scl_key *key)
 {
-    struct scl_waiter *w = malloc(sizeof *w);
-
-    if (w == NULL)
-        return NULL;
-    w->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    w->wd = -1;
-    if (w->fd < 0) { /* out of inotify instances: poll */
-        free(w);
-        return NULL;
-    }
-    return w;
+    (void)scl_wake_enter(&w->ticket, key->fname);
 }
 
-static void fs_waiter_arm(struct scl_waiter *w, const struct scl_key *key)
+static void fs_wait_arm(struct scl_wait *w)
 {
-    char path[PATH_MAX];
-    int wd;
-
-    if (w == NULL || scl_concat(path, sizeof path, scl_dir_path(), "/" SCL_CLAIMS_DIR "/",
-                                key->fname, (char *)NULL) != 0)
-        return;
-    wd = inotify_add_watch(w->fd, path, IN_ATTRIB | IN_DELETE_SELF | IN_DONT_FOLLOW);
-    if (wd < 0)
-        return; /* no holder now, or no watch: the caller retries anyway */
-    if (w->wd >= 0 && w->wd != wd)
-        (void)inotify_rm_watch(w->fd, w->wd); /* the name has a new holder */
-    w->wd = wd;
+    scl_wake_arm(&w->ticket);
 }
 
-static void fs_waiter_sleep(struct scl_waiter *w, const struct timespec *rel)
+static void fs_wait_sleep(struct scl_wait *w, const struct timespec *rel)
 {
-    char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    struct pollfd pfd;
-
-    if (w == NULL) {
-        (void)nanosleep(rel, NULL);
-        return;
-    }
-    pfd.fd = w->fd;
-    pfd.events = POLLIN;
-    if (ppoll(&pfd, 1, rel, NULL) > 0)
-        while (read(w->fd, events, sizeof events) > 0)
-            ;
+    scl_wake_sleep(&w->ticket, rel);
 }
 
-static void fs_waiter_free(struct scl_waiter *w)
+static void fs_wait_leave(struct scl_wait *w)
 {
-    if (w == NULL)
-        return;
-    scl_close_quietly(w->fd);
-    free(w);
+    scl_wake_leave(&w->ticket);
 }
 
 const struct scl_store_ops scl_store_fs = {
@@ -289,8 +230,8 @@ const struct scl_store_ops scl_store_fs = {
     .try_acquire = fs_try_acquire,
     .release = fs_release,
     .available = fs_available,
-    .waiter_new = fs_waiter_new,
-    .waiter_arm = fs_waiter_arm,
-    .waiter_sleep = fs_waiter_sleep,
-    .waiter_free = fs_waiter_free,
+    .wait_enter = fs_wait_enter,
+    .wait_arm = fs_wait_arm,
+    .wait_sleep = fs_wait_sleep,
+    .wait_leave = fs_wait_leave,
 };

@@ -1,0 +1,49 @@
+/*
+ * Wake-ups for waiters, across processes: futexes in a small shared file
+ * of the claim directory ("wake", next to claims/), mapped once per
+ * process.  Each claim name hashes to one slot; a release wakes only the
+ * waiters of that slot, and costs nothing beyond one load when nobody
+ * waits.  No descriptor stays open, and none is made or closed per wait:
+ * closing an inotify instance waits for an SRCU grace period, which cost
+ * a waiter up to 16 ms after it had already won the name.
+ *
+ * Everything but scl_wake_create() and scl_wake_map() is
+ * async-signal-safe: a reaper clearing a dead child's claims wakes too.
+ */
+#ifndef SCL_WAKE_H
+#define SCL_WAKE_H
+
+#include <time.h>
+
+#define SCL_WAKE_FILE "wake"
+
+/* Makes the wake file in the claim directory TOPFD (at its creation). */
+int scl_wake_create(int topfd);
+
+/* Maps the wake file of the claims directory CLAIMSFD for this process,
+ * unless it is mapped already for directory generation GEN.  Without it,
+ * waiters fall back on their 20 ms retries. */
+void scl_wake_map(int claimsfd, unsigned gen);
+
+/* Wakes whoever waits on claim file name FNAME. */
+void scl_wake(const char *fname);
+
+/* A waiter's place: its slot and the count it saw there last. */
+struct scl_wake_ticket {
+    void *slot;
+    unsigned seen;
+};
+
+/* Registers a waiter on FNAME (0), or says wake-ups are not to be had
+ * (-1: the caller just sleeps). */
+int scl_wake_enter(struct scl_wake_ticket *t, const char *fname);
+
+/* Notes the slot's count: a wake-up after this ends the next sleep. */
+void scl_wake_arm(struct scl_wake_ticket *t);
+
+/* Sleeps up to REL, less when woken or interrupted. */
+void scl_wake_sleep(struct scl_wake_ticket *t, const struct timespec *rel);
+
+void scl_wake_leave(struct scl_wake_ticket *t);
+
+#endif
