@@ -80,7 +80,7 @@ SCL_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)
     /* A NULL INFOP is allowed, but then we could not tell whom the
      * call reaped; Linux fills a given one in full, si_pid 0 when WNOHANG
      * found nothing. */
-    siginfo_t local;
+    siginfo_t local = { 0 };
     siginfo_t *info = infop != NULL ? infop : &local;
     int r;
 

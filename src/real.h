@@ -13,9 +13,9 @@
 
 struct scl_real {
     pid_t (*fork)(void);
-    void (*exit_)(int) __attribute__((noreturn));
-    void (*Exit)(int) __attribute__((noreturn));
-    void (*quick_exit)(int) __attribute__((noreturn));
+    void (*exit_)(int);
+    void (*Exit)(int);
+    void (*quick_exit)(int);
     pid_t (*wait)(int *);
     pid_t (*waitpid)(pid_t, int *, int);
     pid_t (*wait3)(int *, int, struct rusage *);

@@ -33,7 +33,7 @@ static struct swerve_claim_api api;
             fail(__LINE__, #cond);                                                                 \
     } while (0)
 
-static void fail(int line, const char *what)
+__attribute__((noreturn)) static void fail(int line, const char *what)
 {
     fprintf(stderr, "helper_scenarios:%d: failed: %s (errno %d: %s)\n", line, what, errno, strerror(errno));
     fflush(stderr);

@@ -43,7 +43,7 @@ static void (*swerve_claim_loaded_free_)(struct swerve_claim *) __attribute__((u
 
 static inline int swerve_claim_load(struct swerve_claim_api *api)
 {
-    struct swerve_claim_api found;
+    struct swerve_claim_api found = { 0 };
 
     /* POSIX allows converting dlsym's void * to a function pointer. */
 #define SWERVE_CLAIM_LOOKUP_(field, symbol) \

@@ -1,0 +1,22 @@
+#!/bin/bash
+# Installs what building, testing and the demo need on Debian 12, and
+# nothing that is there already.  Run as root (CI and the dev machines
+# are); prints what it installs.
+set -euo pipefail
+
+packages=(build-essential autoconf automake libtool pkg-config check curl)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: need root to install ${missing[*]} (or install them yourself)" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,86 @@
+#!/bin/bash
+# The whole test suite, from a fresh Debian 12 machine: installs what is
+# missing, builds with -Wall -Wextra -Werror and runs `make check`, builds
+# again with AddressSanitizer and UndefinedBehaviorSanitizer and runs it
+# again, then `make distcheck`.  Ends with "test.sh: N passed, N failed".
+#
+#   scripts/test.sh [--quick]    --quick: the plain build's `make check` only
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+for arg in "$@"; do
+    case $arg in
+    --quick) quick=1 ;;
+    -h | --help)
+        sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "test.sh: unknown option $arg (try --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+"$top/scripts/install-deps.sh" || exit 1
+passed=0
+failed=0
+
+# Adds up the Check summaries ("100%: Checks: 26, Failures: 0, Errors: 0")
+# and the script tests of one build directory, and prints them.
+tally() {
+    local dir=$1 label=$2 line checks bad
+    for log in "$dir"/tests/*.log; do
+        [ -f "$log" ] || continue
+        line=$(grep -h "Checks:" "$log" | tail -1)
+        if [ -n "$line" ]; then
+            checks=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
+            bad=$(sed -E 's/.*Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2/' <<<"$line" | awk '{print $1 + $2}')
+        elif grep -q "^:test-result: PASS" "${log%.log}.trs" 2>/dev/null; then
+            line="1 script test passed"
+            checks=1 bad=0
+        else
+            line="script test failed"
+            checks=1 bad=1
+        fi
+        echo "   $label $(basename "${log%.log}"): $line"
+        passed=$((passed + checks - bad))
+        failed=$((failed + bad))
+    done
+}
+
+# Builds in DIR with OPTIONS and runs make check there.
+check_build() {
+    local dir=$1 label=$2
+    shift 2
+    echo "== $label: build ($*) and make check"
+    if ! "$top/scripts/build.sh" "$dir" "$@"; then
+        echo "test.sh: $label: build failed" >&2
+        failed=$((failed + 1))
+        return
+    fi
+    rm -f "$dir"/tests/*.log "$dir"/tests/*.trs
+    if ! make -C "$dir" -s check >"$dir/check.out" 2>&1; then
+        echo "test.sh: $label: make check failed; the failing logs:" >&2
+        grep -l -E "^(FAIL|ERROR)" "$dir"/tests/*.log | xargs -r tail -n 40 >&2
+        grep -E "^(FAIL|ERROR):" "$dir/check.out" >&2
+    fi
+    tally "$dir" "$label"
+}
+
+cd "$top" || exit 1
+check_build "$top/_build" plain --enable-werror
+if [ $quick -eq 0 ]; then
+    check_build "$top/_build-sanitizers" sanitizers --enable-werror --enable-sanitizers=address,undefined
+    echo "== make distcheck"
+    if make -C "$top/_build" -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >"$top/_build/distcheck.out" 2>&1; then
+        tail -n 4 "$top/_build/distcheck.out" | sed 's/^/   /'
+        passed=$((passed + 1))
+    else
+        echo "test.sh: make distcheck failed:" >&2
+        tail -n 60 "$top/_build/distcheck.out" >&2
+        failed=$((failed + 1))
+    fi
+fi
+echo "test.sh: $passed passed, $failed failed"
+[ $failed -eq 0 ]
