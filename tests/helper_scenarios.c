@@ -10,6 +10,7 @@
 #include <swerve/claim-loader.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +213,34 @@ static int inherited_handle(char **argv)
     api.free(c);
     REQUIRE(!claim_file_exists("leader"));
     return 0;
+}
+
+/*
+ * A launcher that forks and exits at once (nginx, Apache, php-fpm do):
+ * the fork hook recorded the child, so the launcher's exit hands the
+ * directory on instead of removing it under the real server.
+ */
+static int launcher(char **argv)
+{
+    char before[4096], after[4096];
+    pid_t launcher_pid = getpid(), child;
+
+    (void)argv;
+    fflush(stdout);
+    child = fork();
+    REQUIRE(child >= 0);
+    if (child > 0)
+        exit(0); /* the launcher leaves; the child goes on as the server */
+    REQUIRE(claim_dirs(before, sizeof before) == 1);
+    for (int i = 0; i < 1000 && getppid() == launcher_pid; i++)
+        usleep(10000);
+    REQUIRE(getppid() != launcher_pid);
+    usleep(20000); /* the launcher's exit path has run by now */
+    REQUIRE(claim_dirs(after, sizeof after) == 1);
+    REQUIRE(strcmp(before, after) == 0);
+    api.free(take("x"));
+    REQUIRE(claim_dirs(after, sizeof after) == 1 && strcmp(before, after) == 0);
+    return 0; /* the last member: its exit removes the directory */
 }
 
 /* ------------------------------------------------------------ exit paths */
@@ -411,6 +441,137 @@ static int errno_kept(char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------- waiting */
+
+static volatile sig_atomic_t alarms;
+
+static void count_alarm(int sig)
+{
+    (void)sig;
+    alarms++;
+}
+
+/* Signals (no SA_RESTART) do not end a wait: it runs to its timeout; and
+ * an INFINITY wait ends when the holder lets go. */
+static int signals_during_wait(char **argv)
+{
+    struct sigaction sa = { .sa_handler = count_alarm };
+    struct itimerval every_5ms = { { 0, 5000 }, { 0, 5000 } }, off = { { 0, 0 }, { 0, 0 } };
+    struct swerve_claim *c;
+    struct gate held, go;
+    pid_t child;
+    double t0;
+    int status;
+
+    (void)argv;
+    sigemptyset(&sa.sa_mask);
+    REQUIRE(sigaction(SIGALRM, &sa, NULL) == 0);
+    gate_open(&held);
+    gate_open(&go);
+    child = fork();
+    if (child == 0) {
+        struct swerve_claim *mine = take("x");
+        gate_pass(&held);
+        gate_wait(&go);
+        usleep(100 * 1000);
+        api.free(mine);
+        exit(0);
+    }
+    gate_wait(&held);
+    c = api.new_claim("x");
+    REQUIRE(setitimer(ITIMER_REAL, &every_5ms, NULL) == 0);
+    t0 = now_s();
+    errno = 0;
+    REQUIRE(api.acquire(c, 0.3) == NULL && errno == ETIMEDOUT);
+    REQUIRE(now_s() - t0 >= 0.3);
+    REQUIRE(alarms > 10);
+    gate_pass(&go);
+    REQUIRE(api.acquire(c, INFINITY) == c);
+    REQUIRE(setitimer(ITIMER_REAL, &off, NULL) == 0);
+    api.free(c);
+    REQUIRE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+}
+
+/* ------------------------------------------------------------ guest manners */
+
+/* The descriptor the library keeps: the one open on a claims directory. */
+static int library_fd(void)
+{
+    char link[64], target[4096];
+    int found = -1;
+
+    for (int fd = 3; fd < 4096 && found < 0; fd++) {
+        ssize_t n;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        n = readlink(link, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            if (strstr(target, "/swerve-claim.") != NULL && strstr(target, "/claims") != NULL)
+                found = fd;
+        }
+    }
+    return found;
+}
+
+/* A host closes every descriptor, then puts a file of its own on the
+ * number the library had: claims keep working, the library opens its
+ * own again, and the host's file is never read or written. */
+static int host_clobbers_fd(char **argv)
+{
+    char path[4096], content[64];
+    struct swerve_claim *c = take("x");
+    int fd = library_fd(), mine, again;
+    struct stat before, after;
+
+    (void)argv;
+    REQUIRE(fd >= 3);
+    REQUIRE(api.release(c) == 0);
+    for (int i = 3; i < 4096; i++)
+        close(i);
+    snprintf(path, sizeof path, "%s/host-file", base());
+    mine = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(mine >= 0 && write(mine, "host data", 9) == 9);
+    REQUIRE(dup2(mine, fd) == fd);
+    REQUIRE(fstat(fd, &before) == 0);
+    REQUIRE(api.acquire(c, 0.0) == c && api.available(c) == 0 && api.release(c) == 0);
+    REQUIRE(fstat(fd, &after) == 0);
+    REQUIRE(before.st_ino == after.st_ino && after.st_size == 9);
+    REQUIRE(lseek(fd, 0, SEEK_CUR) == 9); /* its offset untouched */
+    REQUIRE(pread(fd, content, sizeof content, 0) == 9 && memcmp(content, "host data", 9) == 0);
+    again = library_fd();
+    REQUIRE(again >= 3 && again != fd);
+    api.free(c);
+    close(fd);
+    close(mine);
+    REQUIRE(unlink(path) == 0);
+    return 0;
+}
+
+/* When claims cannot work (a base that is no directory), the API says so
+ * with errno and the host goes on: forking and reaping still work. */
+static int bad_base(char **argv)
+{
+    struct swerve_claim *c = api.new_claim("x");
+    pid_t child;
+    int status;
+
+    (void)argv;
+    errno = 0;
+    REQUIRE(api.acquire(c, 0.0) == NULL);
+    REQUIRE(errno == ENOENT || errno == ENOTDIR);
+    REQUIRE(api.held(c) == 0);
+    REQUIRE(api.available(c) == 1); /* nothing can be claimed there */
+    errno = 0;
+    REQUIRE(api.acquire(c, 0.05) == NULL && (errno == ENOENT || errno == ENOTDIR));
+    child = fork();
+    if (child == 0)
+        _exit(9);
+    REQUIRE(child > 0 && waitpid(child, &status, 0) == child && WEXITSTATUS(status) == 9);
+    api.free(c);
+    return 0;
+}
+
 /* ------------------------------------------------------ mutual exclusion */
 
 struct tally {
@@ -552,10 +713,14 @@ int main(int argc, char **argv)
     } scenarios[] = {
         { "fork-makes-dir-first", fork_makes_dir_first },
         { "inherited-handle", inherited_handle },
+        { "launcher", launcher },
         { "exit-path", exit_path },        /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
         { "reap", reap },                  /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
         { "unreaped-holder", unreaped_holder },
         { "errno-kept", errno_kept },
+        { "signals-during-wait", signals_during_wait },
+        { "host-clobbers-fd", host_clobbers_fd },
+        { "bad-base", bad_base },               /* run with SWERVE_TMPDIR not a directory */
         { "mutex-processes", mutex_processes }, /* [WORKERS [ITERATIONS]] */
         { "mutex-threads", mutex_threads },     /* [THREADS [ITERATIONS]] */
         { "handoff", handoff },

@@ -70,13 +70,16 @@ static void drain(int *fd, char *buf, size_t cap, size_t *len)
     }
 }
 
-/* Runs HELPER ARGS... preloaded (or not), for at most TIMEOUT seconds. */
-static void run_helper(struct run *r, int preload, const char *helper, const char *const *args, double timeout)
+/* Runs HELPER ARGS... preloaded (or not), for at most TIMEOUT seconds, in
+ * a base directory of its own; EXTRA_ENV (NULL or NULL-terminated
+ * "NAME=value" strings) adds to the environment or replaces a NAME. */
+static void run_helper(struct run *r, int preload, const char *helper, const char *const *args,
+                       const char *const *extra_env, double timeout)
 {
     char path[4096], ld_preload[8192], tmpdir[4096];
     const char *asan = getenv("SCL_ASAN_RUNTIME");
     const char *argv[16];
-    char *envp[8];
+    char *envp[16];
     int out[2], err[2], n = 0;
     size_t out_len = 0, err_len = 0;
     double deadline = now_s() + timeout;
@@ -98,6 +101,15 @@ static void run_helper(struct run *r, int preload, const char *helper, const cha
     envp[n++] = "ASAN_OPTIONS=detect_leaks=0";
     if (preload)
         envp[n++] = ld_preload;
+    for (int i = 0; extra_env != NULL && extra_env[i] != NULL; i++) {
+        size_t key = strcspn(extra_env[i], "=") + 1;
+        int at = 0;
+        while (at < n && strncmp(envp[at], extra_env[i], key) != 0)
+            at++;
+        ck_assert_int_lt(at, 15);
+        envp[at] = (char *)extra_env[i];
+        n += at == n;
+    }
     envp[n] = NULL;
 
     ck_assert_int_eq(pipe(out), 0);
@@ -149,7 +161,7 @@ static void expect_run(const char *helper, const char *const *args, const char *
 {
     static struct run r;
 
-    run_helper(&r, 1, helper, args, timeout);
+    run_helper(&r, 1, helper, args, NULL, timeout);
     ck_assert_msg(r.status == 0, "%s %s: status %d, stderr: %s", helper, args[0], r.status, r.err);
     ck_assert_msg(r.err[0] == '\0', "%s %s wrote to stderr: %s", helper, args[0], r.err);
     ck_assert_str_eq(r.out, expected);
@@ -221,7 +233,7 @@ START_TEST(test_loader_reports_absent_shim)
     static struct run r;
     const char *args[] = { "guide-claims", NULL };
 
-    run_helper(&r, 0, "helper_seed", args, 30);
+    run_helper(&r, 0, "helper_seed", args, NULL, 30);
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "helper_seed: libswerveclaim_preload.so is not loaded\n");
     ck_assert_int_eq(testdir_count(base), 0);
@@ -239,6 +251,48 @@ END_TEST
     } while (0)
 
 START_TEST(test_fork_makes_dir_first) { SCENARIO("fork-makes-dir-first"); }
+END_TEST
+START_TEST(test_launcher_hands_directory_on) { SCENARIO("launcher"); }
+END_TEST
+START_TEST(test_signals_during_wait) { SCENARIO("signals-during-wait"); }
+END_TEST
+START_TEST(test_host_clobbers_fd) { SCENARIO("host-clobbers-fd"); }
+END_TEST
+
+START_TEST(test_bad_base_is_an_error_not_a_crash)
+{
+    static struct run r;
+    char tmpdir[4200], file[4096];
+    const char *args[] = { "bad-base", NULL };
+    const char *env[] = { tmpdir, NULL };
+    FILE *f;
+
+    /* A base that is a file: nothing can be made below it. */
+    snprintf(file, sizeof file, "%s/not-a-directory", base);
+    f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    snprintf(tmpdir, sizeof tmpdir, "SWERVE_TMPDIR=%s", file);
+    run_helper(&r, 1, "helper_scenarios", args, env, 60);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, "ok bad-base\n");
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(testdir_count(base), 1); /* the file alone */
+}
+END_TEST
+
+START_TEST(test_debug_logs_only_when_asked)
+{
+    static struct run r;
+    const char *args[] = { "inherited-handle", NULL };
+    const char *env[] = { "SWERVE_DEBUG=1", NULL };
+
+    run_helper(&r, 1, "helper_scenarios", args, env, 60);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "swerve-claim["));
+    ck_assert_ptr_nonnull(strstr(r.err, "made claim directory"));
+    ck_assert_ptr_nonnull(strstr(r.err, "removed claim directory"));
+}
 END_TEST
 START_TEST(test_inherited_handle) { SCENARIO("inherited-handle"); }
 END_TEST
@@ -291,7 +345,7 @@ START_TEST(test_handoff_wakes_before_the_next_tick)
     static struct run r;
     const char *args[] = { "handoff", NULL };
 
-    run_helper(&r, 1, "helper_scenarios", args, 60);
+    run_helper(&r, 1, "helper_scenarios", args, NULL, 60);
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "ok handoff\n"));
     ck_assert_int_eq(testdir_count(base), 0);
@@ -317,6 +371,11 @@ static Suite *suite(void)
     tcase_add_checked_fixture(life, setup, teardown);
     tcase_set_timeout(life, 90);
     tcase_add_test(life, test_fork_makes_dir_first);
+    tcase_add_test(life, test_launcher_hands_directory_on);
+    tcase_add_test(life, test_signals_during_wait);
+    tcase_add_test(life, test_host_clobbers_fd);
+    tcase_add_test(life, test_bad_base_is_an_error_not_a_crash);
+    tcase_add_test(life, test_debug_logs_only_when_asked);
     tcase_add_test(life, test_inherited_handle);
     tcase_add_test(life, test_return_from_main);
     tcase_add_test(life, test_unreaped_holder);
