@@ -1,11 +1,13 @@
 #include "config.h"
 
+#include "api.h"
 #include "export.h"
 #include "store.h"
 #include "swerve/claim.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +23,24 @@
 struct swerve_claim {
     char *name;
     struct scl_key key;
-    pid_t held_by; /* the process in which this handle holds the name */
+    pid_t held_by;     /* the process in which this handle holds the name, */
+    unsigned held_era; /* and the era of this process it took it in */
 };
 
 static const struct scl_store_ops *store = &scl_store_fs;
+
+/* Bumped when the exec hooks release every claim of the process. */
+static atomic_uint era;
+
+void scl_api_forget_claims(void)
+{
+    atomic_fetch_add(&era, 1);
+}
+
+static int holds(const struct swerve_claim *claim, pid_t self)
+{
+    return claim->held_by == self && claim->held_era == atomic_load(&era);
+}
 
 static int64_t now_ns(void)
 {
@@ -69,7 +85,7 @@ SCL_EXPORT const char *swerve_claim_name(const struct swerve_claim *claim)
 SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
 {
     /* A forked child inherits the handle, not the claim. */
-    return claim->held_by != 0 && claim->held_by == getpid();
+    return holds(claim, getpid());
 }
 
 SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
@@ -84,6 +100,7 @@ SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
 static struct swerve_claim *taken(struct swerve_claim *claim, pid_t self, int saved_errno)
 {
     claim->held_by = self;
+    claim->held_era = atomic_load(&era);
     errno = saved_errno;
     return claim;
 }
@@ -99,7 +116,7 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
         errno = EINVAL;
         return NULL;
     }
-    if (claim->held_by == self)
+    if (holds(claim, self))
         return claim;
     if (store->try_acquire(&claim->key, self) == 0)
         return taken(claim, self, saved);

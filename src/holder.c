@@ -139,8 +139,10 @@ static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *
     clear_journal(dirfd, fd, &st);
     if (also_claim != NULL)
         unlink_if_same(dirfd, also_claim, &st);
-    scl_holder_path(path, id.pid);
-    unlink_if_same(dirfd, path, &st);
+    if (mode != SCL_CLEAR_CLAIMS_ONLY) {
+        scl_holder_path(path, id.pid);
+        unlink_if_same(dirfd, path, &st);
+    }
     return 1;
 }
 
@@ -232,7 +234,10 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     /* Written in full under a temporary name, then linked: nobody ever
      * sees a holder file without its header. */
     (void)unlinkat(dirfd, tmp, 0);
-    fd = open_at(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    /* Readable by whoever the directory lets in: a worker that dropped to
+     * another user must read the root master's header to know who holds
+     * a name.  The directory itself keeps everybody else out. */
+    fd = open_at(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
         return -1;
     if (scl_write_full(fd, head, head_len) == 0) {

@@ -47,13 +47,16 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
 int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len);
 
 enum scl_clear_mode {
-    SCL_CLEAR_IF_DEAD, /* only when the holder has ended */
-    SCL_CLEAR_ALWAYS,  /* the caller is the holder, or knows it ended */
+    SCL_CLEAR_IF_DEAD,    /* only when the holder has ended */
+    SCL_CLEAR_ALWAYS,     /* the caller is the holder, or knows it ended */
+    SCL_CLEAR_CLAIMS_ONLY, /* the caller is the holder, about to exec: it
+                            * keeps its holder file (same pid, same start) */
 };
 
-/* Clears every claim of PID's holder file and the file itself.  Returns 1 when
- * nothing of it is left, 0 when it is alive, -1 when another clearer is
- * at work or a system call failed. */
+/* Clears every claim of PID's holder file and, but for
+ * SCL_CLEAR_CLAIMS_ONLY, the file itself.  Returns 1 when done, 0 when the
+ * holder is alive, -1 when another clearer is at work or a system call
+ * failed. */
 int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
 
 /* Who holds claim FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "api.h"
 #include "children.h"
 #include "holder.h"
 #include "lifecycle.h"
@@ -65,7 +66,9 @@ void scl_lifecycle_init(void)
     if (!atomic_compare_exchange_strong(&initialised, &expected, 1))
         return; /* another thread, or the code this signal interrupted, is at it */
     (void)scl_real();
-    (void)scl_settings();
+    if (scl_settings()->claim_dir[0] != '\0' && !scl_dir_in_use() &&
+        scl_dir_attach(scl_settings()->claim_dir) != 0)
+        scl_debug("cannot join %s: errno %d", scl_settings()->claim_dir, errno);
     if (pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child) != 0)
         scl_debug("pthread_atfork failed: claims will not be shared by children");
     atomic_store_explicit(&initialised, 2, memory_order_release);
@@ -86,6 +89,16 @@ void scl_child_reaped(pid_t child)
     /* One failed openat() for a child that never claimed: no scan. */
     if (scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
         scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
+}
+
+void scl_process_execs(void)
+{
+    int saved = errno, dirfd;
+
+    if (scl_dir_is_member() && (dirfd = scl_dir_fd()) >= 0)
+        (void)scl_holder_clear(dirfd, getpid(), SCL_CLEAR_CLAIMS_ONLY);
+    scl_api_forget_claims();
+    errno = saved;
 }
 
 /* Registers a live child as a member, so the directory outlives us. */

@@ -18,6 +18,10 @@ void scl_forked(pid_t child);
 /* A child was reaped (exited or killed): clears the claims it held. */
 void scl_child_reaped(pid_t child);
 
+/* This process is about to exec: releases its claims, keeping its
+ * registration for the new image, which has the same pid. */
+void scl_process_execs(void);
+
 /* This process is about to end (exit, _exit, _Exit, quick_exit, return
  * from main): releases its claims; the last member removes the claim
  * directory.  Runs once per process. */

@@ -7,6 +7,7 @@
 #ifndef SCL_REAL_H
 #define SCL_REAL_H
 
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,6 +22,18 @@ struct scl_real {
     pid_t (*wait3)(int *, int, struct rusage *);
     pid_t (*wait4)(pid_t, int *, int, struct rusage *);
     int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+    int (*execve)(const char *, char *const[], char *const[]);
+    int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*fexecve)(int, char *const[], char *const[]);
+    int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                       const posix_spawnattr_t *, char *const[], char *const[]);
+    int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+    int (*chroot)(const char *);
+    int (*setuid)(uid_t);
+    int (*seteuid)(uid_t);
+    int (*setreuid)(uid_t, uid_t);
+    int (*setresuid)(uid_t, uid_t, uid_t);
 };
 
 /* Binds what is not bound yet and returns the table.  A symbol that

@@ -222,10 +222,28 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
     return -1;
 }
 
+/* Makes the directory at PATH (top and claims as given, claims open as
+ * FD) the one this process uses, with MEMBER registered in it (or 0). */
+static int publish(const char *path, const struct stat *top, const struct stat *claims, int fd, pid_t member)
+{
+    if (scl_concat(dir_path, sizeof dir_path, path, (char *)NULL) != 0 ||
+        scl_concat(claims_path, sizeof claims_path, path, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0)
+        return -1;
+    dir_dev = top->st_dev;
+    dir_ino = top->st_ino;
+    claims_dev = claims->st_dev;
+    claims_ino = claims->st_ino;
+    atomic_store(&dir_fd, move_high(fd));
+    atomic_store(&member_pid, member);
+    atomic_fetch_add(&generation, 1);
+    atomic_store_explicit(&ready, 1, memory_order_release);
+    return 0;
+}
+
 static int create_locked(void)
 {
     const char *base = scl_settings()->base_dir;
-    char rnd[RANDOM_CHARS + 1], name[64], new_name[64];
+    char rnd[RANDOM_CHARS + 1], name[64], new_name[64], path[PATH_MAX];
     struct stat top, claims;
     int basefd, fd = -1;
 
@@ -265,22 +283,40 @@ static int create_locked(void)
         return -1;
     }
     scl_close_quietly(basefd);
-    if (scl_concat(dir_path, sizeof dir_path, base, "/", name, (char *)NULL) != 0 ||
-        scl_concat(claims_path, sizeof claims_path, dir_path, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0) {
+    if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0 ||
+        publish(path, &top, &claims, fd, getpid()) != 0) {
         scl_close_quietly(fd);
         return -1;
     }
-    dir_dev = top.st_dev;
-    dir_ino = top.st_ino;
-    claims_dev = claims.st_dev;
-    claims_ino = claims.st_ino;
-    fd = move_high(fd);
-    atomic_store(&dir_fd, fd);
-    atomic_store(&member_pid, getpid());
-    atomic_fetch_add(&generation, 1);
-    atomic_store_explicit(&ready, 1, memory_order_release);
     scl_debug("made claim directory %s", dir_path);
-    return fd;
+    return atomic_load(&dir_fd);
+}
+
+int scl_dir_attach(const char *path)
+{
+    struct stat top, claims;
+    int topfd, fd;
+
+    do
+        topfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (topfd < 0 && errno == EINTR);
+    if (topfd < 0)
+        return -1;
+    fd = open_dir_at(topfd, SCL_CLAIMS_DIR);
+    /* Somebody else's directory would let them fake or steal claims. */
+    if (fd < 0 || fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0 ||
+        (top.st_uid != geteuid() && top.st_uid != 0) || (top.st_mode & 0007) != 0 ||
+        publish(path, &top, &claims, fd, 0) != 0) {
+        int saved = errno == 0 ? EPERM : errno;
+        if (fd >= 0)
+            scl_close_quietly(fd);
+        scl_close_quietly(topfd);
+        errno = saved;
+        return -1;
+    }
+    scl_close_quietly(topfd);
+    scl_debug("joined claim directory %s", dir_path);
+    return 0;
 }
 
 int scl_dir_join_locked(void)
@@ -349,25 +385,29 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
 
 static void remove_if_unused(int dirfd)
 {
-    const char *base = scl_settings()->base_dir;
-    size_t base_len = strlen(base);
+    char parent[PATH_MAX];
+    const char *name = strrchr(dir_path, '/');
     int basefd, topfd;
 
     if (scl_holders_scan(dirfd, visit_find_alive, NULL) != 0)
         return;
     (void)scl_holders_scan(dirfd, visit_clear_dead, NULL);
-    if (strncmp(dir_path, base, base_len) != 0 || dir_path[base_len] != '/')
+    /* The parent from the path itself: an exec'd member may not have
+     * been given the SWERVE_TMPDIR its server was started with. */
+    if (name == NULL || (size_t)(name - dir_path) >= sizeof parent)
         return;
+    memcpy(parent, dir_path, (size_t)(name - dir_path));
+    parent[name - dir_path] = '\0';
+    name++;
     do
-        basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        basefd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     while (basefd < 0 && errno == EINTR);
     if (basefd < 0)
         return;
-    topfd = open_dir_at(basefd, dir_path + base_len + 1);
+    topfd = open_dir_at(basefd, name);
     /* Anything left in claims/ (a member that just joined) keeps it all. */
     if (topfd >= 0 && rmdir_if_same(topfd, SCL_CLAIMS_DIR, claims_dev, claims_ino) == 0 &&
-        unlinkat(topfd, SCL_WAKE_FILE, 0) == 0 &&
-        rmdir_if_same(basefd, dir_path + base_len + 1, dir_dev, dir_ino) == 0)
+        unlinkat(topfd, SCL_WAKE_FILE, 0) == 0 && rmdir_if_same(basefd, name, dir_dev, dir_ino) == 0)
         scl_debug("removed claim directory %s", dir_path);
     if (topfd >= 0)
         scl_close_quietly(topfd);

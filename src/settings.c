@@ -23,10 +23,12 @@ static const char *first_set(const char *a, const char *b, const char *fallback)
 static void load(void)
 {
     const char *base = first_set("SWERVE_TMPDIR", "TMPDIR", "/tmp");
-    const char *debug = getenv("SWERVE_DEBUG");
+    const char *debug = getenv("SWERVE_DEBUG"), *dir = getenv(SCL_DIR_ENV);
     char cwd[PATH_MAX];
 
     settings.debug = debug != NULL && strcmp(debug, "1") == 0;
+    if (dir != NULL && dir[0] == '/')
+        (void)scl_concat(settings.claim_dir, sizeof settings.claim_dir, dir, (char *)NULL);
     /* A relative base would move with the host's chdir(). */
     if (base[0] != '/' && getcwd(cwd, sizeof cwd) != NULL &&
         scl_concat(settings.base_dir, sizeof settings.base_dir, cwd, "/", base, (char *)NULL) == 0)
