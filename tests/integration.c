@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include "harness.h"
 #include "testdir.h"
 
 #include <check.h>
@@ -41,14 +42,6 @@ static void teardown(void)
     base = NULL;
 }
 
-static const char *env_or_die(const char *name)
-{
-    const char *v = getenv(name);
-
-    ck_assert_msg(v != NULL && *v != '\0', "%s is not set: run through `make check`", name);
-    return v;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -71,46 +64,24 @@ static void drain(int *fd, char *buf, size_t cap, size_t *len)
 }
 
 /* Runs HELPER ARGS... preloaded (or not), for at most TIMEOUT seconds, in
- * a base directory of its own; EXTRA_ENV (NULL or NULL-terminated
- * "NAME=value" strings) adds to the environment or replaces a NAME. */
+ * a base directory of its own; EXTRA_ENV as harness_env() takes it. */
 static void run_helper(struct run *r, int preload, const char *helper, const char *const *args,
                        const char *const *extra_env, double timeout)
 {
-    char path[4096], ld_preload[8192], tmpdir[4096];
-    const char *asan = getenv("SCL_ASAN_RUNTIME");
+    char path[4096];
     const char *argv[16];
-    char *envp[16];
+    struct harness_env env;
     int out[2], err[2], n = 0;
     size_t out_len = 0, err_len = 0;
     double deadline = now_s() + timeout;
     pid_t pid;
 
-    snprintf(path, sizeof path, "%s/%s", env_or_die("SCL_HELPERS"), helper);
+    harness_program(path, sizeof path, helper);
     argv[n++] = path;
     for (int i = 0; args[i] != NULL && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    snprintf(ld_preload, sizeof ld_preload, "LD_PRELOAD=%s%s%s", asan != NULL && *asan ? asan : "",
-             asan != NULL && *asan ? ":" : "", env_or_die("SCL_PRELOAD"));
-    snprintf(tmpdir, sizeof tmpdir, "SWERVE_TMPDIR=%s", base);
-    n = 0;
-    envp[n++] = "PATH=/usr/bin:/bin";
-    envp[n++] = tmpdir;
-    /* The helpers leak on purpose where a scenario ends a process early;
-     * the library's own leaks are the unit tests' business. */
-    envp[n++] = "ASAN_OPTIONS=detect_leaks=0";
-    if (preload)
-        envp[n++] = ld_preload;
-    for (int i = 0; extra_env != NULL && extra_env[i] != NULL; i++) {
-        size_t key = strcspn(extra_env[i], "=") + 1;
-        int at = 0;
-        while (at < n && strncmp(envp[at], extra_env[i], key) != 0)
-            at++;
-        ck_assert_int_lt(at, 15);
-        envp[at] = (char *)extra_env[i];
-        n += at == n;
-    }
-    envp[n] = NULL;
+    harness_env(&env, base, preload, extra_env);
 
     ck_assert_int_eq(pipe(out), 0);
     ck_assert_int_eq(pipe(err), 0);
@@ -122,7 +93,7 @@ static void run_helper(struct run *r, int preload, const char *helper, const cha
         dup2(err[1], 2);
         close(out[0]);
         close(err[0]);
-        execve(path, (char *const *)argv, envp);
+        execve(path, (char *const *)argv, env.vars);
         _exit(127);
     }
     close(out[1]);
