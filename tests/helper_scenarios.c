@@ -15,6 +15,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,8 +113,9 @@ static void gate_pass(struct gate *g)
     REQUIRE(write(g->fd[1], &byte, 1) == 1);
 }
 
-/* Waits for gate_pass, at most 10 s. */
-static void gate_wait(struct gate *g)
+/* Waits for gate_pass (or a byte written to the gate), at most 10 s, and
+ * returns the byte. */
+static char gate_wait(struct gate *g)
 {
     char byte;
     struct timeval tv = { .tv_sec = 10 };
@@ -123,6 +125,7 @@ static void gate_wait(struct gate *g)
     FD_SET(g->fd[0], &set);
     REQUIRE(select(g->fd[0] + 1, &set, NULL, NULL, &tv) == 1);
     REQUIRE(read(g->fd[0], &byte, 1) == 1);
+    return byte;
 }
 
 /* Waits, without reaping, until CHILD has ended (a zombie). */
@@ -572,6 +575,224 @@ static int bad_base(char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ exec */
+
+/* The exec'd image: claims released before the exec, the same claim
+ * directory joined through SWERVE_CLAIM_DIR.  FD tells the parent. */
+static int exec_image(char **argv)
+{
+    struct gate told = { .fd = { atoi(argv[0]), atoi(argv[1]) } };
+    struct gate done = { .fd = { atoi(argv[2]), atoi(argv[3]) } };
+    struct swerve_claim *c = api.new_claim("x");
+
+    REQUIRE(getenv("SWERVE_CLAIM_DIR") != NULL);
+    REQUIRE(api.available(c) == 1); /* released before the exec */
+    REQUIRE(api.acquire(c, 0.0) == c);
+    gate_pass(&told);
+    gate_wait(&done);
+    api.free(c);
+    return 0;
+}
+
+static int exec_releases_and_joins(char **argv)
+{
+    struct gate told, done;
+    char fds[4][16];
+    struct swerve_claim *c, *y;
+    pid_t child;
+    int status;
+
+    (void)argv;
+    gate_open(&told);
+    gate_open(&done);
+    child = fork();
+    if (child == 0) {
+        c = take("x");
+        for (int i = 0; i < 2; i++) {
+            snprintf(fds[i], sizeof fds[i], "%d", told.fd[i]);
+            snprintf(fds[2 + i], sizeof fds[2 + i], "%d", done.fd[i]);
+        }
+        execl("/proc/self/exe", "helper_scenarios", "exec-image", fds[0], fds[1], fds[2], fds[3], (char *)NULL);
+        _exit(127);
+    }
+    gate_wait(&told);
+    c = api.new_claim("x");
+    REQUIRE(api.available(c) == 0); /* the exec'd image holds it, in our directory */
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    gate_pass(&done);
+    REQUIRE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(api.available(c) == 1);
+
+    /* A failed exec released too: no handle holds anything after it. */
+    y = take("y");
+    errno = 0;
+    REQUIRE(execl("/nonexistent/program", "program", (char *)NULL) == -1 && errno == ENOENT);
+    REQUIRE(api.held(y) == 0);
+    REQUIRE(!claim_file_exists("y"));
+    REQUIRE(api.acquire(y, 0.0) == y);
+    api.free(y);
+    api.free(c);
+    return 0;
+}
+
+/* ------------------------------------------------- forks in hard places */
+
+struct churn {
+    volatile int stop;
+    int index;
+};
+
+static void *churn_claims(void *arg)
+{
+    struct churn *ch = arg;
+    char name[32];
+
+    /* New handles each round, so the library's lock and journal are busy
+     * while the main thread forks. */
+    for (long i = 0; !ch->stop; i++) {
+        struct swerve_claim *c;
+        snprintf(name, sizeof name, "thread-%d-%ld", ch->index, i % 64);
+        c = api.new_claim(name);
+        REQUIRE(c != NULL && api.acquire(c, 1.0) == c);
+        api.free(c);
+    }
+    return NULL;
+}
+
+/* Forks from a process whose other threads are inside the library. */
+static int threaded_fork(char **argv)
+{
+    enum { threads = 4, forks = 300 };
+    struct churn ch[threads];
+    pthread_t tids[threads];
+
+    (void)argv;
+    for (int i = 0; i < threads; i++) {
+        ch[i] = (struct churn){ .stop = 0, .index = i };
+        REQUIRE(pthread_create(&tids[i], NULL, churn_claims, &ch[i]) == 0);
+    }
+    for (int i = 0; i < forks; i++) {
+        pid_t child = fork();
+        int status;
+        if (child == 0) {
+            /* The child of a threaded fork: the library must not be stuck
+             * on a lock another thread held at the fork. */
+            struct swerve_claim *c = api.new_claim("child");
+            _exit(c != NULL && api.acquire(c, 5.0) == c && api.release(c) == 0 ? 0 : 1);
+        }
+        REQUIRE(child > 0 && waitpid(child, &status, 0) == child);
+        REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (int i = 0; i < threads; i++) {
+        ch[i].stop = 1;
+        REQUIRE(pthread_join(tids[i], NULL) == 0);
+    }
+    return 0;
+}
+
+static volatile sig_atomic_t handler_forks, handler_reaps;
+
+/* PostgreSQL's way: fork inside one signal handler, reap in another. */
+static void fork_in_handler(int sig)
+{
+    int saved = errno;
+    pid_t child;
+
+    (void)sig;
+    child = fork();
+    if (child == 0)
+        _exit(0);
+    if (child > 0)
+        handler_forks++;
+    errno = saved;
+}
+
+static void reap_all_in_handler(int sig)
+{
+    int saved = errno;
+
+    (void)sig;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        handler_reaps++;
+    errno = saved;
+}
+
+static int fork_in_signal_handler(char **argv)
+{
+    struct sigaction alarm = { .sa_handler = fork_in_handler }, chld = { .sa_handler = reap_all_in_handler };
+    struct itimerval every_2ms = { { 0, 2000 }, { 0, 2000 } }, off = { { 0, 0 }, { 0, 0 } };
+    struct swerve_claim *c = api.new_claim("main");
+    double t0 = now_s();
+
+    (void)argv;
+    sigemptyset(&alarm.sa_mask);
+    sigemptyset(&chld.sa_mask);
+    alarm.sa_flags = chld.sa_flags = SA_RESTART;
+    REQUIRE(sigaction(SIGALRM, &alarm, NULL) == 0 && sigaction(SIGCHLD, &chld, NULL) == 0);
+    REQUIRE(setitimer(ITIMER_REAL, &every_2ms, NULL) == 0);
+    /* Meanwhile the main line forks too, and takes claims. */
+    while (now_s() - t0 < 1.0) {
+        pid_t child = fork();
+        if (child == 0)
+            _exit(0);
+        REQUIRE(child > 0);
+        REQUIRE(api.acquire(c, 1.0) == c && api.release(c) == 0);
+    }
+    REQUIRE(setitimer(ITIMER_REAL, &off, NULL) == 0);
+    for (int i = 0; i < 500 && waitpid(-1, NULL, WNOHANG) >= 0; i++)
+        usleep(2000); /* until every child is reaped (ECHILD) */
+    REQUIRE(handler_forks > 0 && handler_reaps > 0);
+    api.free(c);
+    return 0;
+}
+
+/* ----------------------------------------------------------------- orphans */
+
+/*
+ * A master is SIGKILLed: its workers are orphans nobody of ours reaps.
+ * One of them holds a claim and is killed too: another orphan takes the
+ * claim all the same, as its holder is dead.
+ */
+static int orphans(char **argv)
+{
+    struct gate held, take_it, done;
+    pid_t master;
+    int status;
+
+    (void)argv;
+    gate_open(&held);
+    gate_open(&take_it);
+    gate_open(&done);
+    master = fork();
+    if (master == 0) {
+        pid_t holder = fork();
+        if (holder == 0) {
+            take("x");
+            gate_pass(&held);
+            for (;;)
+                pause();
+        }
+        if (fork() == 0) { /* the other orphan */
+            struct swerve_claim *c = api.new_claim("x");
+            char byte;
+            gate_wait(&take_it);
+            REQUIRE(kill(holder, SIGKILL) == 0);
+            for (int i = 0; i < 500 && kill(holder, 0) == 0; i++)
+                usleep(10000); /* until init has reaped it */
+            byte = api.acquire(c, 2.0) == c ? 1 : 0;
+            api.free(c);
+            REQUIRE(write(done.fd[1], &byte, 1) == 1);
+            exit(0);
+        }
+        gate_wait(&held);
+        raise(SIGKILL); /* the master dies; nothing of it runs */
+    }
+    REQUIRE(waitpid(master, &status, 0) == master && WIFSIGNALED(status));
+    gate_pass(&take_it);
+    REQUIRE(gate_wait(&done) == 1); /* the other orphan got the claim */
+    return 0;
+}
+
 /* ------------------------------------------------------ mutual exclusion */
 
 struct tally {
@@ -654,6 +875,97 @@ static int mutex_threads(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------------- stress */
+
+struct stress {
+    _Atomic pid_t owner; /* who holds the name now, by the checker's book */
+    _Atomic long acquisitions;
+    _Atomic int violations;
+    volatile int stop;
+};
+
+static void stress_worker(struct stress *st)
+{
+    struct swerve_claim *c = api.new_claim("contended");
+    pid_t self = getpid();
+
+    REQUIRE(c != NULL);
+    while (!st->stop) {
+        pid_t before;
+        if (api.acquire(c, 1.0) != c)
+            continue;
+        /* A previous owner still alive means two holders at once.  One
+         * SIGKILLed while holding is dead (and reaped) by now: its claim
+         * was only cleared when its parent reaped it. */
+        before = atomic_exchange(&st->owner, self);
+        if (before != 0 && kill(before, 0) == 0)
+            atomic_fetch_add(&st->violations, 1);
+        atomic_fetch_add(&st->acquisitions, 1);
+        for (volatile int spin = 0; spin < 2000; spin++)
+            ;
+        pid_t mine = self;
+        atomic_compare_exchange_strong(&st->owner, &mine, 0);
+        REQUIRE(api.release(c) == 0);
+    }
+    exit(0);
+}
+
+/*
+ * 8 workers contend on one name while the master SIGKILLs one at random
+ * every ~100 ms and forks a replacement: no moment with two holders, and
+ * no stale claim left at the end.  usage: stress SECONDS MIN-ACQUISITIONS
+ */
+static int stress(char **argv)
+{
+    enum { workers = 8 };
+    double seconds = argv[0] ? atof(argv[0]) : 5, t0 = now_s();
+    long wanted = argv[0] && argv[1] ? atol(argv[1]) : 10000;
+    struct stress *st = shared(sizeof *st);
+    pid_t pids[workers];
+    long kills = 0;
+
+    srand((unsigned)getpid());
+    for (int i = 0; i < workers; i++)
+        if ((pids[i] = fork()) == 0)
+            stress_worker(st);
+    while (now_s() - t0 < seconds || atomic_load(&st->acquisitions) < wanted) {
+        int victim = rand() % workers, status;
+        usleep(100 * 1000);
+        REQUIRE(now_s() - t0 < seconds * 6 + 30); /* bounded, however slow */
+        REQUIRE(kill(pids[victim], SIGKILL) == 0);
+        REQUIRE(waitpid(pids[victim], &status, 0) == pids[victim]);
+        kills++;
+        if ((pids[victim] = fork()) == 0)
+            stress_worker(st);
+    }
+    st->stop = 1;
+    for (int i = 0; i < workers; i++) {
+        int status;
+        REQUIRE(waitpid(pids[i], &status, 0) == pids[i]);
+    }
+    {
+        char dir[4096], claims[8192];
+        int left;
+        REQUIRE(claim_dirs(dir, sizeof dir) == 1);
+        snprintf(claims, sizeof claims, "%s/claims", dir);
+        left = 0;
+        for (DIR *d = opendir(claims); d != NULL;) {
+            struct dirent *e = readdir(d);
+            if (e == NULL) {
+                closedir(d);
+                break;
+            }
+            left += e->d_name[0] != '.';
+        }
+        printf("stress: %ld acquisitions, %d violations, %ld workers SIGKILLed, %d stale claims left\n",
+               atomic_load(&st->acquisitions), atomic_load(&st->violations), kills, left);
+        REQUIRE(atomic_load(&st->violations) == 0);
+        REQUIRE(atomic_load(&st->acquisitions) >= wanted);
+        REQUIRE(left == 0);
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------------- timed wait */
 
 static int cmp_double(const void *a, const void *b)
@@ -721,6 +1033,12 @@ int main(int argc, char **argv)
         { "signals-during-wait", signals_during_wait },
         { "host-clobbers-fd", host_clobbers_fd },
         { "bad-base", bad_base },               /* run with SWERVE_TMPDIR not a directory */
+        { "exec-releases-and-joins", exec_releases_and_joins },
+        { "exec-image", exec_image },           /* run by exec-releases-and-joins */
+        { "threaded-fork", threaded_fork },
+        { "fork-in-signal-handler", fork_in_signal_handler },
+        { "orphans", orphans },
+        { "stress", stress },                   /* [SECONDS [MIN-ACQUISITIONS]] */
         { "mutex-processes", mutex_processes }, /* [WORKERS [ITERATIONS]] */
         { "mutex-threads", mutex_threads },     /* [THREADS [ITERATIONS]] */
         { "handoff", handoff },

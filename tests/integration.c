@@ -229,6 +229,36 @@ START_TEST(test_signals_during_wait) { SCENARIO("signals-during-wait"); }
 END_TEST
 START_TEST(test_host_clobbers_fd) { SCENARIO("host-clobbers-fd"); }
 END_TEST
+START_TEST(test_exec_releases_and_joins)
+{
+    const char *args[] = { "exec-releases-and-joins", NULL };
+
+    /* The exec'd image reports first: the parent waits for it. */
+    expect_run("helper_scenarios", args, "ok exec-image\nok exec-releases-and-joins\n", 60);
+}
+END_TEST
+START_TEST(test_threaded_fork) { SCENARIO("threaded-fork"); }
+END_TEST
+START_TEST(test_fork_in_signal_handler) { SCENARIO("fork-in-signal-handler"); }
+END_TEST
+START_TEST(test_orphans) { SCENARIO("orphans"); }
+END_TEST
+
+START_TEST(test_stress_sigkill)
+{
+    static struct run r;
+    const char *soak = getenv("SCL_SOAK_SECONDS");
+    const char *args[] = { "stress", soak != NULL ? soak : "5", "10000", NULL };
+
+    run_helper(&r, 1, "helper_scenarios", args, NULL, soak != NULL ? atof(soak) * 6 + 60 : 120);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_ptr_nonnull(strstr(r.out, " 0 violations"));
+    ck_assert_ptr_nonnull(strstr(r.out, " 0 stale claims left"));
+    ck_assert_int_eq(testdir_count(base), 0);
+    fprintf(stderr, "%s", r.out);
+}
+END_TEST
 
 START_TEST(test_bad_base_is_an_error_not_a_crash)
 {
@@ -323,6 +353,59 @@ START_TEST(test_handoff_wakes_before_the_next_tick)
 }
 END_TEST
 
+/* ------------------------------------------------ guest manners */
+
+/*
+ * The same fork/exec/wait-heavy program with and without the shim: exit
+ * statuses, wait results, errno, signal dispositions, its own descriptors
+ * and its output must not change.
+ */
+START_TEST(test_transparent_to_the_host)
+{
+    static struct run with, without;
+    const char *args[] = { NULL };
+
+    run_helper(&without, 0, "helper_transparency", args, NULL, 60);
+    run_helper(&with, 1, "helper_transparency", args, NULL, 60);
+    ck_assert_int_eq(without.status, 42);
+    ck_assert_int_eq(with.status, 42);
+    ck_assert_str_eq(without.err, "");
+    ck_assert_str_eq(with.err, "");
+    ck_assert_ptr_nonnull(strstr(without.out, "fexecve: exec'd echo says hello"));
+    ck_assert_str_eq(with.out, without.out);
+    ck_assert_int_eq(testdir_count(base), 0);
+}
+END_TEST
+
+/* A library constructor that forks or exits, before or after ours. */
+static const struct {
+    const char *mode;
+    int early_first, status;
+} early_cases[] = {
+    { "fork", 1, 0 }, { "fork", 0, 0 }, { "exit", 1, 5 }, { "exit", 0, 5 }, { "_exit", 1, 6 }, { "_exit", 0, 6 },
+};
+
+START_TEST(test_library_constructor_forks_or_exits)
+{
+    static struct run r;
+    char preload[8192], mode[64];
+    const char *asan = getenv("SCL_ASAN_RUNTIME"), *early = getenv("SCL_EARLY"), *shim = getenv("SCL_PRELOAD");
+    const char *args[] = { "class-1", NULL }, *env[] = { preload, mode, NULL };
+
+    ck_assert_ptr_nonnull(early);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s:%s", asan != NULL && *asan ? asan : "",
+             asan != NULL && *asan ? ":" : "", early_cases[_i].early_first ? early : shim,
+             early_cases[_i].early_first ? shim : early);
+    snprintf(mode, sizeof mode, "EARLY_MODE=%s", early_cases[_i].mode);
+    run_helper(&r, 1, "helper_seed", args, env, 30);
+    ck_assert_msg(r.status == early_cases[_i].status, "%s: status %d, stderr %s", preload, r.status, r.err);
+    ck_assert_str_eq(r.err, "");
+    if (early_cases[_i].status == 0)
+        ck_assert_str_eq(r.out, "bool(true)\nbool(true)\nNULL\nbool(true)\nbool(false)\nbool(true)\n");
+    ck_assert_int_eq(testdir_count(base), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("integration");
@@ -345,6 +428,13 @@ static Suite *suite(void)
     tcase_add_test(life, test_launcher_hands_directory_on);
     tcase_add_test(life, test_signals_during_wait);
     tcase_add_test(life, test_host_clobbers_fd);
+    tcase_add_test(life, test_exec_releases_and_joins);
+    tcase_add_test(life, test_threaded_fork);
+    tcase_add_test(life, test_fork_in_signal_handler);
+    tcase_add_test(life, test_orphans);
+    tcase_add_test(life, test_transparent_to_the_host);
+    tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0,
+                        sizeof early_cases / sizeof early_cases[0]);
     tcase_add_test(life, test_bad_base_is_an_error_not_a_crash);
     tcase_add_test(life, test_debug_logs_only_when_asked);
     tcase_add_test(life, test_inherited_handle);
@@ -360,6 +450,7 @@ static Suite *suite(void)
     tcase_add_test(excl, test_mutual_exclusion_processes);
     tcase_add_test(excl, test_mutual_exclusion_threads);
     tcase_add_test(excl, test_handoff_wakes_before_the_next_tick);
+    tcase_add_test(excl, test_stress_sigkill);
     suite_add_tcase(s, excl);
     return s;
 }
