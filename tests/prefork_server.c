@@ -181,12 +181,14 @@ static void respond(int conn, const char *body)
         (void)!write(conn, body, strlen(body));
 }
 
+/* Sleeps MS, in slices, until told to stop: a stop signal that came just
+ * before the sleep must not leave it to run to its end. */
 static void sleep_ms(int ms)
 {
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stopping)
-        ;
+    for (int slept = 0; slept < ms && !stopping; slept += 10) {
+        struct timespec ts = { .tv_nsec = 10 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* The report itself, in whatever process runs it; WHO names that process
@@ -377,12 +379,14 @@ static void tend_workers(int listener, const struct options *o)
             workers_pid[i] = spawn(listener, o);
 }
 
+/* SIGTERM, then after 5 s SIGKILL to whoever is left, as real servers do;
+ * all of them reaped. */
 static void stop_workers(void)
 {
     for (int i = 0; i < workers_n; i++)
         if (workers_pid[i] > 0)
             kill(workers_pid[i], SIGTERM);
-    for (int i = 0; i < 500; i++) { /* at most 5 s */
+    for (int i = 0; i < 1000; i++) { /* at most 10 s */
         int left = 0;
         pid_t dead;
         while ((dead = waitpid(-1, NULL, WNOHANG)) > 0)
@@ -393,7 +397,12 @@ static void stop_workers(void)
             left += workers_pid[j] > 0 && kill(workers_pid[j], 0) == 0;
         if (left == 0)
             return;
-        sleep_ms(10);
+        if (i == 500)
+            for (int j = 0; j < workers_n; j++)
+                if (workers_pid[j] > 0)
+                    kill(workers_pid[j], SIGKILL);
+        struct timespec tick = { .tv_nsec = 10 * 1000000L };
+        nanosleep(&tick, NULL);
     }
 }
 

@@ -52,9 +52,18 @@ static void start(const char *const *args)
 
 static void stop_and_check_clean(void)
 {
+    char *dir, cmd[8400];
+
     ck_assert_msg(server_stop(&srv) == 0, "the server did not stop on SIGTERM");
     srv.master = 0;
-    ck_assert_msg(testdir_count_prefix(base, "swerve-claim.") == 0, "a claim directory was left behind");
+    dir = testdir_claim_dir(base);
+    if (dir != NULL) {
+        /* Say what was left, and whose it was. */
+        snprintf(cmd, sizeof cmd, "ls -la %s %s/claims >&2; head -v -n 1 %s/claims/.holder.* >&2", dir, dir, dir);
+        (void)system(cmd);
+        free(dir);
+        ck_abort_msg("a claim directory was left behind");
+    }
 }
 
 static void get(const char *path, char *body, size_t cap)
