@@ -2,12 +2,14 @@
 
 #include "serverdir.h"
 #include "holder.h"
+#include "retire.h"
 #include "log.h"
 #include "proc.h"
 #include "settings.h"
 #include "sigsafe.h"
 #include "wake.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,8 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DIR_PREFIX "swerve-claim."
-#define NEW_SUFFIX ".new"
 #define RANDOM_CHARS 12
 
 /* Written before `ready` is set (release) and read after (acquire).  The
@@ -167,16 +167,6 @@ static void random_chars(char out[RANDOM_CHARS + 1])
     out[RANDOM_CHARS] = '\0';
 }
 
-static int open_dir_at(int dirfd, const char *name)
-{
-    int fd;
-
-    do
-        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    return fd;
-}
-
 /* Removes what build() made in a directory that never got published. */
 static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
 {
@@ -202,7 +192,7 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
 
     if (mkdirat(basefd, new_name, 0700) != 0)
         return -1;
-    topfd = open_dir_at(basefd, new_name);
+    topfd = scl_open_dir_at(basefd, new_name);
     if (topfd < 0) {
         saved = errno;
         (void)unlinkat(basefd, new_name, AT_REMOVEDIR);
@@ -211,7 +201,7 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
     }
     /* The umask may have narrowed 0700; nothing may widen it. */
     if (fstat(topfd, top) == 0 && top->st_uid == geteuid() && fchmod(topfd, 0700) == 0 &&
-        scl_wake_create(topfd) == 0 && mkdirat(topfd, SCL_CLAIMS_DIR, 0700) == 0 && (claimsfd = open_dir_at(topfd, SCL_CLAIMS_DIR)) >= 0 &&
+        scl_wake_create(topfd) == 0 && mkdirat(topfd, SCL_CLAIMS_DIR, 0700) == 0 && (claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) >= 0 &&
         fstat(claimsfd, claims) == 0 && scl_holder_register(claimsfd, &self, 1) == 0) {
         scl_close_quietly(topfd);
         return claimsfd;
@@ -252,10 +242,11 @@ static int create_locked(void)
     while (basefd < 0 && errno == EINTR);
     if (basefd < 0)
         return -1;
+    scl_sweep_abandoned(basefd);
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
         random_chars(rnd);
-        (void)scl_concat(name, sizeof name, DIR_PREFIX, rnd, (char *)NULL);
-        (void)scl_concat(new_name, sizeof new_name, name, NEW_SUFFIX, (char *)NULL);
+        (void)scl_concat(name, sizeof name, SCL_DIR_PREFIX, rnd, (char *)NULL);
+        (void)scl_concat(new_name, sizeof new_name, name, SCL_NEW_SUFFIX, (char *)NULL);
         fd = build(basefd, new_name, &top, &claims);
         if (fd < 0) {
             if (errno == EEXIST)
@@ -264,7 +255,7 @@ static int create_locked(void)
         }
         /* Published whole, never half-made, and never over another's. */
         if (renameat2(basefd, new_name, basefd, name, RENAME_NOREPLACE) != 0) {
-            int saved = errno, topfd = open_dir_at(basefd, new_name);
+            int saved = errno, topfd = scl_open_dir_at(basefd, new_name);
             if (topfd >= 0)
                 unbuild(basefd, new_name, topfd, fd);
             else
@@ -302,7 +293,7 @@ int scl_dir_attach(const char *path)
     while (topfd < 0 && errno == EINTR);
     if (topfd < 0)
         return -1;
-    fd = open_dir_at(topfd, SCL_CLAIMS_DIR);
+    fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     /* Somebody else's directory would let them fake or steal claims. */
     if (fd < 0 || fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0 ||
         (top.st_uid != geteuid() && top.st_uid != 0) || (top.st_mode & 0007) != 0 ||
@@ -346,52 +337,13 @@ int scl_dir_join_locked(void)
     return fd;
 }
 
-static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
-{
-    struct scl_proc_id id;
-    int fd, alive;
-
-    (void)arg;
-    if (pid == 0)
-        return 0;
-    fd = openat(dirfd, entry, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : 1;
-    /* A header we cannot read is somebody's: keep the directory. */
-    alive = scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id);
-    scl_close_quietly(fd);
-    return alive;
-}
-
-static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
-{
-    (void)arg;
-    if (pid > 0)
-        (void)scl_holder_clear(dirfd, pid, SCL_CLEAR_IF_DEAD);
-    else
-        (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished */
-    return 0;
-}
-
-/* Removes NAME from DIRFD if it is still the directory DEV/INO. */
-static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
-{
-    struct stat st;
-
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev || st.st_ino != ino)
-        return -1;
-    return unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
 static void remove_if_unused(int dirfd)
 {
     char parent[PATH_MAX];
     const char *name = strrchr(dir_path, '/');
+    struct stat st;
     int basefd, topfd;
 
-    if (scl_holders_scan(dirfd, visit_find_alive, NULL) != 0)
-        return;
-    (void)scl_holders_scan(dirfd, visit_clear_dead, NULL);
     /* The parent from the path itself: an exec'd member may not have
      * been given the SWERVE_TMPDIR its server was started with. */
     if (name == NULL || (size_t)(name - dir_path) >= sizeof parent)
@@ -404,10 +356,9 @@ static void remove_if_unused(int dirfd)
     while (basefd < 0 && errno == EINTR);
     if (basefd < 0)
         return;
-    topfd = open_dir_at(basefd, name);
-    /* Anything left in claims/ (a member that just joined) keeps it all. */
-    if (topfd >= 0 && rmdir_if_same(topfd, SCL_CLAIMS_DIR, claims_dev, claims_ino) == 0 &&
-        unlinkat(topfd, SCL_WAKE_FILE, 0) == 0 && rmdir_if_same(basefd, name, dir_dev, dir_ino) == 0)
+    topfd = scl_open_dir_at(basefd, name);
+    if (topfd >= 0 && fstat(topfd, &st) == 0 && st.st_dev == dir_dev && st.st_ino == dir_ino &&
+        scl_retire(basefd, name, topfd, dirfd) == 0)
         scl_debug("removed claim directory %s", dir_path);
     if (topfd >= 0)
         scl_close_quietly(topfd);

@@ -3,6 +3,7 @@
 #include "sigsafe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,6 +96,16 @@ int scl_concat(char *out, size_t cap, ...)
     va_end(ap);
     out[len] = '\0';
     return 0;
+}
+
+int scl_open_dir_at(int dirfd, const char *name)
+{
+    int fd;
+
+    do
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    return fd;
 }
 
 void scl_close_quietly(int fd)

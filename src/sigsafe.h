@@ -28,6 +28,10 @@ int scl_parse_ull(const char **p, unsigned long long *v);
  */
 int scl_concat(char *out, size_t cap, ...) __attribute__((sentinel));
 
+/* Opens directory NAME of DIRFD, never through a symlink, close-on-exec,
+ * retrying EINTR; -1 with errno. */
+int scl_open_dir_at(int dirfd, const char *name);
+
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);
 

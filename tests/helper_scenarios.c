@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -793,6 +794,78 @@ static int orphans(char **argv)
     return 0;
 }
 
+/* ------------------------------------------------- abandoned directories */
+
+extern char **environ;
+
+/* This program again, ARGS after it, with a claim directory of its own:
+ * posix_spawn runs no fork handler, and we have no directory to pass on. */
+static pid_t spawn_self(const char *const *args)
+{
+    const char *argv[8] = { "helper_scenarios" };
+    pid_t pid;
+
+    for (int i = 0; args[i] != NULL && i < 6; i++)
+        argv[i + 1] = args[i];
+    REQUIRE(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, (char *const *)argv, environ) == 0);
+    return pid;
+}
+
+static int hold_and_die(char **argv)
+{
+    (void)argv;
+    take("x");
+    raise(SIGKILL); /* nothing of ours runs: a server SIGKILLed whole */
+    return 1;
+}
+
+/* Holds y, says so on fd argv[0], and lets go when fd argv[1] closes. */
+static int hold_and_wait(char **argv)
+{
+    struct gate told = { .fd = { -1, atoi(argv[0]) } }, release = { .fd = { atoi(argv[1]), -1 } };
+    struct swerve_claim *c = take("y");
+    char byte;
+
+    gate_pass(&told);
+    (void)!read(release.fd[0], &byte, 1);
+    api.free(c);
+    return 0;
+}
+
+/* The next server to start removes an abandoned directory, not a live one. */
+static int sweep(char **argv)
+{
+    const char *die[] = { "hold-and-die", NULL };
+    char fds[2][16];
+    const char *wait_args[] = { "hold-and-wait", fds[0], fds[1], NULL };
+    struct gate told, release;
+    pid_t dead, live;
+    int status;
+
+    (void)argv;
+    REQUIRE(claim_dirs(NULL, 0) == 0);
+    dead = spawn_self(die);
+    REQUIRE(waitpid(dead, &status, 0) == dead && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    REQUIRE(claim_dirs(NULL, 0) == 1); /* abandoned, with a dead holder's claim */
+    gate_open(&told);
+    gate_open(&release);
+    /* The holder gets one end of each: with the other, it would never see
+     * the release pipe close. */
+    REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(release.fd[1], F_SETFD, FD_CLOEXEC) == 0);
+    snprintf(fds[0], sizeof fds[0], "%d", told.fd[1]);
+    snprintf(fds[1], sizeof fds[1], "%d", release.fd[0]);
+    live = spawn_self(wait_args);
+    gate_wait(&told);
+    /* Its start, beside the abandoned directory, swept that away. */
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    api.free(take("z")); /* our start sweeps too, and must leave the live one */
+    REQUIRE(claim_dirs(NULL, 0) == 2);
+    close(release.fd[1]);
+    REQUIRE(waitpid(live, &status, 0) == live && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(claim_dirs(NULL, 0) == 1); /* the live one removed its own */
+    return 0;
+}
+
 /* ------------------------------------------------------ mutual exclusion */
 
 struct tally {
@@ -1038,6 +1111,9 @@ int main(int argc, char **argv)
         { "threaded-fork", threaded_fork },
         { "fork-in-signal-handler", fork_in_signal_handler },
         { "orphans", orphans },
+        { "sweep", sweep },
+        { "hold-and-die", hold_and_die },       /* run by sweep */
+        { "hold-and-wait", hold_and_wait },     /* run by sweep */
         { "stress", stress },                   /* [SECONDS [MIN-ACQUISITIONS]] */
         { "mutex-processes", mutex_processes }, /* [WORKERS [ITERATIONS]] */
         { "mutex-threads", mutex_threads },     /* [THREADS [ITERATIONS]] */

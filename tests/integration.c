@@ -244,6 +244,14 @@ END_TEST
 START_TEST(test_orphans) { SCENARIO("orphans"); }
 END_TEST
 
+START_TEST(test_abandoned_directory_is_swept)
+{
+    const char *args[] = { "sweep", NULL };
+
+    expect_run("helper_scenarios", args, "ok hold-and-wait\nok sweep\n", 60);
+}
+END_TEST
+
 START_TEST(test_stress_sigkill)
 {
     static struct run r;
@@ -432,6 +440,7 @@ static Suite *suite(void)
     tcase_add_test(life, test_threaded_fork);
     tcase_add_test(life, test_fork_in_signal_handler);
     tcase_add_test(life, test_orphans);
+    tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0,
                         sizeof early_cases / sizeof early_cases[0]);

@@ -1,0 +1,25 @@
+/*
+ * Removing claim directories: the last live member removes its own as it
+ * ends, and a server starting below a base directory removes those of its
+ * user that no live process uses any more (a tree SIGKILLed whole), never
+ * a live one.  Async-signal-safe: the first fork may make a directory
+ * inside a signal handler, and ends run in them.
+ */
+#ifndef SCL_RETIRE_H
+#define SCL_RETIRE_H
+
+/* The prefix of claim directories' names, and the suffix of one being
+ * built (it is published by renaming it to drop the suffix). */
+#define SCL_DIR_PREFIX "swerve-claim."
+#define SCL_NEW_SUFFIX ".new"
+
+/* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
+ * claims directory as CLAIMSFD) unless a live member is left; dead
+ * holders are cleared first.  0 when removed. */
+int scl_retire(int basefd, const char *name, int topfd, int claimsfd);
+
+/* Removes this user's claim directories below BASEFD with no live member
+ * left, and ".new" ones their maker abandoned over an hour ago. */
+void scl_sweep_abandoned(int basefd);
+
+#endif
