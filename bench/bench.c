@@ -10,7 +10,14 @@
  *   2. the hand-off latency from a release to a waiting acquire in another
  *      process, next to plain 20 ms polling;
  *   3. the CPU a waiter uses while it waits, next to a process that only
- *      sleeps in 20 ms steps (the floor the seed's 20 ms retries set).
+ *      sleeps in 20 ms steps (the floor the seed's 20 ms retries set);
+ *   4. reaping a dead worker: one that held nothing, one that held one
+ *      claim, and one that held one claim while 100,000 others are held;
+ *   5. fork()+_exit()+waitpid() and fork+exec of /bin/true, without the
+ *      shim, with an empty library preloaded, and with the shim: separate
+ *      runs of this program, alternated 11 times.  The empty library
+ *      shows what preloading any library costs; the shim's hooks are what
+ *      it adds on top.
  *
  * CPU time is read from /proc/self/schedstat (nanoseconds of run time):
  * getrusage() is sampled at the scheduler tick on many kernels, which
@@ -20,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +39,11 @@
 #include <unistd.h>
 
 #define ROUNDS 11
+#define LOOP_ROUNDS 11
+#define FORKS_PER_RUN 2000
+#define EXECS_PER_RUN 300
+#define REAPS 51
+#define OTHER_CLAIMS 100000
 #define PAIRS 20000
 #define HANDOFFS 200
 #define POLLED_HANDOFFS 40
@@ -289,12 +302,164 @@ static void bench_handoff(void)
     munmap(polled, sizeof(double) * POLLED_HANDOFFS);
 }
 
+/* ------------------------------------------------------ 4. reaping */
+
+/* How long waitpid() takes to reap a child already dead (a zombie) that
+ * took CLAIM (or nothing) and was SIGKILLed: the hook clears its claims. */
+static double reap_ns(const char *claim)
+{
+    double t[REAPS];
+
+    for (int i = 0; i < REAPS; i++) {
+        siginfo_t info;
+        double t0;
+        pid_t child = fork();
+        if (child == 0) {
+            if (claim != NULL && api.acquire(api.new_claim(claim), 0.0) == NULL)
+                _exit(1);
+            raise(SIGKILL);
+        }
+        if (child < 0 || waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) != 0)
+            die("reap child");
+        t0 = now_s();
+        if (waitpid(child, NULL, 0) != child)
+            die("waitpid");
+        t[i] = (now_s() - t0) * 1e9;
+    }
+    return median(t, REAPS);
+}
+
+/* A process holding claims FIRST..FIRST+N-1 until the pipe RELEASE
+ * closes; says so on READY.  (One holder file takes at most 65,000 links
+ * on ext4.) */
+static pid_t hold_many(int first, int n, int ready, const int release[2])
+{
+    char name[32], byte = 0;
+    pid_t pid = fork();
+
+    if (pid != 0)
+        return pid;
+    close(release[1]); /* or it would never see the pipe close */
+    for (int i = first; i < first + n; i++) {
+        snprintf(name, sizeof name, "other-%d", i);
+        if (api.acquire(api.new_claim(name), 0.0) == NULL)
+            die("holding the other claims");
+    }
+    send_byte(ready);
+    (void)!read(release[0], &byte, 1);
+    _exit(0); /* its exit releases them all */
+}
+
+static void bench_reaping(void)
+{
+    enum { holders = 2 };
+    int ready[2], release[2];
+    pid_t held_by[holders];
+    double nothing, one, one_among;
+
+    nothing = reap_ns(NULL);
+    one = reap_ns("victim");
+    if (pipe(ready) != 0 || pipe(release) != 0)
+        die("pipe");
+    for (int h = 0; h < holders; h++)
+        held_by[h] = hold_many(h * (OTHER_CLAIMS / holders), OTHER_CLAIMS / holders, ready[1], release);
+    for (int h = 0; h < holders; h++)
+        wait_byte(ready[0]);
+    one_among = reap_ns("victim");
+    printf("4. reaping a SIGKILLed worker (waitpid of a zombie, median of %d)\n", REAPS);
+    printf("   it held nothing          %8.0f ns\n", nothing);
+    printf("   it held one claim        %8.0f ns\n", one);
+    printf("   one claim, %d others held %8.0f ns   (ratio %.2f to the line above)\n", OTHER_CLAIMS, one_among,
+           one_among / one);
+    close(release[1]);
+    for (int h = 0; h < holders; h++)
+        waitpid(held_by[h], NULL, 0);
+    close(release[0]);
+    close(ready[0]);
+    close(ready[1]);
+}
+
+/* ------------------------------------------- 5. fork and exec loops */
+
+/* One run of a loop, in a process of its own: prints ns per iteration. */
+static int loop_run(const char *what, int n)
+{
+    double t0 = now_s();
+
+    for (int i = 0; i < n; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            if (strcmp(what, "--exec-loop") == 0)
+                execl("/bin/true", "true", (char *)NULL);
+            _exit(0);
+        }
+        if (child < 0 || waitpid(child, NULL, 0) != child)
+            die(what);
+    }
+    printf("%.0f\n", (now_s() - t0) / n * 1e9);
+    return 0;
+}
+
+/* Runs this program as `ARG N`, preloaded or not; its ns per iteration. */
+static double timed_run(const char *self, const char *arg, int n, const char *preload)
+{
+    char count[16], out[64];
+    int fds[2];
+    ssize_t got;
+    pid_t child;
+
+    snprintf(count, sizeof count, "%d", n);
+    if (pipe(fds) != 0)
+        die("pipe");
+    child = fork();
+    if (child == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        if (preload != NULL)
+            setenv("LD_PRELOAD", preload, 1);
+        else
+            unsetenv("LD_PRELOAD");
+        execl(self, self, arg, count, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    got = read(fds[0], out, sizeof out - 1);
+    close(fds[0]);
+    if (child < 0 || waitpid(child, NULL, 0) != child || got <= 0)
+        die(arg);
+    out[got] = '\0';
+    return atof(out);
+}
+
+static void compare_loop(const char *self, const char *label, const char *arg, int n, const char *shim,
+                         const char *empty)
+{
+    const char *sides[3] = { NULL, empty, shim };
+    double t[3][LOOP_ROUNDS], over_none[LOOP_ROUNDS], over_empty[LOOP_ROUNDS], empty_over_none[LOOP_ROUNDS];
+
+    for (int r = 0; r < LOOP_ROUNDS; r++) {
+        /* The three alternate, starting with another one every round. */
+        for (int k = 0; k < 3; k++) {
+            int side = (r + k) % 3;
+            t[side][r] = timed_run(self, arg, n, sides[side]);
+        }
+        over_none[r] = t[2][r] / t[0][r];
+        over_empty[r] = t[2][r] / t[1][r];
+        empty_over_none[r] = t[1][r] / t[0][r];
+    }
+    printf("   %s (ns per iteration, medians of %d)\n", label, LOOP_ROUNDS);
+    printf("      without %8.0f   empty preload %8.0f   shim %8.0f\n", median(t[0], LOOP_ROUNDS),
+           median(t[1], LOOP_ROUNDS), median(t[2], LOOP_ROUNDS));
+    printf("      the hooks: shim / empty preload  %.3f   (target <= 1.10)\n", median(over_empty, LOOP_ROUNDS));
+    printf("      any preload: empty / without     %.3f\n", median(empty_over_none, LOOP_ROUNDS));
+    printf("      in all: shim / without           %.3f\n", median(over_none, LOOP_ROUNDS));
+}
+
 /* Runs this program again with the shim preloaded and a scratch base,
  * then checks the library cleaned up after itself. */
 static int run_preloaded(char **argv)
 {
-    const char *lib = getenv("SCL_PRELOAD"), *asan = getenv("SCL_ASAN_RUNTIME");
-    char tmpl[] = "/tmp/scl-bench.XXXXXX", preload[8192];
+    const char *lib = getenv("SCL_PRELOAD"), *asan = getenv("SCL_ASAN_RUNTIME"), *empty = getenv("SCL_EMPTY_PRELOAD");
+    char tmpl[] = "/tmp/scl-bench.XXXXXX", preload[8192], empty_preload[8192];
 
     if (lib == NULL || *lib == '\0') {
         fprintf(stderr, "bench: set SCL_PRELOAD to libswerveclaim_preload.so (make bench does)\n");
@@ -302,7 +467,12 @@ static int run_preloaded(char **argv)
     }
     if (mkdtemp(tmpl) == NULL)
         die("mkdtemp");
+    if (empty == NULL || *empty == '\0') {
+        fprintf(stderr, "bench: set SCL_EMPTY_PRELOAD to bench/.libs/libempty.so (make bench does)\n");
+        exit(2);
+    }
     snprintf(preload, sizeof preload, "%s%s%s", asan && *asan ? asan : "", asan && *asan ? ":" : "", lib);
+    snprintf(empty_preload, sizeof empty_preload, "%s%s%s", asan && *asan ? asan : "", asan && *asan ? ":" : "", empty);
     setenv("SWERVE_TMPDIR", tmpl, 1);
     setenv("SCL_BENCH_CHILD", "1", 1);
     pid_t child = fork();
@@ -314,16 +484,23 @@ static int run_preloaded(char **argv)
     int status;
     if (child < 0 || waitpid(child, &status, 0) != child)
         die("bench child");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return 1;
+    printf("5. the hooks on the host's hot paths: separate runs, each side %d times, alternated\n", LOOP_ROUNDS);
+    compare_loop("/proc/self/exe", "fork+_exit+waitpid", "--fork-loop", FORKS_PER_RUN, preload, empty_preload);
+    compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-loop", EXECS_PER_RUN, preload, empty_preload);
     if (rmdir(tmpl) != 0) {
         fprintf(stderr, "bench: %s not empty after the run: %s\n", tmpl, strerror(errno));
         return 1;
     }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    (void)argc;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 3 && (strcmp(argv[1], "--fork-loop") == 0 || strcmp(argv[1], "--exec-loop") == 0))
+        return loop_run(argv[1], atoi(argv[2]));
     if (getenv("SCL_BENCH_CHILD") == NULL)
         return run_preloaded(argv);
     if (!swerve_claim_load(&api)) {
@@ -331,9 +508,9 @@ int main(int argc, char **argv)
         return 1;
     }
     scratch = getenv("SWERVE_TMPDIR");
-    setvbuf(stdout, NULL, _IOLBF, 0);
     printf("swerve-claim bench: %ld CPUs, base directory %s\n", sysconf(_SC_NPROCESSORS_ONLN), scratch);
     bench_pairs();
     bench_handoff();
+    bench_reaping();
     return 0;
 }

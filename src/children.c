@@ -1,59 +1,57 @@
 #include "config.h"
 
 #include "children.h"
+#include "lock.h"
 
-#include <stdatomic.h>
 #include <unistd.h>
 
-#define SLOTS 4096
+/* The table lives on the fork page (lock.h): a child inherits its
+ * parent's table, which it only reads until its own first fork. */
+#define T scl_fork_page
 
-static _Atomic pid_t slots[SLOTS];
-static _Atomic pid_t owner; /* a forked child inherits its parent's list */
-static atomic_int overflowed;
-
-static int mine(void)
+static int mine(pid_t self)
 {
-    return atomic_load(&owner) == getpid();
+    return atomic_load(&T.children_owner) == self;
 }
 
 void scl_children_add(pid_t pid)
 {
     pid_t self = getpid();
 
-    if (atomic_load(&owner) != self) {
+    if (!mine(self)) {
         /* The first fork of this process: forget the parent's children. */
-        for (size_t i = 0; i < SLOTS; i++)
-            atomic_store(&slots[i], 0);
-        atomic_store(&overflowed, 0);
-        atomic_store(&owner, self);
+        for (size_t i = 0; i < SCL_CHILD_SLOTS; i++)
+            atomic_store(&T.children[i], 0);
+        atomic_store(&T.children_overflowed, 0);
+        atomic_store(&T.children_owner, self);
     }
-    for (size_t n = 0, i = (size_t)pid % SLOTS; n < SLOTS; n++, i = (i + 1) % SLOTS) {
+    for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < SCL_CHILD_SLOTS; n++, i = (i + 1) % SCL_CHILD_SLOTS) {
         pid_t empty = 0;
-        if (atomic_compare_exchange_strong(&slots[i], &empty, pid))
+        if (atomic_compare_exchange_strong(&T.children[i], &empty, pid))
             return;
     }
-    atomic_store(&overflowed, 1);
+    atomic_store(&T.children_overflowed, 1);
 }
 
 void scl_children_remove(pid_t pid)
 {
-    if (!mine())
+    if (!mine(getpid()))
         return;
-    for (size_t n = 0, i = (size_t)pid % SLOTS; n < SLOTS; n++, i = (i + 1) % SLOTS) {
+    for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < SCL_CHILD_SLOTS; n++, i = (i + 1) % SCL_CHILD_SLOTS) {
         pid_t found = pid;
-        if (atomic_compare_exchange_strong(&slots[i], &found, 0))
+        if (atomic_compare_exchange_strong(&T.children[i], &found, 0))
             return;
     }
 }
 
 int scl_children_each(void (*fn)(pid_t pid, void *arg), void *arg)
 {
-    if (!mine())
+    if (!mine(getpid()))
         return 0;
-    for (size_t i = 0; i < SLOTS; i++) {
-        pid_t pid = atomic_load(&slots[i]);
+    for (size_t i = 0; i < SCL_CHILD_SLOTS; i++) {
+        pid_t pid = atomic_load(&T.children[i]);
         if (pid > 0)
             fn(pid, arg);
     }
-    return atomic_load(&overflowed) ? -1 : 0;
+    return atomic_load(&T.children_overflowed) ? -1 : 0;
 }

@@ -17,44 +17,39 @@
 #include <unistd.h>
 
 static atomic_int initialised;
-/* Set in the parent just before a fork, so the child knows its parent
- * without a system call. */
+/* The parent this process had when its image started (set at load), or
+ * itself once it forks: so a child knows its parent without writing
+ * anything on its side of the fork (lock.h says why that matters), and
+ * an orphan notices it is one. */
 static _Atomic pid_t forking_parent;
-static _Atomic pid_t parent_at_fork;
 static _Atomic pid_t ended_pid;
 
 /*
  * Before every fork, hooked or libc-internal (daemon(3)): the claim
  * directory must exist in the parent so that all its children share it,
- * and the parent becomes a member of it.
+ * and the parent becomes a member of it.  Once it is, this writes
+ * nothing: a server forking its workers pays a few loads.
  */
 static void before_fork(void)
 {
+    pid_t self = getpid();
     int saved = errno;
 
-    scl_lock();
-    if (scl_dir_join_locked() < 0)
-        scl_debug("no claim directory before fork: errno %d", errno);
-    atomic_store(&forking_parent, getpid());
-    errno = saved;
-}
-
-static void after_fork_in_parent(void)
-{
-    int saved = errno;
-
-    scl_unlock();
+    if (atomic_load(&forking_parent) != self)
+        atomic_store(&forking_parent, self);
+    if (!scl_dir_is_member()) {
+        scl_lock();
+        if (scl_dir_join_locked() < 0)
+            scl_debug("no claim directory before fork: errno %d", errno);
+        scl_unlock();
+    }
     errno = saved;
 }
 
 /* Only async-signal-safe work here: the parent may have had threads. */
 static void after_fork_in_child(void)
 {
-    int saved = errno;
-
     scl_lock_reset_in_child();
-    atomic_store(&parent_at_fork, atomic_load(&forking_parent));
-    errno = saved;
 }
 
 void scl_lifecycle_init(void)
@@ -66,10 +61,11 @@ void scl_lifecycle_init(void)
     if (!atomic_compare_exchange_strong(&initialised, &expected, 1))
         return; /* another thread, or the code this signal interrupted, is at it */
     (void)scl_real();
-    if (scl_settings()->claim_dir[0] != '\0' && !scl_dir_in_use() &&
-        scl_dir_attach(scl_settings()->claim_dir) != 0)
-        scl_debug("cannot join %s: errno %d", scl_settings()->claim_dir, errno);
-    if (pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child) != 0)
+    /* Calling getppid() here also binds it in the parent: a child that
+     * binds a PLT slot itself writes a page it shares with its parent. */
+    atomic_store(&forking_parent, getppid());
+    scl_dir_attach_later();
+    if (pthread_atfork(before_fork, NULL, after_fork_in_child) != 0)
         scl_debug("pthread_atfork failed: claims will not be shared by children");
     atomic_store_explicit(&initialised, 2, memory_order_release);
 }
@@ -95,7 +91,11 @@ void scl_process_execs(void)
 {
     int saved = errno, dirfd;
 
-    if (scl_dir_is_member() && (dirfd = scl_dir_fd()) >= 0)
+    /* Only a member can hold anything; the others write nothing here (a
+     * fork+exec child shares its pages with its parent). */
+    if (!scl_dir_is_member())
+        return;
+    if ((dirfd = scl_dir_fd()) >= 0)
         (void)scl_holder_clear(dirfd, getpid(), SCL_CLEAR_CLAIMS_ONLY);
     scl_api_forget_claims();
     errno = saved;
@@ -124,12 +124,15 @@ void scl_process_ending(void)
     pid_t self = getpid();
     int saved = errno, dirfd, member;
 
-    if (atomic_exchange(&ended_pid, self) == self || !scl_dir_in_use())
+    if (!scl_dir_in_use())
         goto out;
     member = scl_dir_is_member();
     /* The common case, a worker that never claimed anything and whose
-     * parent still runs, costs two system calls and no file work. */
-    if (!member && getppid() == atomic_load(&parent_at_fork))
+     * parent still runs, costs two system calls, no file work and no
+     * write to memory it shares with its parent. */
+    if (!member && getppid() == atomic_load(&forking_parent))
+        goto out;
+    if (atomic_exchange(&ended_pid, self) == self)
         goto out;
     dirfd = scl_dir_fd();
     /* An orphan may have been registered by its parent as that ended. */

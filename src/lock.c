@@ -2,32 +2,54 @@
 
 #include "lock.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+struct scl_fork_page scl_fork_page __attribute__((aligned(4096)));
+
+_Static_assert(sizeof(struct scl_fork_page) <= 4096, "the fork page is one page");
 
 /* initial-exec: a preloaded library has static TLS, and the general model
  * may call malloc on first access, which a signal path must not. */
 static __thread sigset_t saved_mask __attribute__((tls_model("initial-exec")));
 
+static void futex(uint32_t op, uint32_t val)
+{
+    (void)syscall(SYS_futex, (uint32_t *)&scl_fork_page.lock, op, val, NULL, NULL, 0);
+}
+
+/* Drepper's "Futexes are tricky", mutex 2. */
 void scl_lock(void)
 {
     sigset_t all;
+    uint32_t c = 0;
 
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
-    pthread_mutex_lock(&mutex);
+    if (atomic_compare_exchange_strong(&scl_fork_page.lock, &c, 1))
+        return;
+    if (c != 2)
+        c = atomic_exchange(&scl_fork_page.lock, 2);
+    while (c != 0) {
+        futex(FUTEX_WAIT_PRIVATE, 2);
+        c = atomic_exchange(&scl_fork_page.lock, 2);
+    }
 }
 
 void scl_unlock(void)
 {
-    pthread_mutex_unlock(&mutex);
+    if (atomic_fetch_sub(&scl_fork_page.lock, 1) != 1) {
+        atomic_store(&scl_fork_page.lock, 0);
+        futex(FUTEX_WAKE_PRIVATE, 1);
+    }
     pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
 }
 
 void scl_lock_reset_in_child(void)
 {
-    pthread_mutex_init(&mutex, NULL);
-    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    if (atomic_load(&scl_fork_page.lock) != 0)
+        atomic_store(&scl_fork_page.lock, 0);
 }

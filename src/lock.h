@@ -1,18 +1,42 @@
 /*
- * The library's one mutex, for its slow paths only (making the claim
- * directory, registering this process, its journal).  Signals are blocked
- * while it is held, so a signal handler that forks or exits on the same
- * thread can never find it taken by the code it interrupted; the fork
- * handlers lock it around fork() and re-initialise it in the child.
+ * The library's one lock, for its slow paths only (making the claim
+ * directory, registering this process, its journal), and the page the
+ * fork path writes.
+ *
+ * After every fork, the first write to each page a process still shares
+ * with its child costs a copy-on-write fault (several microseconds on a
+ * VM, on a host's hot path): so the state fork touches (this lock, and the
+ * table of children in children.c) lives on one page, and nothing is
+ * written at all on the child's side of a fork.
+ *
+ * Signals are blocked while the lock is held, so a signal handler that
+ * forks or exits on the same thread never finds it taken by the code it
+ * interrupted.  It is never held across fork(); a child whose parent had
+ * another thread holding it resets it (scl_lock_reset_in_child).
  */
 #ifndef SCL_LOCK_H
 #define SCL_LOCK_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SCL_CHILD_SLOTS 1020 /* with the header, one 4096-byte page */
+
+struct scl_fork_page {
+    _Atomic uint32_t lock; /* 0 free, 1 held, 2 held with waiters */
+    _Atomic pid_t children_owner;
+    atomic_int children_overflowed;
+    _Atomic pid_t children[SCL_CHILD_SLOTS];
+};
+
+extern struct scl_fork_page scl_fork_page;
+
 void scl_lock(void);
 void scl_unlock(void);
 
-/* In a child after fork: a fresh, unlocked mutex and the signal mask the
- * parent had before scl_lock(). */
+/* In a child after fork: the lock free again if a thread of the parent
+ * held it (written only then, so the page stays shared). */
 void scl_lock_reset_in_child(void);
 
 #endif

@@ -31,18 +31,50 @@ static char dir_path[PATH_MAX], claims_path[PATH_MAX];
 static dev_t dir_dev, claims_dev;
 static ino_t dir_ino, claims_ino;
 static atomic_int ready;
+/* SWERVE_CLAIM_DIR named a directory, not opened yet: an exec'd helper
+ * that never uses a claim never touches it (1 pending, 2 being opened). */
+static atomic_int pending;
 static atomic_int dir_fd = -1;
 static _Atomic pid_t member_pid;
 static atomic_uint generation;
 
 int scl_dir_in_use(void)
 {
-    return atomic_load_explicit(&ready, memory_order_acquire);
+    return atomic_load_explicit(&ready, memory_order_acquire) || atomic_load(&pending) != 0;
 }
 
 const char *scl_dir_path(void)
 {
-    return scl_dir_in_use() ? dir_path : "";
+    if (atomic_load_explicit(&ready, memory_order_acquire))
+        return dir_path;
+    return atomic_load(&pending) != 0 ? scl_settings()->claim_dir : "";
+}
+
+void scl_dir_attach_later(void)
+{
+    if (scl_settings()->claim_dir[0] != '\0' && !atomic_load(&ready))
+        atomic_store(&pending, 1);
+}
+
+static int attach(const char *path);
+
+/* Opens the directory SWERVE_CLAIM_DIR named, on first use. */
+static int attach_pending(void)
+{
+    int expected = 1;
+
+    if (!atomic_compare_exchange_strong(&pending, &expected, 2)) {
+        errno = expected == 2 ? EAGAIN : ENOENT;
+        return -1;
+    }
+    if (attach(scl_settings()->claim_dir) != 0) {
+        scl_debug("cannot join %s: errno %d", scl_settings()->claim_dir, errno);
+        atomic_store(&pending, 0); /* a directory of its own, then */
+        errno = ENOENT;
+        return -1;
+    }
+    atomic_store(&pending, 0);
+    return 0;
 }
 
 enum fd_check { FD_OURS, FD_NOT_OURS, FD_REMOVED };
@@ -93,8 +125,9 @@ static int reopen(void)
 
 int scl_dir_fd(void)
 {
-    if (!scl_dir_in_use()) {
-        errno = ENOENT;
+    if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
+        if (errno != EAGAIN)
+            errno = ENOENT;
         return -1;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -283,7 +316,7 @@ static int create_locked(void)
     return atomic_load(&dir_fd);
 }
 
-int scl_dir_attach(const char *path)
+static int attach(const char *path)
 {
     struct stat top, claims;
     int topfd, fd;
@@ -320,7 +353,7 @@ int scl_dir_join_locked(void)
             return -1;
         /* None yet, or ours was removed (the last member left while this
          * process, never registered, lived on): start a new one. */
-        if (scl_dir_in_use()) {
+        if (atomic_load(&ready)) {
             int old = atomic_exchange(&dir_fd, -1);
             if (check_fd(old) == FD_REMOVED)
                 scl_close_quietly(old);

@@ -37,11 +37,12 @@ int scl_dir_is_member(void);
  * -1: the lock-free fast path of every claim operation. */
 int scl_dir_fd_if_member(pid_t self);
 
-/* Uses the claim directory at PATH, made by another process of the
- * server (an exec'd process finds it in SWERVE_CLAIM_DIR): accepted only
- * when it is a claim directory owned by this user or by root.  Registers
- * nothing yet.  0, or -1 with errno. */
-int scl_dir_attach(const char *path);
+/* Uses the claim directory SWERVE_CLAIM_DIR names, made by another
+ * process of the server (it execs us), from its first use on: accepted
+ * then only when it is a claim directory owned by this user or by root,
+ * else this process makes its own.  Opens and registers nothing now: an
+ * exec'd helper that never claims costs nothing. */
+void scl_dir_attach_later(void);
 
 /* Under scl_lock(): makes the directory if there is none (or it was
  * removed) and registers this process.  Returns the descriptor, or -1
