@@ -47,10 +47,21 @@ static void fs_key_fini(struct scl_key *key)
 /*
  * The file names this process has journaled in its holder file, so that
  * a worker making a new handle per request does not grow its journal per
- * request.  Open addressing on the file names; guarded by scl_lock().
+ * request.  Guarded by scl_lock().
+ *
+ * The first names live in static storage: a child of a multithreaded
+ * fork may take claims through handles made before the fork, and must not
+ * allocate to do so (another thread of its parent may have held the
+ * allocator's lock).  For the same reason a child abandons its parent's
+ * table rather than free it.  Past the static slots, an open-addressing
+ * table on the heap.
  */
+#define STATIC_NAMES 64
+
 static struct {
-    char **slots;
+    char first[STATIC_NAMES][SCL_FNAME_MAX];
+    size_t first_used;
+    char **slots; /* the heap table, a power of two in size */
     size_t cap, used;
     pid_t pid;
     unsigned gen;
@@ -58,16 +69,18 @@ static struct {
 
 static void journaled_reset(pid_t pid, unsigned gen)
 {
-    for (size_t i = 0; i < journaled.cap; i++)
-        free(journaled.slots[i]);
-    free(journaled.slots);
+    if (journaled.pid == pid) { /* this process's own table: a new directory */
+        for (size_t i = 0; i < journaled.cap; i++)
+            free(journaled.slots[i]);
+        free(journaled.slots);
+    } /* else a forked child: the parent's table is abandoned, not freed */
     journaled.slots = NULL;
-    journaled.cap = journaled.used = 0;
+    journaled.cap = journaled.used = journaled.first_used = 0;
     journaled.pid = pid;
     journaled.gen = gen;
 }
 
-/* The slot that holds FNAME, or the empty one where it belongs. */
+/* The heap slot that holds FNAME, or the empty one where it belongs. */
 static char **journaled_slot(const char *fname)
 {
     size_t i = scl_name_hash(fname) & (journaled.cap - 1);
@@ -80,7 +93,7 @@ static char **journaled_slot(const char *fname)
 static int journaled_grow(void)
 {
     char **old = journaled.slots;
-    size_t old_cap = journaled.cap, cap = old_cap == 0 ? 16 : old_cap * 2;
+    size_t old_cap = journaled.cap, cap = old_cap == 0 ? 64 : old_cap * 2;
     char **slots = calloc(cap, sizeof *slots);
 
     if (slots == NULL)
@@ -94,28 +107,44 @@ static int journaled_grow(void)
     return 0;
 }
 
+static int journaled_has(const char *fname)
+{
+    for (size_t i = 0; i < journaled.first_used; i++)
+        if (strcmp(journaled.first[i], fname) == 0)
+            return 1;
+    return journaled.cap != 0 && *journaled_slot(fname) != NULL;
+}
+
+static int journaled_add(const char *fname)
+{
+    char *copy;
+
+    if (journaled.first_used < STATIC_NAMES) {
+        strcpy(journaled.first[journaled.first_used++], fname);
+        return 0;
+    }
+    if ((journaled.used + 1) * 2 > journaled.cap && journaled_grow() != 0)
+        return -1;
+    copy = strdup(fname);
+    if (copy == NULL)
+        return -1;
+    *journaled_slot(fname) = copy;
+    journaled.used++;
+    return 0;
+}
+
 /* Write-ahead: the name goes into the journal before the link exists, so
  * whoever clears this process later finds every claim it may hold. */
 static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
 {
     unsigned gen = scl_dir_generation();
-    char **slot;
 
     if (journaled.pid != self || journaled.gen != gen)
         journaled_reset(self, gen);
-    if ((journaled.used + 1) * 2 > journaled.cap && journaled_grow() != 0)
-        return -1;
-    slot = journaled_slot(key->fname);
-    if (*slot == NULL) {
-        char *copy = strdup(key->fname);
-        if (copy == NULL)
+    if (!journaled_has(key->fname)) {
+        if (scl_holder_journal(dirfd, self, key->journal_line, key->journal_len) != 0 ||
+            journaled_add(key->fname) != 0)
             return -1;
-        if (scl_holder_journal(dirfd, self, key->journal_line, key->journal_len) != 0) {
-            free(copy);
-            return -1;
-        }
-        *slot = copy;
-        journaled.used++;
     }
     key->journaled_pid = self;
     key->journaled_gen = gen;

@@ -672,14 +672,17 @@ static int threaded_fork(char **argv)
         ch[i] = (struct churn){ .stop = 0, .index = i };
         REQUIRE(pthread_create(&tids[i], NULL, churn_claims, &ch[i]) == 0);
     }
+    struct swerve_claim *c = api.new_claim("child");
+    REQUIRE(c != NULL);
     for (int i = 0; i < forks; i++) {
         pid_t child = fork();
         int status;
         if (child == 0) {
-            /* The child of a threaded fork: the library must not be stuck
-             * on a lock another thread held at the fork. */
-            struct swerve_claim *c = api.new_claim("child");
-            _exit(c != NULL && api.acquire(c, 5.0) == c && api.release(c) == 0 ? 0 : 1);
+            /* The child of a threaded fork may only call what is
+             * async-signal-safe; a handle made before the fork can take
+             * and release without allocating, and the library must not
+             * be stuck on a lock another thread held at the fork. */
+            _exit(api.acquire(c, 5.0) == c && api.release(c) == 0 ? 0 : 1);
         }
         REQUIRE(child > 0 && waitpid(child, &status, 0) == child);
         REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -688,6 +691,7 @@ static int threaded_fork(char **argv)
         ch[i].stop = 1;
         REQUIRE(pthread_join(tids[i], NULL) == 0);
     }
+    api.free(c);
     return 0;
 }
 

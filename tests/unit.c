@@ -411,6 +411,37 @@ START_TEST(test_forked_child_holds_nothing)
 }
 END_TEST
 
+/* A name goes into the holder's journal once per process, however many
+ * handles take it: past the first 64 names (kept in static storage) too. */
+START_TEST(test_journal_records_each_name_once)
+{
+    enum { names = 200 };
+    char name[32], *dir, *path, line[512];
+    int lines = 0;
+    FILE *f;
+
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < names; i++) {
+            struct swerve_claim *c;
+            snprintf(name, sizeof name, "name-%d", i);
+            c = swerve_claim_new(name);
+            ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+            swerve_claim_free(c);
+        }
+    }
+    dir = testdir_claim_dir(base);
+    ck_assert_int_ne(asprintf(&path, "%s/claims/.holder.%d", dir, (int)getpid()), -1);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f) != NULL)
+        lines++;
+    fclose(f);
+    ck_assert_int_eq(lines, 1 + names); /* the header, then each name once */
+    free(path);
+    free(dir);
+}
+END_TEST
+
 /* Without hooks (as here) nothing makes the directory before fork: a
  * process that has used a claim has one scoped to itself, which its
  * children then share. */
@@ -529,6 +560,7 @@ static Suite *suite(void)
     tcase_add_test(api, test_path_like_names_stay_inside);
     tcase_add_test(api, test_long_names_differing_at_the_end);
     tcase_add_test(api, test_directory_is_private);
+    tcase_add_test(api, test_journal_records_each_name_once);
     tcase_add_test(api, test_forked_child_holds_nothing);
     tcase_add_test(api, test_dead_holder_counts_as_free);
     tcase_add_test(api, test_stale_clearing_is_race_free);
