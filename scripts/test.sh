@@ -82,5 +82,13 @@ if [ $quick -eq 0 ]; then
         failed=$((failed + 1))
     fi
 fi
+# No test may leave a server behind: a leak here is a failure.
+sleep 1
+if pgrep -f "/tests/prefork_server" >/dev/null; then
+    echo "test.sh: test servers were left running:" >&2
+    pgrep -af "/tests/prefork_server" >&2
+    pkill -9 -f "/tests/prefork_server"
+    failed=$((failed + 1))
+fi
 echo "test.sh: $passed passed, $failed failed"
 [ $failed -eq 0 ]

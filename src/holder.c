@@ -66,15 +66,30 @@ static size_t format_header(char out[64], const struct scl_proc_id *id)
     return n;
 }
 
-/* Unlinks PATH only while it is still a link to ST's inode; waiters of a
- * cleared claim are woken. */
-static void unlink_if_same(int dirfd, const char *path, const struct stat *st)
+int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
 {
     struct stat now;
 
-    if (fstatat(dirfd, path, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
-        now.st_ino == st->st_ino && unlinkat(dirfd, path, 0) == 0 && path[0] != '.')
-        scl_wake(path);
+    if (fstatat(dirfd, fname, &now, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (now.st_dev != dev || now.st_ino != ino) {
+        errno = ESTALE;
+        return -1;
+    }
+    if (unlinkat(dirfd, fname, 0) != 0)
+        return -1;
+    if (fname[0] != '.')
+        scl_wake(fname); /* a cleared claim: its waiters may take it */
+    return 0;
+}
+
+/* Unlinks PATH only while it is still a link to ST's inode. */
+static void unlink_if_same(int dirfd, const char *path, const struct stat *st)
+{
+    int saved = errno;
+
+    (void)scl_claim_remove_if_same(dirfd, path, st->st_dev, st->st_ino);
+    errno = saved;
 }
 
 /* Unlinks every claim named in the journal of FD that still links to it.

@@ -62,6 +62,11 @@ int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
 /* Who holds claim FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */
 int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id);
 
+/* Unlinks claim FNAME only while it is still the inode DEV/INO (a claim
+ * somebody took in between stays), waking its waiters: 0, or -1 with
+ * errno (ESTALE: another inode stands there now). */
+int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino);
+
 enum scl_claim_state {
     SCL_CLAIM_FREE,  /* nobody holds it now (a dead holder was cleared) */
     SCL_CLAIM_LIVE,  /* a live process holds it */

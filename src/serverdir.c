@@ -263,6 +263,46 @@ static int publish(const char *path, const struct stat *top, const struct stat *
     return 0;
 }
 
+int scl_dir_use_named_locked(const char *base, const char *name)
+{
+    char rnd[RANDOM_CHARS + 1], new_name[64], path[PATH_MAX];
+    struct stat top, claims;
+    int basefd, fd = -1, r;
+
+    if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
+        return -1;
+    do
+        basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (basefd < 0 && errno == EINTR);
+    if (basefd < 0)
+        return -1;
+    /* Built aside and renamed into place, as any other: whoever loses the
+     * race uses the winner's. */
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        random_chars(rnd);
+        (void)scl_concat(new_name, sizeof new_name, name, ".", rnd, SCL_NEW_SUFFIX, (char *)NULL);
+        fd = build(basefd, new_name, &top, &claims);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd >= 0 && renameat2(basefd, new_name, basefd, name, RENAME_NOREPLACE) != 0) {
+        int topfd = scl_open_dir_at(basefd, new_name);
+        if (topfd >= 0)
+            unbuild(basefd, new_name, topfd, fd);
+        else
+            scl_close_quietly(fd);
+        fd = -1;
+    }
+    scl_close_quietly(basefd);
+    if (fd >= 0) {
+        r = publish(path, &top, &claims, fd, getpid());
+        if (r != 0)
+            scl_close_quietly(fd);
+        return r;
+    }
+    return attach(path) == 0 && scl_dir_join_locked() >= 0 ? 0 : -1;
+}
+
 static int create_locked(void)
 {
     const char *base = scl_settings()->base_dir;

@@ -78,6 +78,41 @@ static int read_number(const char *path, long *v)
     return ok ? 0 : -1;
 }
 
+/* A failed Check assertion ends the forked test process with _exit():
+ * neither its teardown nor atexit handlers run.  So every server's
+ * process group goes into a file the runner reads afterwards. */
+static char registry[4096];
+
+void harness_registry_begin(void)
+{
+    snprintf(registry, sizeof registry, "%s/scl-servers.%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    unlink(registry);
+}
+
+void harness_registry_end(void)
+{
+    FILE *f = fopen(registry, "r");
+    long group;
+
+    while (f != NULL && fscanf(f, "%ld", &group) == 1)
+        if (group > 1)
+            kill(-(pid_t)group, SIGKILL);
+    if (f != NULL)
+        fclose(f);
+    unlink(registry);
+}
+
+static void remember_group(pid_t group)
+{
+    FILE *f = registry[0] != '\0' ? fopen(registry, "a") : NULL;
+
+    if (f != NULL) {
+        fprintf(f, "%ld\n", (long)group);
+        fclose(f);
+    }
+}
+
 int server_start(struct server *s, const char *base, const char *dir, const char *const *args)
 {
     char program[4096], port_file[4200], pid_file[4200];
@@ -110,10 +145,14 @@ int server_start(struct server *s, const char *base, const char *dir, const char
         execve(program, (char *const *)argv, env.vars);
         _exit(127);
     }
+    setpgid(s->launched, s->launched); /* whichever of us runs first */
+    remember_group(s->launched);
     for (int i = 0; i < 1000; i++) {
         if (read_number(pid_file, &master) == 0 && read_number(port_file, &port) == 0 && port > 0) {
             s->master = (pid_t)master;
             s->port = (int)port;
+            if (s->master != s->launched)
+                remember_group(s->master); /* a daemon leads a session of its own */
             return 0;
         }
         usleep(10000);

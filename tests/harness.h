@@ -27,6 +27,12 @@ struct server {
     char dir[4096];  /* a scratch directory for its files */
 };
 
+/* In the Check runner, around a test case (an unchecked fixture): every
+ * server a test started is killed at the end, even one whose test failed
+ * and so never stopped it. */
+void harness_registry_begin(void);
+void harness_registry_end(void);
+
 /* Starts prefork_server ARGS... under the shim with files in DIR, and
  * waits (at most 10 s) until it has written its pid and port.  0, or -1. */
 int server_start(struct server *s, const char *base, const char *dir, const char *const *args);

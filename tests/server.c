@@ -327,6 +327,7 @@ static Suite *suite(void)
     Suite *s = suite_create("server");
     TCase *tc = tcase_create("prefork");
 
+    tcase_add_unchecked_fixture(tc, harness_registry_begin, harness_registry_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_nightly_report_runs_once);

@@ -1,0 +1,231 @@
+#include "config.h"
+
+#include "holder.h"
+#include "inventory.h"
+#include "proc.h"
+#include "retire.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *inv_state_name(enum inv_state s)
+{
+    return s == INV_ALIVE ? "alive" : s == INV_GONE ? "gone" : "pid-reused";
+}
+
+static void read_command(pid_t pid, char *out, size_t cap)
+{
+    char path[64];
+    ssize_t n;
+    int fd;
+
+    out[0] = '\0';
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    out[n] = '\0';
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+}
+
+static enum inv_state state_of(const struct scl_proc_id *id)
+{
+    struct scl_proc_stat st;
+
+    if (scl_proc_read_stat(id->pid, &st) != 0 || st.state == 'Z' || st.state == 'X')
+        return INV_GONE;
+    return id->start != 0 && st.start != id->start ? INV_REUSED : INV_ALIVE;
+}
+
+/* The whole name of a hashed claim, from its holder's journal line
+ * "FNAME\tFULL-ENCODING". */
+static char *name_from_journal(int dirfd, const struct inv_proc *p, const char *fname)
+{
+    char holder[SCL_FNAME_MAX], *line = NULL, *name = NULL;
+    size_t cap = 0, flen = strlen(fname);
+    FILE *f;
+    int fd;
+
+    if (p == NULL)
+        return NULL;
+    scl_holder_path(holder, p->pid);
+    fd = openat(dirfd, holder, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 || (f = fdopen(fd, "r")) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    while (name == NULL && getline(&line, &cap, f) > 0) {
+        if (strncmp(line, fname, flen) != 0 || line[flen] != '\t')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        /* The full encoding decodes like a short one. */
+        name = malloc(strlen(line + flen + 1) + 1);
+        if (name != NULL && scl_name_decode(line + flen + 1, name, strlen(line + flen + 1) + 1) < 0) {
+            free(name);
+            name = NULL;
+        }
+    }
+    free(line);
+    fclose(f);
+    return name;
+}
+
+static char *display_name(int dirfd, const struct inv_dir *d, const struct inv_claim *c)
+{
+    size_t cap = strlen(c->fname) + 1;
+    char *name;
+
+    if (scl_name_is_hashed(c->fname)) {
+        name = name_from_journal(dirfd, c->holder >= 0 ? &d->procs[c->holder] : NULL, c->fname);
+        return name != NULL ? name : strdup(c->fname);
+    }
+    name = malloc(cap);
+    if (name != NULL && scl_name_decode(c->fname, name, cap) < 0)
+        strcpy(name, c->fname);
+    return name;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+    void *bigger;
+
+    if (n < *cap)
+        return 0;
+    *cap = *cap ? *cap * 2 : 16;
+    bigger = realloc(*v, *cap * size);
+    if (bigger == NULL)
+        return -1;
+    *v = bigger;
+    return 0;
+}
+
+int inv_load_dir(const char *path, struct inv_dir *d)
+{
+    char claims_path[PATH_MAX + 16];
+    size_t pcap = 0, ccap = 0;
+    struct dirent *e;
+    DIR *dir;
+    int claimsfd;
+
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", path);
+    snprintf(claims_path, sizeof claims_path, "%s/" SCL_CLAIMS_DIR, path);
+    dir = opendir(claims_path);
+    if (dir == NULL)
+        return -1;
+    claimsfd = dirfd(dir);
+    /* First the members, so that claims can name their holder. */
+    while ((e = readdir(dir)) != NULL) {
+        struct inv_proc *p;
+        struct scl_proc_id id;
+        struct stat st;
+        int fd;
+        if (strncmp(e->d_name, SCL_HOLDER_PREFIX, sizeof SCL_HOLDER_PREFIX - 1) != 0)
+            continue;
+        fd = openat(claimsfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || scl_holder_read_id(fd, &id) != 0 || fstat(fd, &st) != 0 ||
+            grow((void **)&d->procs, &pcap, d->nprocs, sizeof *d->procs) != 0) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        close(fd);
+        p = &d->procs[d->nprocs++];
+        p->pid = id.pid;
+        p->start = id.start;
+        p->state = state_of(&id);
+        p->dev = st.st_dev;
+        p->ino = st.st_ino;
+        p->command[0] = '\0';
+        if (p->state == INV_ALIVE)
+            read_command(p->pid, p->command, sizeof p->command);
+        d->live |= p->state == INV_ALIVE;
+    }
+    rewinddir(dir);
+    while ((e = readdir(dir)) != NULL) {
+        struct inv_claim *c;
+        struct stat st;
+        if (e->d_name[0] == '.' || fstatat(claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            grow((void **)&d->claims, &ccap, d->nclaims, sizeof *d->claims) != 0)
+            continue;
+        c = &d->claims[d->nclaims++];
+        snprintf(c->fname, sizeof c->fname, "%s", e->d_name);
+        c->dev = st.st_dev;
+        c->ino = st.st_ino;
+        c->since = st.st_ctime;
+        c->holder = -1;
+        for (size_t i = 0; i < d->nprocs; i++)
+            if (d->procs[i].dev == st.st_dev && d->procs[i].ino == st.st_ino)
+                c->holder = (int)i;
+        c->name = display_name(claimsfd, d, c);
+    }
+    closedir(dir);
+    return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const struct inv_dir *)a)->path, ((const struct inv_dir *)b)->path);
+}
+
+int inv_load(const char *base, struct inv_dir **dirs, size_t *n)
+{
+    DIR *dir = opendir(base);
+    struct dirent *e;
+    size_t cap = 0;
+
+    *dirs = NULL;
+    *n = 0;
+    if (dir == NULL)
+        return -1;
+    while ((e = readdir(dir)) != NULL) {
+        char path[PATH_MAX];
+        struct stat st;
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) != 0 ||
+            (len > sizeof SCL_NEW_SUFFIX && strcmp(e->d_name + len - (sizeof SCL_NEW_SUFFIX - 1), SCL_NEW_SUFFIX) == 0))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            grow((void **)dirs, &cap, *n, sizeof **dirs) != 0)
+            continue;
+        if (inv_load_dir(path, &(*dirs)[*n]) == 0)
+            (*n)++;
+    }
+    closedir(dir);
+    qsort(*dirs, *n, sizeof **dirs, by_path);
+    return 0;
+}
+
+struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < dirs[i].nprocs; j++)
+            if (dirs[i].procs[j].pid == pid && dirs[i].procs[j].state == INV_ALIVE)
+                return &dirs[i];
+    return NULL;
+}
+
+void inv_free(struct inv_dir *dirs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < dirs[i].nclaims; j++)
+            free(dirs[i].claims[j].name);
+        free(dirs[i].claims);
+        free(dirs[i].procs);
+    }
+    free(dirs);
+}

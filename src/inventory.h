@@ -1,0 +1,60 @@
+/*
+ * What is in the claim directories below a base directory, for people:
+ * the directories of this user, their members (processes alive, gone, or
+ * whose pid now belongs to another process) and every held claim, with
+ * its name as the application wrote it.  Used by the swerve-claim tool,
+ * never by the preloaded library.
+ */
+#ifndef SCL_INVENTORY_H
+#define SCL_INVENTORY_H
+
+#include "names.h"
+
+#include <limits.h>
+#include <sys/types.h>
+#include <time.h>
+
+enum inv_state { INV_ALIVE, INV_GONE, INV_REUSED };
+
+struct inv_proc {
+    pid_t pid;
+    unsigned long long start;
+    enum inv_state state;
+    char command[512]; /* its command line, when alive */
+    dev_t dev;         /* its holder file */
+    ino_t ino;
+};
+
+struct inv_claim {
+    char *name;                /* as the application wrote it */
+    char fname[SCL_FNAME_MAX]; /* as it is on disk */
+    int holder;                /* index into procs, -1 if no member matches */
+    time_t since;              /* the last time its holder took or gave up a claim */
+    dev_t dev;
+    ino_t ino;
+};
+
+struct inv_dir {
+    char path[PATH_MAX];
+    int live; /* a member is alive */
+    struct inv_proc *procs;
+    size_t nprocs;
+    struct inv_claim *claims;
+    size_t nclaims;
+};
+
+/* Reads the claim directory at PATH; 0, or -1 with errno. */
+int inv_load_dir(const char *path, struct inv_dir *d);
+
+/* Reads every claim directory of this user below BASE, sorted by path;
+ * 0, or -1 with errno. */
+int inv_load(const char *base, struct inv_dir **dirs, size_t *n);
+
+/* The directory of DIRS that process PID is a member of, or NULL. */
+struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid);
+
+void inv_free(struct inv_dir *dirs, size_t n);
+
+const char *inv_state_name(enum inv_state s);
+
+#endif
