@@ -268,8 +268,9 @@ static int list(int argc, char **argv)
     scols_table_enable_raw(tb, raw);
     scols_table_enable_noheadings(tb, noheadings);
     for (int i = 0; i < nshown; i++) {
-        struct libscols_column *col = scols_table_new_column(tb, columns[shown[i]].name, columns[shown[i]].width,
-                                                            columns[shown[i]].flags);
+        /* Raw output is for scripts: flat, no tree art. */
+        int flags = raw ? columns[shown[i]].flags & ~SCOLS_FL_TREE : columns[shown[i]].flags;
+        struct libscols_column *col = scols_table_new_column(tb, columns[shown[i]].name, columns[shown[i]].width, flags);
         scols_column_set_json_type(col, columns[shown[i]].json);
     }
     for (size_t i = 0; i < n; i++) {

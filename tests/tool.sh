@@ -1,0 +1,81 @@
+#!/bin/bash
+# The swerve-claim tool, end to end: its holders are `swerve-claim run ...
+# -- sleep`, so no preloading is needed.  Every wait is bounded; every
+# process started here is killed by pid at the end.
+set -u
+tool=${SCL_HELPERS:?run through make check}/../swerve-claim
+base=$(mktemp -d)
+pids=()
+passed=0 failed=0
+cleanup() {
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    rm -rf "$base"
+}
+trap cleanup EXIT
+
+check() { # DESCRIPTION COMMAND...: the command must succeed
+    local what=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        echo "FAIL: $what" >&2
+        failed=$((failed + 1))
+    fi
+}
+status_is() { # EXPECTED COMMAND...
+    local want=$1
+    shift
+    "$@" >/dev/null 2>&1
+    [ $? -eq "$want" ]
+}
+sc() { "$tool" --base "$base" "$@"; }
+# Waits (at most 5 s) until `list` shows claim NAME.
+wait_held() {
+    for _ in $(seq 100); do
+        sc list --raw --noheadings -o TYPE,NAME | grep -qxF "claim $1" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+check "--help exits 0" status_is 0 sc --help
+check "--version prints the version" bash -c "'$tool' --version | grep -q '^swerve-claim [0-9]'"
+check "an unknown command is a usage error (2)" status_is 2 sc frobnicate
+check "release without --force is a usage error (2)" status_is 2 sc release x
+
+name=$'report/eu\n#1'
+# Started directly, not through sc: $! must be the tool's own pid.
+"$tool" --base "$base" run "$name" -- sleep 30 &
+pids+=($!)
+holder=$!
+check "run holds the claim while its command runs" wait_held 'report/eu\x0a#1'
+check "run: a held name exits 75, quietly" bash -c "out=\$('$tool' --base '$base' run '$name' -- true 2>&1); [ \$? -eq 75 ] && [ -z \"\$out\" ]"
+check "run: -E sets that status" status_is 9 sc run -E 9 "$name" -- true
+check "run: --wait gives up after its time" status_is 75 sc run --wait 0.2 "$name" -- true
+check "run: the command's status passes through" status_is 3 sc run other -- sh -c 'exit 3'
+check "run: a missing command is 127" status_is 127 sc run other -- /nonexistent/command
+check "list --json shows the holder's pid and the name as written" \
+    bash -c "'$tool' --base '$base' list --json | grep -q '\"pid\": $holder'"
+check "list --name filters claims" bash -c "[ \$('$tool' --base '$base' list --raw --noheadings -o TYPE --name nope | grep -c claim) -eq 0 ]"
+
+# release --force on a live holder: done, with a warning.
+check "release --force removes a live holder's claim, loudly" \
+    bash -c "'$tool' --base '$base' release --force '$name' 2>&1 | grep -q 'WARNING: process $holder'"
+check "after release --force the name is free" status_is 0 sc run "$name" -- true
+
+# A SIGKILLed holder nobody reaps: gc --dry-run says, gc removes.
+"$tool" --base "$base" run stale -- sleep 30 &
+pids+=($!)
+check "a second holder takes 'stale'" wait_held stale
+kill -9 $!
+wait $! 2>/dev/null
+check "gc --dry-run names the dead holder's claim" bash -c "'$tool' --base '$base' gc --dry-run | grep -q 'would remove claim stale'"
+check "gc --dry-run removes nothing" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME | grep -qx 'claim stale'"
+check "gc removes it" bash -c "'$tool' --base '$base' gc | grep -q 'removed claim stale'"
+check "after gc, the live holder's claims are untouched" bash -c "! '$tool' --base '$base' gc | grep -q 'removed claim'"
+
+kill $holder
+wait $holder 2>/dev/null
+echo "tool.sh: $passed passed, $failed failed"
+[ $failed -eq 0 ]
