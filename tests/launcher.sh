@@ -1,0 +1,31 @@
+#!/bin/bash
+# swerve-claim-preload: runs a program with the shim in front of any
+# LD_PRELOAD, passes its exit status through, and warns for static and
+# setuid programs.
+set -u
+launcher=${SCL_HELPERS:?run through make check}/../swerve-claim-preload
+seed=$SCL_HELPERS/helper_seed
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
+}
+export SWERVE_TMPDIR=$work
+
+check "the seed's example runs with the shim it preloads" \
+    bash -c "[ \"\$(env -u LD_PRELOAD '$launcher' '$seed' class-1 | head -1)\" = 'bool(true)' ]"
+check "without it, the same program finds no shim" bash -c "env -u LD_PRELOAD '$seed' class-1 2>/dev/null; [ \$? -eq 2 ]"
+check "the exit status passes through" bash -c "'$launcher' sh -c 'exit 5'; [ \$? -eq 5 ]"
+check "it goes in front of an existing LD_PRELOAD" \
+    bash -c "LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 '$launcher' sh -c 'echo \$LD_PRELOAD' | grep -q 'libswerveclaim_preload.so:/lib/x86_64-linux-gnu/libc.so.6'"
+check "a missing program is 127" bash -c "'$launcher' /nonexistent/program 2>/dev/null; [ \$? -eq 127 ]"
+check "a static program: a warning, and it still runs" \
+    bash -c "out=\$('$launcher' '$SCL_HELPERS/static_program' 2>&1); [ \$? -eq 4 ] && echo \"\$out\" | grep -q 'statically linked' && echo \"\$out\" | grep -q 'static program ran'"
+cp /bin/true "$work/setuid-true" && chmod u+s "$work/setuid-true"
+check "a setuid program: a warning" bash -c "'$launcher' '$work/setuid-true' 2>&1 | grep -q 'setuid/setgid'"
+check "--help exits 0" bash -c "'$launcher' --help >/dev/null"
+echo "launcher.sh: $passed passed, $failed failed"
+[ $failed -eq 0 ]
