@@ -1,0 +1,135 @@
+<?php
+/*
+ * Swerve claims for PHP: a name one process at a time can hold across a
+ * whole prefork server (php-fpm, Apache prefork + mod_php), with Swerve's
+ * method names.  The functions come from libswerveclaim_preload.so through
+ * FFI::cdef() with no library argument, when the server runs under the
+ * shim; FFI must be enabled (php-fpm: php_admin_value[ffi.enable] = 1).
+ *
+ *     require 'Swerve.php';
+ *     use Swerve\Swerve;
+ *
+ *     if ($claim = Swerve::claim('nightly-report')->acquire()) {
+ *         run_report();
+ *     }                        // released when $claim goes out of scope
+ *
+ * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded.
+ */
+
+namespace Swerve;
+
+final class ShimNotLoaded extends \RuntimeException
+{
+}
+
+final class Claim
+{
+    private const EWOULDBLOCK = 11;
+    private const ETIMEDOUT = 110;
+    private static ?\FFI $ffi = null;
+    private $handle;
+    public readonly string $name;
+
+    private static function ffi(): \FFI
+    {
+        if (self::$ffi === null) {
+            try {
+                self::$ffi = \FFI::cdef('
+                    typedef struct swerve_claim swerve_claim;
+                    swerve_claim *swerve_claim_new(const char *name);
+                    int swerve_claim_available(const swerve_claim *claim);
+                    swerve_claim *swerve_claim_acquire(swerve_claim *claim, double timeout);
+                    int swerve_claim_held(const swerve_claim *claim);
+                    int swerve_claim_release(swerve_claim *claim);
+                    void swerve_claim_free(swerve_claim *claim);
+                    int *__errno_location(void);
+                    char *strerror(int errnum);
+                ');
+            } catch (\FFI\Exception $e) {
+                throw new ShimNotLoaded('libswerveclaim_preload.so is not loaded (run under '
+                    . 'LD_PRELOAD=libswerveclaim_preload.so): ' . $e->getMessage(), 0, $e);
+            }
+        }
+        return self::$ffi;
+    }
+
+    /** FFI gives a NULL pointer back as PHP null. */
+    private static function isNull($pointer): bool
+    {
+        return $pointer === null || \FFI::isNull($pointer);
+    }
+
+    private static function failure(string $what): \RuntimeException
+    {
+        $ffi = self::ffi();
+        $errno = $ffi->__errno_location()[0];
+        return new \RuntimeException("$what: " . \FFI::string($ffi->strerror($errno)), $errno);
+    }
+
+    /** A handle on $name; Swerve::claim() is how an application gets one. */
+    public function __construct(string $name)
+    {
+        $this->handle = self::ffi()->swerve_claim_new($name);
+        if (self::isNull($this->handle)) {
+            throw self::failure("claim '$name'");
+        }
+        $this->name = $name;
+    }
+
+    /** Whether nobody holds the name now; nothing is claimed. */
+    public function available(): bool
+    {
+        $r = self::ffi()->swerve_claim_available($this->handle);
+        if ($r < 0) {
+            throw self::failure("available '$this->name'");
+        }
+        return $r === 1;
+    }
+
+    /** Take the name, trying every 20 ms for up to $timeout seconds when
+     *  another holds it; null when it is not taken. */
+    public function acquire(float $timeout = 0.0): ?static
+    {
+        $ffi = self::ffi();
+        if (!self::isNull($ffi->swerve_claim_acquire($this->handle, $timeout))) {
+            return $this;
+        }
+        $errno = $ffi->__errno_location()[0];
+        if ($errno === self::EWOULDBLOCK || $errno === self::ETIMEDOUT) {
+            return null;
+        }
+        throw self::failure("acquire '$this->name'");
+    }
+
+    /** Whether this handle holds the name: acquired and not released. */
+    public function held(): bool
+    {
+        return self::ffi()->swerve_claim_held($this->handle) === 1;
+    }
+
+    /** Give the claim up, so that another can take it. */
+    public function release(): void
+    {
+        if (self::ffi()->swerve_claim_release($this->handle) !== 0) {
+            throw self::failure("release '$this->name'");
+        }
+    }
+
+    /** Releases: synchronous. */
+    public function __destruct()
+    {
+        if (!self::isNull($this->handle)) {
+            self::ffi()->swerve_claim_free($this->handle);
+            $this->handle = null;
+        }
+    }
+}
+
+final class Swerve
+{
+    /** A handle on $name, a name one worker at a time can hold. */
+    public static function claim(string $name): Claim
+    {
+        return new Claim($name);
+    }
+}

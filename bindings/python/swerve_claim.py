@@ -1,0 +1,128 @@
+"""Swerve claims for Python: a name one process at a time can hold across a
+whole prefork server (gunicorn, uWSGI, ...).
+
+The functions come from libswerveclaim_preload.so, found through
+ctypes.CDLL(None) when the server runs under the shim:
+
+    LD_PRELOAD=libswerveclaim_preload.so gunicorn app:app
+
+    import swerve_claim
+
+    claim = swerve_claim.claim("nightly-report").acquire()
+    if claim:                       # None: someone else is on it
+        run_report()
+    # released when claim is released, collected, or the worker ends
+
+    with swerve_claim.claim("import") as held:   # tries once; waits with
+        if held:                                 # claim(..., timeout=5.0)
+            import_feed()
+
+Without the shim, claim() raises ShimNotLoaded: the caller decides what
+running without claims means.
+"""
+
+import ctypes
+import errno
+import os
+
+__all__ = ["Claim", "claim", "ShimNotLoaded"]
+
+
+class ShimNotLoaded(RuntimeError):
+    """libswerveclaim_preload.so is not preloaded into this process."""
+
+
+_SIGNATURES = {
+    "swerve_claim_new": (ctypes.c_void_p, [ctypes.c_char_p]),
+    "swerve_claim_name": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "swerve_claim_available": (ctypes.c_int, [ctypes.c_void_p]),
+    "swerve_claim_acquire": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_double]),
+    "swerve_claim_held": (ctypes.c_int, [ctypes.c_void_p]),
+    "swerve_claim_release": (ctypes.c_int, [ctypes.c_void_p]),
+    "swerve_claim_free": (None, [ctypes.c_void_p]),
+}
+
+_lib = None
+
+
+def _shim():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(None, use_errno=True)  # dlopen(NULL): preloaded libraries included
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                raise ShimNotLoaded(
+                    "libswerveclaim_preload.so is not loaded: run under "
+                    "LD_PRELOAD=libswerveclaim_preload.so (or swerve-claim-preload)") from None
+            fn.restype, fn.argtypes = restype, argtypes
+        _lib = lib
+    return _lib
+
+
+def _os_error():
+    code = ctypes.get_errno()
+    return OSError(code, os.strerror(code))
+
+
+class Claim:
+    """A handle on a name; it claims nothing until acquire().  TIMEOUT is
+    what a `with` block waits for it."""
+
+    def __init__(self, name, timeout=0.0):
+        lib = _shim()
+        raw = name.encode() if isinstance(name, str) else bytes(name)
+        self._handle = lib.swerve_claim_new(raw)
+        if not self._handle:
+            raise _os_error()
+        self.name = name
+        self.timeout = timeout
+
+    def available(self):
+        """Whether nobody holds the name now; claims nothing."""
+        r = _lib.swerve_claim_available(self._handle)
+        if r < 0:
+            raise _os_error()
+        return bool(r)
+
+    def acquire(self, timeout=0.0):
+        """Takes the name, trying every 20 ms for up to TIMEOUT seconds (0:
+        once; math.inf: for ever).  Returns self, or None when another
+        holds it."""
+        if _lib.swerve_claim_acquire(self._handle, float(timeout)):
+            return self
+        code = ctypes.get_errno()
+        if code in (errno.EWOULDBLOCK, errno.ETIMEDOUT):
+            return None
+        raise OSError(code, os.strerror(code))
+
+    def held(self):
+        """Whether this handle holds the name: acquired and not released."""
+        return bool(_lib.swerve_claim_held(self._handle))
+
+    def release(self):
+        """Gives the name up; does nothing when nothing is held."""
+        if _lib.swerve_claim_release(self._handle) != 0:
+            raise _os_error()
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle and _lib is not None:
+            _lib.swerve_claim_free(handle)  # releases
+
+    def __enter__(self):
+        return self.acquire(self.timeout)
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    def __repr__(self):
+        return "Claim(%r, held=%s)" % (self.name, self.held())
+
+
+def claim(name, timeout=0.0):
+    """Swerve::claim($name): a handle on NAME.  With TIMEOUT, a `with`
+    block waits that long for it."""
+    return Claim(name, timeout)

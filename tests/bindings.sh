@@ -1,0 +1,65 @@
+#!/bin/bash
+# The Python (ctypes) and PHP (FFI) bindings under the shim: every example
+# of the Swerve claim pages prints the seed's output, nothing goes to
+# standard error, no claim directory is left; without the shim, each says
+# so and exits 2.  python3 and php (with FFI) are needed: scripts/
+# install-deps.sh installs them, and their absence is a failure here.
+set -u
+src=${SCL_SRCDIR:?run through make check}
+lib=${SCL_PRELOAD:?run through make check}
+preload=$lib
+[ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$lib
+export ASAN_OPTIONS=detect_leaks=0
+passed=0 failed=0
+fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
+
+run_example() { # LANGUAGE EXAMPLE
+    local base out err status
+    base=$(mktemp -d)
+    out=$(mktemp) err=$(mktemp)
+    case $1 in
+    python) SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$src/bindings/python \
+                timeout 60 /usr/bin/python3 "$src/tests/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
+    php) SWERVE_TMPDIR=$base LD_PRELOAD=$preload \
+             timeout 60 php -n -d extension=ffi -d ffi.enable=1 \
+             "$src/tests/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
+    esac
+    status=$?
+    if [ $status -ne 0 ]; then
+        fail "$1 $2: status $status: $(cat "$err")"
+    elif ! diff -u "$src/tests/bindings/expected/$2.txt" "$out" >&2; then
+        fail "$1 $2: not the seed's output"
+    elif [ -s "$err" ]; then
+        fail "$1 $2 wrote to stderr: $(cat "$err")"
+    elif [ -n "$(ls -A "$base")" ]; then
+        fail "$1 $2 left $(ls -A "$base")"
+    else
+        passed=$((passed + 1))
+    fi
+    rm -rf "$base" "$out" "$err"
+}
+
+command -v php >/dev/null || fail "php is not installed (scripts/install-deps.sh installs php8.2-cli)"
+for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-3; do
+    run_example python "$example"
+    command -v php >/dev/null && run_example php "$example"
+done
+run_example python context-manager
+
+# Without the shim: a clear error, exit status 2.
+if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/bindings/seed_examples.py" class-1 2>&1) ||
+    ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
+    fail "python without the shim: $out"
+else
+    passed=$((passed + 1))
+fi
+if command -v php >/dev/null; then
+    if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/bindings/seed_examples.php" class-1 2>&1) ||
+        ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
+        fail "php without the shim: $out"
+    else
+        passed=$((passed + 1))
+    fi
+fi
+echo "bindings.sh: $passed passed, $failed failed"
+[ $failed -eq 0 ]

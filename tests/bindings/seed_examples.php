@@ -1,0 +1,96 @@
+<?php
+/* The Swerve claim pages' examples over the PHP binding, printing what the
+ * seed prints (the guide's phasync coroutines become worker processes).
+ * usage: php -d ffi.enable=1 seed_examples.php EXAMPLE */
+
+require __DIR__ . '/../../bindings/php/Swerve.php';
+
+use Swerve\Swerve;
+
+function reap(int $pid): void { pcntl_waitpid($pid, $status); }
+
+$examples = [
+    'guide-claims' => function () {
+        [$ready_r, $ready_w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, 0);
+        [$finish_r, $finish_w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, 0);
+        $worker = function (string $who) use ($ready_w, $finish_r) {
+            if ($claim = Swerve::claim('nightly-report')->acquire()) {
+                echo "$who runs the report\n";
+                fwrite($ready_w, 'x');
+                fread($finish_r, 1);               // phasync::sleep(0.1)
+            } else {
+                echo "$who: someone else is on it\n";
+            }
+            exit(0);                               // $claim is released as the worker ends
+        };
+        $a = pcntl_fork();
+        if ($a === 0) { $worker('a'); }
+        fread($ready_r, 1);
+        foreach (['b', 'c'] as $who) {
+            $pid = pcntl_fork();
+            if ($pid === 0) { $worker($who); }
+            reap($pid);
+        }
+        fwrite($finish_w, 'x');
+        reap($a);
+        echo Swerve::claim('nightly-report')->available() ? "free again\n" : "still held\n";
+    },
+    'guide-waiting' => function () {
+        $claim = Swerve::claim('import')->acquire();
+        echo "first: importing\n";
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            echo "second: waiting\n";
+            if ($claim2 = Swerve::claim('import')->acquire(timeout: 5.0)) {   // tries every 20 ms
+                echo "second: importing\n";
+            }
+            exit(0);
+        }
+        usleep(200000);
+        echo "first: done\n";
+        $claim = null;                             // released as $claim goes
+        reap($pid);
+    },
+    'guide-releasing' => function () {
+        $claim = Swerve::claim('leader');
+        $claim->acquire();
+        echo 'held: ', var_export($claim->held(), true), "\n";
+        $claim->release();                         // give it up while the handle lives on
+        echo 'held: ', var_export($claim->held(), true), "\n";
+        echo 'available: ', var_export($claim->available(), true), "\n";
+        $claim->release();                         // releasing what is not held does nothing
+    },
+    'class-1' => function () {
+        $mine  = Swerve::claim('import');
+        $yours = Swerve::claim('import');          // two handles on one name conflict, also in one process
+        var_dump($mine->available());              // nobody holds it; nothing is claimed
+        var_dump($mine->acquire() === $mine);      // the handle, now holding it
+        var_dump($yours->acquire());               // null: held by another
+        var_dump($mine->held(), $yours->held());
+        $mine->release();
+        var_dump($yours->acquire() === $yours);
+    },
+    'class-2' => function () {
+        (function () {
+            if ($claim = Swerve::claim('nightly-report')->acquire()) {
+                echo "report ran\n";
+            }
+        })();                                      // released when $claim goes out of scope
+        echo 'released: ', var_export(Swerve::claim('nightly-report')->available(), true), "\n";
+    },
+    'class-3' => function () {
+        $claim = Swerve::claim('import');
+        if ($claim->acquire(timeout: 5.0)) {       // tries every 20 ms for up to 5 s
+            echo "import_feed ran\n";
+            $claim->release();
+        }
+        echo 'held: ', var_export($claim->held(), true), "\n";
+    },
+];
+
+try {
+    $examples[$argv[1]]();
+} catch (\Swerve\ShimNotLoaded $e) {
+    fwrite(STDERR, "seed_examples.php: " . $e->getMessage() . "\n");
+    exit(2);
+}
