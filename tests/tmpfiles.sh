@@ -1,0 +1,62 @@
+#!/bin/bash
+# systemd-tmpfiles ages old entries out of /tmp; the shipped exclusion
+# (doc/swerve-claim.conf, installed into tmpfiles.d) must keep a live
+# server's claim directory however old its entries, while junk beside it
+# goes.  The control run, without the exclusion, shows the test can fail.
+set -u
+src=${SCL_SRCDIR:?run through make check}
+tool=${SCL_HELPERS:?run through make check}/../swerve-claim
+if ! command -v systemd-tmpfiles >/dev/null; then
+    echo "SKIP: systemd-tmpfiles is not installed, so there is nothing to exclude claims from"
+    exit 77
+fi
+work=$(mktemp -d)
+holder=
+cleanup() { [ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+passed=0 failed=0
+check() { if "$@"; then passed=$((passed + 1)); else echo "FAIL: $*" >&2; failed=$((failed + 1)); fi; }
+
+# Holds 'nightly-report' in BASE until killed; waits until it is held.
+hold() {
+    "$tool" --base "$1" run nightly-report -- sleep 60 &
+    holder=$!
+    for _ in $(seq 100); do
+        ls "$1"/swerve-claim.*/claims/nightly-report >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# Ages everything below BASE by 1 s, then cleans it with CONFIG.
+clean() {
+    echo junk >"$1/junk"
+    sleep 1.2
+    systemd-tmpfiles --clean "$2" 2>/dev/null
+}
+held() { ls "$1"/swerve-claim.*/claims/nightly-report >/dev/null 2>&1; }
+
+mkdir "$work/protected" "$work/control"
+{
+    echo "d $work/protected - - - 1s"
+    sed -n "s|^x /tmp/|x $work/protected/|p" "$src/doc/swerve-claim.conf"
+} >"$work/protected.conf"
+echo "d $work/control - - - 1s" >"$work/control.conf"
+
+check hold "$work/protected"
+clean "$work/protected" "$work/protected.conf"
+check held "$work/protected"
+check test ! -e "$work/protected/junk"
+kill "$holder"
+wait "$holder" 2>/dev/null
+
+check hold "$work/control"
+clean "$work/control" "$work/control.conf"
+check test ! -e "$work/control/junk"
+if held "$work/control"; then
+    echo "FAIL: the control run kept the claim: this test could not fail" >&2
+    failed=$((failed + 1))
+else
+    passed=$((passed + 1))
+fi
+echo "tmpfiles.sh: $passed passed, $failed failed"
+[ $failed -eq 0 ]
