@@ -39,10 +39,17 @@ run_example() { # LANGUAGE EXAMPLE
     rm -rf "$base" "$out" "$err"
 }
 
-command -v php >/dev/null || fail "php is not installed (scripts/install-deps.sh installs php8.2-cli)"
+php=1
+command -v php >/dev/null || { fail "php is not installed (scripts/install-deps.sh installs php8.2-cli)"; php=0; }
+if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
+    # PHP dlopens its FFI extension with RTLD_DEEPBIND, which the ASan
+    # runtime refuses (google/sanitizers#611): PHP runs in the plain build.
+    echo "note: the PHP examples run in the plain build only: ASan refuses PHP's RTLD_DEEPBIND dlopen"
+    php=0
+fi
 for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-3; do
     run_example python "$example"
-    command -v php >/dev/null && run_example php "$example"
+    [ $php -eq 1 ] && run_example php "$example"
 done
 run_example python context-manager
 
@@ -53,7 +60,7 @@ if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/bindings/s
 else
     passed=$((passed + 1))
 fi
-if command -v php >/dev/null; then
+if [ $php -eq 1 ]; then
     if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/bindings/seed_examples.php" class-1 2>&1) ||
         ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
         fail "php without the shim: $out"

@@ -14,13 +14,18 @@ check() {
     if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
 }
 export SWERVE_TMPDIR=$work
+if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
+    # A sanitizer build: the runtime must be loaded for the shim, and the
+    # launcher rightly puts the shim in front of it.
+    export LD_PRELOAD=$SCL_ASAN_RUNTIME ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
+fi
 
 check "the seed's example runs with the shim it preloads" \
-    bash -c "[ \"\$(env -u LD_PRELOAD '$launcher' '$seed' class-1 | head -1)\" = 'bool(true)' ]"
+    bash -c "[ \"\$('$launcher' '$seed' class-1 | head -1)\" = 'bool(true)' ]"
 check "without it, the same program finds no shim" bash -c "env -u LD_PRELOAD '$seed' class-1 2>/dev/null; [ \$? -eq 2 ]"
 check "the exit status passes through" bash -c "'$launcher' sh -c 'exit 5'; [ \$? -eq 5 ]"
 check "it goes in front of an existing LD_PRELOAD" \
-    bash -c "LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 '$launcher' sh -c 'echo \$LD_PRELOAD' | grep -q 'libswerveclaim_preload.so:/lib/x86_64-linux-gnu/libc.so.6'"
+    bash -c "LD_PRELOAD=\${LD_PRELOAD:+\$LD_PRELOAD:}/lib/x86_64-linux-gnu/libc.so.6 '$launcher' sh -c 'echo \$LD_PRELOAD' | grep -q 'libswerveclaim_preload.so:.*/lib/x86_64-linux-gnu/libc.so.6'"
 check "a missing program is 127" bash -c "'$launcher' /nonexistent/program 2>/dev/null; [ \$? -eq 127 ]"
 check "a static program: a warning, and it still runs" \
     bash -c "out=\$('$launcher' '$SCL_HELPERS/static_program' 2>&1); [ \$? -eq 4 ] && echo \"\$out\" | grep -q 'statically linked' && echo \"\$out\" | grep -q 'static program ran'"

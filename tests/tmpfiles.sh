@@ -27,10 +27,12 @@ hold() {
     done
     return 1
 }
-# Ages everything below BASE by 1 s, then cleans it with CONFIG.
+# Ages everything below BASE well past the 1 s limit (a settle second
+# for the claim's own timestamps first), then cleans it with CONFIG.
 clean() {
+    sleep 1
     echo junk >"$1/junk"
-    sleep 1.2
+    sleep 1.5
     systemd-tmpfiles --clean "$2" 2>/dev/null
 }
 held() { ls "$1"/swerve-claim.*/claims/nightly-report >/dev/null 2>&1; }
