@@ -1,0 +1,46 @@
+#!/bin/bash
+# Debian's gunicorn, unmodified, 4 sync workers on 127.0.0.1 under the
+# shim, the app using the Python binding: exactly one worker runs the
+# nightly report; a SIGKILLed holder's claim is free once the master has
+# reaped it, and the report runs again; a graceful stop leaves no claim
+# directory; the shim writes nothing to gunicorn's log.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_packages gunicorn curl
+
+port=$(free_port)
+start() {
+    SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$SCL_SRCDIR/bindings/python \
+        /usr/bin/gunicorn --workers 4 --worker-class sync --bind "127.0.0.1:$port" \
+        --chdir "$SCL_SRCDIR/tests/servers" --pid "$work/gunicorn.pid" --timeout 60 \
+        --error-logfile "$work/error.log" gunicorn_app:app >"$work/stdout.log" 2>&1 &
+    master=$!
+    server_pids+=("$master")
+}
+
+start
+check "gunicorn answers on 127.0.0.1" wait_port "$port"
+check "exactly one of 8 concurrent requests runs the report" exactly_one_runs "$port" /report
+check "the claim is free once the report is done" wait_status "$port" free 5 >/dev/null
+check "a graceful stop (SIGTERM)" stop_pid "$master" TERM
+check "no claim directory left after the stop" no_claim_dir_left
+
+start
+check "gunicorn answers again" wait_port "$port"
+get "$port" "/report?seconds=30" >/dev/null &
+for _ in $(seq 100); do holder=$(holder_of nightly-report); [ -n "$holder" ] && break; sleep 0.05; done
+check "a worker holds the claim during a long report" test -n "$holder"
+kill -9 "$holder"
+if took=$(wait_status "$port" free 5); then
+    echo "claim free $took after SIGKILL of worker $holder"
+    passed=$((passed + 1))
+else
+    echo "FAIL: the SIGKILLed holder's claim was not freed" >&2
+    failed=$((failed + 1))
+fi
+check "the report runs again in another worker" bash -c "curl -s --max-time 10 'http://127.0.0.1:$port/report?seconds=0' | grep -q 'runs the report'"
+check "a graceful stop after the kill" stop_pid "$master" TERM
+check "no claim directory left" no_claim_dir_left
+check "gunicorn's log saw the kill" grep -q "terminated due to signal 9" "$work/error.log"
+check "the shim wrote nothing to gunicorn's log, no worker crashed" log_is_clean "$work/error.log"
+finish

@@ -1,0 +1,115 @@
+# Common parts of the real-server tests (sourced): install what is missing,
+# pick a free loopback port, wait for it, drive the server with curl, stop
+# it by pid, read its logs.  Every wait is bounded; servers listen on
+# 127.0.0.1 only and are stopped by pid at the end, whatever happens.
+
+: "${SCL_PRELOAD:?run through make check}" "${SCL_SRCDIR:?run through make check}"
+passed=0 failed=0
+server_pids=()
+work=$(mktemp -d /tmp/scl-server.XXXXXX)
+chmod 755 "$work"
+base=$work/base
+mkdir "$base" && chmod 755 "$base"
+preload=$SCL_PRELOAD
+[ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$SCL_PRELOAD
+export ASAN_OPTIONS=detect_leaks=0
+
+finish_servers() {
+    for p in "${server_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    rm -rf "$work"
+}
+trap finish_servers EXIT
+
+check() { # DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
+}
+
+# Installs the Debian packages that are missing; SKIP (77) with apt's own
+# words if one truly cannot be had.
+need_packages() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+        >"$work/apt.log" 2>&1; then
+        echo "SKIP: cannot install ${missing[*]}: $(tail -2 "$work/apt.log")"
+        exit 77
+    fi
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits (at most SECONDS) until 127.0.0.1:PORT answers HTTP.
+wait_port() {
+    local port=$1 seconds=${2:-20}
+    for _ in $(seq $((seconds * 10))); do
+        curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/" && return 0
+        sleep 0.1
+    done
+    echo "server on port $port never answered" >&2
+    return 1
+}
+
+get() { curl -s --max-time 10 "http://127.0.0.1:$1$2"; }
+
+# Sends SIGNAL to PID and waits (at most SECONDS) until it is gone; SIGKILL
+# after that.  Fails if it had to.
+stop_pid() {
+    local pid=$1 signal=$2 seconds=${3:-15}
+    kill -"$signal" "$pid" 2>/dev/null || return 0
+    for _ in $(seq $((seconds * 10))); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null
+    return 1
+}
+
+# 8 concurrent GET PATH: exactly one answer contains "runs the report".
+exactly_one_runs() {
+    local port=$1 path=$2 runs
+    for i in $(seq 8); do get "$port" "$path" >"$work/answer.$i" & done
+    wait $(jobs -p | grep -vxF -f <(printf '%s\n' "${server_pids[@]}")) 2>/dev/null
+    runs=$(cat "$work"/answer.* | grep -c "runs the report")
+    [ "$(cat "$work"/answer.* | grep -c "someone else is on it")" -eq 7 ] && [ "$runs" -eq 1 ] ||
+        { echo "answers: $(cat "$work"/answer.*)" >&2; return 1; }
+}
+
+# The pid holding NAME, from the swerve-claim tool.
+holder_of() {
+    "$SCL_HELPERS/../swerve-claim" --base "$base" list --raw --noheadings -o TYPE,NAME,PID |
+        awk -v n="$1" '$1 == "claim" && $2 == n { print $3 }'
+}
+
+# Waits (at most SECONDS) until /status on PORT says WANT; prints how long.
+wait_status() {
+    local port=$1 want=$2 seconds=${3:-5} start=$(date +%s%N)
+    for _ in $(seq $((seconds * 50))); do
+        if [ "$(get "$port" /status)" = "$want" ]; then
+            echo "$(( ($(date +%s%N) - start) / 1000000 )) ms"
+            return 0
+        fi
+        sleep 0.02
+    done
+    return 1
+}
+
+no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -la "$base" >&2; return 1; }; }
+
+# The shim wrote nothing and no worker crashed, by the server's error log
+# (the worker we SIGKILLed on purpose aside).
+log_is_clean() {
+    local log=$1
+    ! grep -E "swerve-claim|Traceback|Segmentation|segfault|core dumped|AddressSanitizer" "$log" >&2
+}
+
+finish() {
+    echo "$(basename "$0"): $passed passed, $failed failed"
+    [ $failed -eq 0 ]
+}
