@@ -39,6 +39,9 @@ tally() {
         elif grep -q "^:test-result: PASS" "${log%.log}.trs" 2>/dev/null; then
             line="1 script test passed"
             checks=1 bad=0
+        elif grep -q "^:test-result: SKIP" "${log%.log}.trs" 2>/dev/null; then
+            echo "   $label $(basename "${log%.log}"): skipped: $(grep -h '^SKIP' "$log" | head -1)"
+            continue
         else
             line="script test failed"
             checks=1 bad=1

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Debian's php-fpm 8.2, unmodified: a root master, pm = static with 4
+# children that drop to www-data and wipe their environment (clear_env),
+# FFI enabled for the pool only; requests through cgi-fcgi.  The PHP
+# binding runs the seed's nightly-report pattern: exactly one of 8
+# concurrent requests runs it; a SIGKILLed holder's claim is free once the
+# master has reaped it and the report runs again; a graceful stop
+# (SIGQUIT) leaves no claim directory; the shim writes nothing to the log.
+set -u
+if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
+    # PHP dlopens its extensions with RTLD_DEEPBIND, which the ASan runtime
+    # refuses (google/sanitizers#611): php-fpm runs in the plain build.
+    echo "SKIP: php-fpm cannot load extensions with the ASan runtime preloaded (RTLD_DEEPBIND)"
+    exit 77
+fi
+. "$(dirname "$0")/lib.sh"
+need_packages php8.2-fpm libfcgi-bin curl
+
+port=$(free_port)
+www=$work/www
+mkdir "$www"
+cp "$SCL_SRCDIR/bindings/php/Swerve.php" "$SCL_SRCDIR/tests/servers/fpm_report.php" "$www/"
+chmod -R a+rX "$www"
+cat >"$work/php-fpm.conf" <<CONF
+[global]
+pid = $work/php-fpm.pid
+error_log = $work/error.log
+daemonize = no
+
+[claims]
+user = www-data
+group = www-data
+listen = 127.0.0.1:$port
+pm = static
+pm.max_children = 4
+catch_workers_output = yes
+php_admin_value[ffi.enable] = 1
+CONF
+
+# Through FastCGI: QUERY is the query string.
+fcgi() {
+    SCRIPT_FILENAME=$www/fpm_report.php REQUEST_METHOD=GET QUERY_STRING=$1 \
+        timeout 40 cgi-fcgi -bind -connect "127.0.0.1:$port" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
+}
+status() { fcgi status; }
+wait_free() {
+    local start=$(date +%s%N)
+    for _ in $(seq 250); do
+        [ "$(status)" = free ] && { echo "$(( ($(date +%s%N) - start) / 1000000 )) ms"; return 0; }
+        sleep 0.02
+    done
+    return 1
+}
+wait_fpm() {
+    for _ in $(seq 200); do [ -n "$(status)" ] && return 0; sleep 0.1; done
+    return 1
+}
+
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload php-fpm8.2 -R -F -y "$work/php-fpm.conf" >"$work/stdout.log" 2>&1 &
+master=$!
+server_pids+=("$master")
+check "php-fpm answers on 127.0.0.1:$port" wait_fpm
+
+for i in $(seq 8); do fcgi seconds=1.5 >"$work/answer.$i" & done
+wait $(jobs -p | grep -vx "$master") 2>/dev/null
+check "exactly one of 8 concurrent requests runs the report" \
+    bash -c "[ \$(cat '$work'/answer.* | grep -c 'runs the report') -eq 1 ] && [ \$(cat '$work'/answer.* | grep -c 'someone else is on it') -eq 7 ]"
+
+fcgi seconds=30 >/dev/null &
+for _ in $(seq 100); do holder=$(holder_of nightly-report); [ -n "$holder" ] && break; sleep 0.05; done
+check "a worker (www-data) holds the claim during a long report" test -n "$holder"
+check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
+kill -9 "$holder"
+if took=$(wait_free); then
+    echo "claim free $took after SIGKILL of worker $holder"
+    passed=$((passed + 1))
+else
+    echo "FAIL: the SIGKILLed holder's claim was not freed" >&2
+    failed=$((failed + 1))
+fi
+check "another request runs the report" bash -c "SCRIPT_FILENAME='$www/fpm_report.php' REQUEST_METHOD=GET QUERY_STRING=seconds=0 timeout 20 cgi-fcgi -bind -connect 127.0.0.1:$port | grep -q 'runs the report'"
+check "a graceful stop (SIGQUIT)" stop_pid "$master" QUIT
+check "no claim directory left" no_claim_dir_left
+check "php-fpm's log saw the kill" grep -q "signal 9" "$work/error.log"
+check "the shim wrote nothing to php-fpm's log, no child crashed" \
+    bash -c "! grep -E 'swerve-claim|SIGSEGV|Segmentation|core dumped|AddressSanitizer' '$work/error.log' >&2"
+finish
