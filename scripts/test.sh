@@ -30,10 +30,15 @@ failed=0
 # and the script tests of one build directory, and prints them.
 tally() {
     local dir=$1 label=$2 line checks bad
-    for log in "$dir"/tests/*.log; do
+    for log in "$dir"/tests/*.log "$dir"/tests/servers/*.log; do
         [ -f "$log" ] || continue
         line=$(grep -h "Checks:" "$log" | tail -1)
-        if [ -n "$line" ]; then
+        script=$(grep -hE '^[a-z.-]+\.sh: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+        if [ -n "$script" ]; then
+            line=${script#*: }
+            checks=$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/' <<<"$line" | awk '{print $1 + $2}')
+            bad=$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/\2/' <<<"$line")
+        elif [ -n "$line" ]; then
             checks=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
             bad=$(sed -E 's/.*Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2/' <<<"$line" | awk '{print $1 + $2}')
         elif grep -q "^:test-result: PASS" "${log%.log}.trs" 2>/dev/null; then
