@@ -13,6 +13,8 @@
 #include "harness.h"
 #include "testdir.h"
 
+#include "run_suite.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -344,11 +346,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(suite());
-    int failed;
-
-    srunner_run_all(runner, CK_NORMAL);
-    failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? 0 : 1;
+    return run_suite(suite());
 }

@@ -100,6 +100,25 @@ wait_status() {
     return 1
 }
 
+# Kills HOLDER with SIGKILL; then STATUS-COMMAND... (which prints "free"
+# or "held") must say free within 5 s, once its parent has reaped it.
+expect_freed_after_kill() {
+    local holder=$1 start
+    shift
+    kill -9 "$holder"
+    start=$(date +%s%N)
+    for _ in $(seq 250); do
+        if [ "$("$@")" = free ]; then
+            echo "claim free $(( ($(date +%s%N) - start) / 1000000 )) ms after SIGKILL of worker $holder"
+            passed=$((passed + 1))
+            return 0
+        fi
+        sleep 0.02
+    done
+    echo "FAIL: the SIGKILLed holder's claim was not freed" >&2
+    failed=$((failed + 1))
+}
+
 no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -la "$base" >&2; return 1; }; }
 
 # The shim wrote nothing and no worker crashed, by the server's error log

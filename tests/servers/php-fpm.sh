@@ -43,14 +43,6 @@ fcgi() {
         timeout 40 cgi-fcgi -bind -connect "127.0.0.1:$port" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
 }
 status() { fcgi status; }
-wait_free() {
-    local start=$(date +%s%N)
-    for _ in $(seq 250); do
-        [ "$(status)" = free ] && { echo "$(( ($(date +%s%N) - start) / 1000000 )) ms"; return 0; }
-        sleep 0.02
-    done
-    return 1
-}
 wait_fpm() {
     for _ in $(seq 200); do [ -n "$(status)" ] && return 0; sleep 0.1; done
     return 1
@@ -70,14 +62,7 @@ fcgi seconds=30 >/dev/null &
 for _ in $(seq 100); do holder=$(holder_of nightly-report); [ -n "$holder" ] && break; sleep 0.05; done
 check "a worker (www-data) holds the claim during a long report" test -n "$holder"
 check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
-kill -9 "$holder"
-if took=$(wait_free); then
-    echo "claim free $took after SIGKILL of worker $holder"
-    passed=$((passed + 1))
-else
-    echo "FAIL: the SIGKILLed holder's claim was not freed" >&2
-    failed=$((failed + 1))
-fi
+expect_freed_after_kill "$holder" status
 check "another request runs the report" bash -c "SCRIPT_FILENAME='$www/fpm_report.php' REQUEST_METHOD=GET QUERY_STRING=seconds=0 timeout 20 cgi-fcgi -bind -connect 127.0.0.1:$port | grep -q 'runs the report'"
 check "a graceful stop (SIGQUIT)" stop_pid "$master" QUIT
 check "no claim directory left" no_claim_dir_left
