@@ -1,0 +1,72 @@
+#!/bin/bash
+# Debian's Apache 2.4, prefork with mod_php, unmodified: `-k start` (a
+# launcher that exits at once), children that drop to www-data, FFI on
+# for PHP: the PHP binding runs the seed's nightly-report pattern, exactly
+# one of 8 concurrent requests runs it; a SIGKILLed holder's claim is free
+# at once (its holder is dead, and Apache reaps it within its 1 s poll);
+# graceful-stop leaves no claim directory; the error log shows nothing of
+# the shim and no crashed child.
+set -u
+if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
+    echo "SKIP: mod_php cannot load PHP's extensions with the ASan runtime preloaded (RTLD_DEEPBIND)"
+    exit 77
+fi
+. "$(dirname "$0")/lib.sh"
+need_packages apache2 libapache2-mod-php8.2 curl
+
+port=$(free_port)
+www=$work/www
+mkdir "$www"
+cp "$SCL_SRCDIR/bindings/php/Swerve.php" "$SCL_SRCDIR/tests/servers/fpm_report.php" "$www/"
+chmod -R a+rX "$www"
+cat >"$work/httpd.conf" <<CONF
+ServerRoot /etc/apache2
+ServerName localhost
+PidFile $work/apache2.pid
+Mutex file:$work default
+DefaultRuntimeDir $work
+User www-data
+Group www-data
+ErrorLog $work/error.log
+LogLevel info
+LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
+LoadModule php_module /usr/lib/apache2/modules/libphp8.2.so
+TypesConfig /etc/mime.types
+Listen 127.0.0.1:$port
+StartServers 8
+MinSpareServers 8
+MaxSpareServers 10
+MaxRequestWorkers 10
+DocumentRoot $www
+<Directory $www>
+    Require all granted
+</Directory>
+<FilesMatch "\.php$">
+    SetHandler application/x-httpd-php
+</FilesMatch>
+php_admin_value ffi.enable 1
+CONF
+
+master() { cat "$work/apache2.pid" 2>/dev/null; }
+status() { get "$port" "/fpm_report.php?status"; }
+
+check "the configuration is valid" bash -c "apache2 -f '$work/httpd.conf' -t 2>/dev/null"
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload apache2 -f "$work/httpd.conf" -k start
+check "the launcher exited and Apache answers" wait_port "$port"
+server_pids+=("$(master)")
+
+check "exactly one of 8 concurrent requests runs the report" exactly_one_runs "$port" "/fpm_report.php?seconds=1.5"
+get "$port" "/fpm_report.php?seconds=30" >/dev/null &
+for _ in $(seq 100); do holder=$(holder_of nightly-report); [ -n "$holder" ] && break; sleep 0.05; done
+check "a child holds the claim during a long report" test -n "$holder"
+check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
+expect_freed_after_kill "$holder" status
+check "another request runs the report" bash -c "curl -s --max-time 10 'http://127.0.0.1:$port/fpm_report.php?seconds=0' | grep -q 'runs the report'"
+check "graceful-stop (SIGWINCH)" stop_pid "$(master)" WINCH 20
+check "no claim directory left" no_claim_dir_left
+check "the log is Apache's" grep -q "resuming normal operations" "$work/error.log"
+check "the shim wrote nothing to the log, no child crashed" \
+    bash -c "! grep -E 'swerve-claim|Segmentation|exit signal|AddressSanitizer' '$work/error.log' >&2"
+finish
