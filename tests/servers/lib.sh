@@ -9,7 +9,7 @@ server_pids=()
 work=$(mktemp -d /tmp/scl-server.XXXXXX)
 chmod 755 "$work"
 base=$work/base
-mkdir "$base" && chmod 755 "$base"
+mkdir "$base" && chmod 1777 "$base" # like /tmp: a master that already dropped privileges makes its own
 preload=$SCL_PRELOAD
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$SCL_PRELOAD
 export ASAN_OPTIONS=detect_leaks=0
@@ -81,9 +81,14 @@ exactly_one_runs() {
         { echo "answers: $(cat "$work"/answer.*)" >&2; return 1; }
 }
 
-# The pid holding NAME, from the swerve-claim tool.
+# The pid holding NAME, from the swerve-claim tool: in the server's one
+# claim directory, named, since `list` alone shows only the invoking user's
+# and a master that dropped privileges makes its own.
 holder_of() {
-    "$SCL_HELPERS/../swerve-claim" --base "$base" list --raw --noheadings -o TYPE,NAME,PID |
+    local dir
+    dir=$(ls -d "$base"/swerve-claim.* 2>/dev/null | head -1)
+    [ -n "$dir" ] || return 0
+    "$SCL_HELPERS/../swerve-claim" list --server "$dir" --raw --noheadings -o TYPE,NAME,PID |
         awk -v n="$1" '$1 == "claim" && $2 == n { print $3 }'
 }
 

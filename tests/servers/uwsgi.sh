@@ -1,0 +1,48 @@
+#!/bin/bash
+# Debian's uWSGI 2.0 with the Python 3 plugin, unmodified: a master that
+# drops to www-data before it forks 4 workers, the app on the Python
+# binding: exactly one of 8 concurrent requests runs the report; a
+# SIGKILLed holder's claim is free at once; a reload (SIGHUP: the master
+# re-execs itself in the same pid) rejoins the same claim directory; a
+# stop (SIGINT) leaves none; the log shows nothing of the shim.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_packages uwsgi-core uwsgi-plugin-python3 curl
+
+port=$(free_port)
+app=$work/app
+mkdir "$app"
+cp "$SCL_SRCDIR/tests/servers/gunicorn_app.py" "$SCL_SRCDIR/bindings/python/swerve_claim.py" "$app/"
+chmod -R a+rX "$app"
+master() { cat "$work/uwsgi.pid" 2>/dev/null; }
+claim_dirs() { ls -d "$base"/swerve-claim.* 2>/dev/null | wc -l; }
+
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$app \
+    uwsgi --plugin python3 --master --processes 4 --http-socket "127.0.0.1:$port" \
+    --wsgi-file "$app/gunicorn_app.py" --callable app --uid www-data --gid www-data \
+    --pidfile "$work/uwsgi.pid" --logto "$work/uwsgi.log" --die-on-term >/dev/null 2>&1 &
+server_pids+=($!)
+check "uWSGI answers on 127.0.0.1" wait_port "$port"
+first=$(master)
+server_pids+=("$first")
+
+check "exactly one of 8 concurrent requests runs the report" exactly_one_runs "$port" "/report?seconds=1.5"
+get "$port" "/report?seconds=30" >/dev/null &
+for _ in $(seq 100); do holder=$(holder_of nightly-report); [ -n "$holder" ] && break; sleep 0.05; done
+check "a worker holds the claim during a long report" test -n "$holder"
+check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
+expect_freed_after_kill "$holder" get "$port" /status
+
+kill -HUP "$first"
+sleep 1
+check "after a reload (SIGHUP) it answers again" wait_port "$port"
+check "the master re-exec'd in the same pid" test "$(master)" = "$first"
+check "the reloaded master rejoined the same claim directory" test "$(claim_dirs)" -eq 1
+check "the report runs after the reload" bash -c "curl -s --max-time 10 'http://127.0.0.1:$port/report?seconds=0' | grep -q 'runs the report'"
+
+check "a stop (SIGINT)" stop_pid "$first" INT 20
+check "no claim directory left" no_claim_dir_left
+check "the log is uWSGI's (it saw the reload)" grep -q "reloading uWSGI" "$work/uwsgi.log"
+check "the shim wrote nothing to the log, no worker crashed" \
+    bash -c "! grep -E 'swerve-claim|SIGSEGV|Segmentation|AddressSanitizer|Traceback' '$work/uwsgi.log' >&2"
+finish
