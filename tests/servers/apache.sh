@@ -68,5 +68,5 @@ check "graceful-stop (SIGWINCH)" stop_pid "$(master)" WINCH 20
 check "no claim directory left" no_claim_dir_left
 check "the log is Apache's" grep -q "resuming normal operations" "$work/error.log"
 check "the shim wrote nothing to the log, no child crashed" \
-    bash -c "! grep -E 'swerve-claim|Segmentation|exit signal|AddressSanitizer' '$work/error.log' >&2"
+    bash -c "! grep -E 'swerve-claim\[|Segmentation|exit signal|AddressSanitizer' '$work/error.log' >&2"
 finish

@@ -130,7 +130,7 @@ no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -la "$base" >&2; return 
 # (the worker we SIGKILLed on purpose aside).
 log_is_clean() {
     local log=$1
-    ! grep -E "swerve-claim|Traceback|Segmentation|segfault|core dumped|AddressSanitizer" "$log" >&2
+    ! grep -E "swerve-claim\[|Traceback|Segmentation|segfault|core dumped|AddressSanitizer" "$log" >&2
 }
 
 finish() {

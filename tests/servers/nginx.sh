@@ -68,6 +68,6 @@ check "still one claim directory" test "$(claim_dirs)" -eq 1
 check "a stop (SIGQUIT)" stop_pid "$(master)" QUIT
 check "no claim directory left" wait_for no_claim_dir_left
 check "the shim wrote nothing to nginx's log, no worker crashed" \
-    bash -c "! grep -E 'swerve-claim|exited on signal|AddressSanitizer' '$work/error.log' >&2"
+    bash -c "! grep -E 'swerve-claim\[|exited on signal|AddressSanitizer' '$work/error.log' >&2"
 check "the log is nginx's (it saw the upgrade)" grep -q "start new binary" "$work/error.log"
 finish
