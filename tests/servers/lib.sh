@@ -92,6 +92,17 @@ holder_of() {
         awk -v n="$1" '$1 == "claim" && $2 == n { print $3 }'
 }
 
+# The pid holding NAME, once somebody does (at most 5 s); "" if nobody.
+wait_holder() {
+    local holder
+    for _ in $(seq 100); do
+        holder=$(holder_of "$1")
+        [ -n "$holder" ] && break
+        sleep 0.05
+    done
+    echo "$holder"
+}
+
 # Waits (at most SECONDS) until /status on PORT says WANT; prints how long.
 wait_status() {
     local port=$1 want=$2 seconds=${3:-5} start=$(date +%s%N)

@@ -59,7 +59,7 @@ check "exactly one of 8 concurrent requests runs the report" \
     bash -c "[ \$(cat '$work'/answer.* | grep -c 'runs the report') -eq 1 ] && [ \$(cat '$work'/answer.* | grep -c 'someone else is on it') -eq 7 ]"
 
 fcgi seconds=30 >/dev/null &
-for _ in $(seq 100); do holder=$(holder_of nightly-report); [ -n "$holder" ] && break; sleep 0.05; done
+holder=$(wait_holder nightly-report)
 check "a worker (www-data) holds the claim during a long report" test -n "$holder"
 check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
 expect_freed_after_kill "$holder" status
