@@ -56,15 +56,15 @@ static int preloads_us(char *const *envp)
 }
 
 /*
- * ENVP as the new image should get it: FIXED (room for count(ENVP) + 2)
+ * ENVP (N entries) as the new image should get it: FIXED (room for N + 2)
  * filled with ENVP, SWERVE_CLAIM_DIR replaced or added, when this process
  * has a claim directory and ENVP preloads us; otherwise ENVP itself.
  */
-static char *const *with_claim_dir(char *const *envp, char **fixed, struct env_fix *fix)
+static char *const *with_claim_dir(char *const *envp, size_t entries, char **fixed, struct env_fix *fix)
 {
     size_t n = 0;
 
-    if (!scl_dir_in_use() || count(envp) > VECTOR_MAX || !preloads_us(envp) ||
+    if (!scl_dir_in_use() || entries > VECTOR_MAX || !preloads_us(envp) ||
         scl_concat(fix->var, sizeof fix->var, SCL_DIR_ENV "=", scl_dir_path(), (char *)NULL) != 0)
         return envp;
     for (size_t i = 0; envp[i] != NULL; i++)
@@ -75,11 +75,13 @@ static char *const *with_claim_dir(char *const *envp, char **fixed, struct env_f
     return fixed;
 }
 
-/* Declares USE: ENVP, or its copy with the claim directory, on the stack. */
+/* Declares USE: ENVP, or its copy with the claim directory, on the stack
+ * (ENVP is counted once: this is the host's exec path). */
 #define WITH_CLAIM_DIR(use, envp)                                                                  \
     struct env_fix use##_fix;                                                                      \
-    char *use##_room[count(envp) <= VECTOR_MAX ? count(envp) + 2 : 1];                             \
-    char *const *use = with_claim_dir((envp), use##_room, &use##_fix)
+    size_t use##_entries = count(envp);                                                            \
+    char *use##_room[use##_entries <= VECTOR_MAX ? use##_entries + 2 : 1];                         \
+    char *const *use = with_claim_dir((envp), use##_entries, use##_room, &use##_fix)
 
 /* The exec'd image is not going to release anything: do it now. */
 static void before_exec(void)
@@ -94,23 +96,13 @@ static int exec_failed(void)
     return -1;
 }
 
-/* The variants funnel into these two; calling our exported names instead
- * would go through the PLT, to whatever defines them first. */
-static int exec_path(const char *path, char *const argv[], char *const envp[])
+typedef int exec_fn(const char *, char *const[], char *const[]);
+
+/* Every variant funnels into this, with libc's execve (a path) or execvpe
+ * (a PATH search); calling our exported names instead would go through
+ * the PLT, to whatever defines them first. */
+static int exec_with(exec_fn *real, const char *file, char *const argv[], char *const envp[])
 {
-    int (*real)(const char *, char *const[], char *const[]) = scl_real()->execve;
-
-    before_exec();
-    if (real == NULL)
-        return exec_failed();
-    WITH_CLAIM_DIR(env, envp);
-    return real(path, argv, env);
-}
-
-static int exec_search(const char *file, char *const argv[], char *const envp[])
-{
-    int (*real)(const char *, char *const[], char *const[]) = scl_real()->execvpe;
-
     before_exec();
     if (real == NULL)
         return exec_failed();
@@ -120,22 +112,22 @@ static int exec_search(const char *file, char *const argv[], char *const envp[])
 
 SCL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return exec_path(path, argv, envp);
+    return exec_with(scl_real()->execve, path, argv, envp);
 }
 
 SCL_EXPORT int execv(const char *path, char *const argv[])
 {
-    return exec_path(path, argv, environ);
+    return exec_with(scl_real()->execve, path, argv, environ);
 }
 
 SCL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return exec_search(file, argv, envp);
+    return exec_with(scl_real()->execvpe, file, argv, envp);
 }
 
 SCL_EXPORT int execvp(const char *file, char *const argv[])
 {
-    return exec_search(file, argv, environ);
+    return exec_with(scl_real()->execvpe, file, argv, environ);
 }
 
 SCL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -186,45 +178,45 @@ SCL_EXPORT int execl(const char *path, const char *arg, ...)
 {
     char *const *envp = environ;
     COLLECT_ARGS(argv, arg, arg, 0, envp);
-    return exec_path(path, argv, envp);
+    return exec_with(scl_real()->execve, path, argv, envp);
 }
 
 SCL_EXPORT int execle(const char *path, const char *arg, ...)
 {
     char *const *envp = NULL;
     COLLECT_ARGS(argv, arg, arg, 1, envp);
-    return exec_path(path, argv, envp);
+    return exec_with(scl_real()->execve, path, argv, envp);
 }
 
 SCL_EXPORT int execlp(const char *file, const char *arg, ...)
 {
     char *const *envp = environ;
     COLLECT_ARGS(argv, arg, arg, 0, envp);
-    return exec_search(file, argv, envp);
+    return exec_with(scl_real()->execvpe, file, argv, envp);
 }
 
-SCL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
-                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                     char *const[], char *const[]);
+
+/* posix_spawn and posix_spawnp alike: only the environment changes. */
+static int spawn(spawn_fn *real, pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    int (*real)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-                char *const[], char *const[]) = scl_real()->posix_spawn;
-
-    scl_lifecycle_init();
-    if (real == NULL)
-        return ENOSYS;
-    WITH_CLAIM_DIR(env, envp);
-    return real(pid, path, actions, attr, argv, env);
-}
-
-SCL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
-                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
-{
-    int (*real)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-                char *const[], char *const[]) = scl_real()->posix_spawnp;
-
     scl_lifecycle_init();
     if (real == NULL)
         return ENOSYS;
     WITH_CLAIM_DIR(env, envp);
     return real(pid, file, actions, attr, argv, env);
+}
+
+SCL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(scl_real()->posix_spawn, pid, path, actions, attr, argv, envp);
+}
+
+SCL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(scl_real()->posix_spawnp, pid, file, actions, attr, argv, envp);
 }

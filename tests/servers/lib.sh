@@ -135,6 +135,31 @@ expect_freed_after_kill() {
     failed=$((failed + 1))
 }
 
+# The long report's holder, once there: its user is USER (or "-": not
+# checked); then it is SIGKILLed and STATUS-COMMAND... must say free.
+kill_the_holder() {
+    local user=$1 holder
+    shift
+    holder=$(wait_holder nightly-report)
+    check "a worker holds the claim during a long report" test -n "$holder"
+    [ "$user" = - ] || check "the holder runs as $user" bash -c "[ \$(stat -c %U /proc/$holder) = $user ]"
+    expect_freed_after_kill "$holder" "$@"
+}
+
+# The PHP tests' document root: the binding and the report script.  PHP
+# dlopens its extensions with RTLD_DEEPBIND, which the ASan runtime refuses
+# (google/sanitizers#611): PHP servers run in the plain build only.
+php_www() {
+    if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
+        echo "SKIP: PHP cannot load its extensions with the ASan runtime preloaded (RTLD_DEEPBIND)"
+        exit 77
+    fi
+    www=$work/www
+    mkdir "$www"
+    cp "$SCL_SRCDIR/bindings/php/Swerve.php" "$SCL_SRCDIR/tests/servers/fpm_report.php" "$www/"
+    chmod -R a+rX "$www"
+}
+
 no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -la "$base" >&2; return 1; }; }
 
 # The shim wrote nothing and no worker crashed, by the server's error log

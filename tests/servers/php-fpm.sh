@@ -7,20 +7,11 @@
 # master has reaped it and the report runs again; a graceful stop
 # (SIGQUIT) leaves no claim directory; the shim writes nothing to the log.
 set -u
-if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
-    # PHP dlopens its extensions with RTLD_DEEPBIND, which the ASan runtime
-    # refuses (google/sanitizers#611): php-fpm runs in the plain build.
-    echo "SKIP: php-fpm cannot load extensions with the ASan runtime preloaded (RTLD_DEEPBIND)"
-    exit 77
-fi
 . "$(dirname "$0")/lib.sh"
+php_www # says SKIP in a sanitizer build
 need_packages php8.2-fpm libfcgi-bin curl
 
 port=$(free_port)
-www=$work/www
-mkdir "$www"
-cp "$SCL_SRCDIR/bindings/php/Swerve.php" "$SCL_SRCDIR/tests/servers/fpm_report.php" "$www/"
-chmod -R a+rX "$www"
 cat >"$work/php-fpm.conf" <<CONF
 [global]
 pid = $work/php-fpm.pid
@@ -59,10 +50,7 @@ check "exactly one of 8 concurrent requests runs the report" \
     bash -c "[ \$(cat '$work'/answer.* | grep -c 'runs the report') -eq 1 ] && [ \$(cat '$work'/answer.* | grep -c 'someone else is on it') -eq 7 ]"
 
 fcgi seconds=30 >/dev/null &
-holder=$(wait_holder nightly-report)
-check "a worker (www-data) holds the claim during a long report" test -n "$holder"
-check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
-expect_freed_after_kill "$holder" status
+kill_the_holder www-data status
 check "another request runs the report" bash -c "SCRIPT_FILENAME='$www/fpm_report.php' REQUEST_METHOD=GET QUERY_STRING=seconds=0 timeout 20 cgi-fcgi -bind -connect 127.0.0.1:$port | grep -q 'runs the report'"
 check "a graceful stop (SIGQUIT)" stop_pid "$master" QUIT
 check "no claim directory left" no_claim_dir_left

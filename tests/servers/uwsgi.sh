@@ -28,10 +28,7 @@ server_pids+=("$first")
 
 check "exactly one of 8 concurrent requests runs the report" exactly_one_runs "$port" "/report?seconds=1.5"
 get "$port" "/report?seconds=30" >/dev/null &
-holder=$(wait_holder nightly-report)
-check "a worker holds the claim during a long report" test -n "$holder"
-check "the holder runs as www-data" bash -c "[ \$(stat -c %U /proc/$holder) = www-data ]"
-expect_freed_after_kill "$holder" get "$port" /status
+kill_the_holder www-data get "$port" /status
 
 kill -HUP "$first"
 sleep 1
