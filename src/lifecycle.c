@@ -3,6 +3,7 @@
 #include "api.h"
 #include "children.h"
 #include "holder.h"
+#include "hot.h"
 #include "lifecycle.h"
 #include "lock.h"
 #include "log.h"
@@ -16,13 +17,13 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-static atomic_int initialised;
+SCL_HOT static atomic_int initialised;
 /* The parent this process had when its image started (set at load), or
  * itself once it forks: so a child knows its parent without writing
  * anything on its side of the fork (lock.h says why that matters), and
  * an orphan notices it is one. */
-static _Atomic pid_t forking_parent;
-static _Atomic pid_t ended_pid;
+SCL_HOT static _Atomic pid_t forking_parent;
+SCL_HOT static _Atomic pid_t ended_pid;
 
 /*
  * Before every fork, hooked or libc-internal (daemon(3)): the claim

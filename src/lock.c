@@ -8,9 +8,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct scl_fork_page scl_fork_page __attribute__((aligned(4096)));
+struct scl_fork_page scl_fork_page __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct scl_fork_page) <= 4096, "the fork page is one page");
+_Static_assert(sizeof(struct scl_fork_page) <= 4096, "the fork page is a page long");
 
 /* initial-exec: a preloaded library has static TLS, and the general model
  * may call malloc on first access, which a signal path must not. */

@@ -5,9 +5,11 @@
  *
  * After every fork, the first write to each page a process still shares
  * with its child costs a copy-on-write fault (several microseconds on a
- * VM, on a host's hot path): so the state fork touches (this lock, and the
- * table of children in children.c) lives on one page, and nothing is
- * written at all on the child's side of a fork.
+ * VM, on a host's hot path): so the state fork writes (the table of
+ * children in children.c) lives in one place beside this lock, a fork
+ * writes one slot of it in the parent, and nothing is written at all on
+ * the child's side.  It is not page-aligned: that would start .bss on a
+ * page of its own, one more fault in every process (hot.h).
  *
  * Signals are blocked while the lock is held, so a signal handler that
  * forks or exits on the same thread never finds it taken by the code it
@@ -21,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SCL_CHILD_SLOTS 1020 /* with the header, one 4096-byte page */
+#define SCL_CHILD_SLOTS 1020 /* with the header, 4096 bytes */
 
 struct scl_fork_page {
     _Atomic uint32_t lock; /* 0 free, 1 held, 2 held with waiters */

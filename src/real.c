@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "hot.h"
 #include "real.h"
 
 #include <dlfcn.h>
@@ -7,8 +8,8 @@
 #include <unistd.h>
 #include <stdatomic.h>
 
-static struct scl_real table;
-static atomic_int bound;
+SCL_HOT static struct scl_real table;
+SCL_HOT static atomic_int bound;
 
 /* RTLD_NEXT finds the next definition after ours; should it ever find
  * ours (a broken link order), calling it would recurse for ever. */

@@ -2,6 +2,7 @@
 
 #include "serverdir.h"
 #include "holder.h"
+#include "hot.h"
 #include "retire.h"
 #include "log.h"
 #include "proc.h"
@@ -30,12 +31,12 @@
 static char dir_path[PATH_MAX], claims_path[PATH_MAX];
 static dev_t dir_dev, claims_dev;
 static ino_t dir_ino, claims_ino;
-static atomic_int ready;
+SCL_HOT static atomic_int ready;
 /* SWERVE_CLAIM_DIR named a directory, not opened yet: an exec'd helper
  * that never uses a claim never touches it (1 pending, 2 being opened). */
-static atomic_int pending;
-static atomic_int dir_fd = -1;
-static _Atomic pid_t member_pid;
+SCL_HOT static atomic_int pending;
+SCL_HOT static atomic_int dir_fd = -1;
+SCL_HOT static _Atomic pid_t member_pid;
 static atomic_uint generation;
 
 int scl_dir_in_use(void)

@@ -1,40 +1,55 @@
 #include "config.h"
 
+#include "hot.h"
 #include "settings.h"
 #include "sigsafe.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static struct scl_settings settings;
-static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
+SCL_HOT static struct scl_settings settings = { .base_dir = "/tmp", .claim_dir = "" };
+SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
+/* Copies of what the environment set (a host may overwrite its
+ * environment to retitle itself), packed so a process touches one page. */
+static char copies[2 * PATH_MAX];
 
-static const char *first_set(const char *a, const char *b, const char *fallback)
+static const char *first_set(const char *a, const char *b)
 {
     const char *v = getenv(a);
 
     if (v == NULL || *v == '\0')
         v = getenv(b);
-    return v == NULL || *v == '\0' ? fallback : v;
+    return v == NULL || *v == '\0' ? NULL : v;
+}
+
+/* The copy just made at *free_space, which then moves past it. */
+static const char *take(char **free_space)
+{
+    char *copy = *free_space;
+
+    *free_space += strlen(copy) + 1;
+    return copy;
 }
 
 static void load(void)
 {
-    const char *base = first_set("SWERVE_TMPDIR", "TMPDIR", "/tmp");
+    const char *base = first_set("SWERVE_TMPDIR", "TMPDIR");
     const char *debug = getenv("SWERVE_DEBUG"), *dir = getenv(SCL_DIR_ENV);
-    char cwd[PATH_MAX];
+    char *free_space = copies, cwd[PATH_MAX];
 
     settings.debug = debug != NULL && strcmp(debug, "1") == 0;
-    if (dir != NULL && dir[0] == '/')
-        (void)scl_concat(settings.claim_dir, sizeof settings.claim_dir, dir, (char *)NULL);
-    /* A relative base would move with the host's chdir(). */
-    if (base[0] != '/' && getcwd(cwd, sizeof cwd) != NULL &&
-        scl_concat(settings.base_dir, sizeof settings.base_dir, cwd, "/", base, (char *)NULL) == 0)
+    if (dir != NULL && dir[0] == '/' && scl_concat(free_space, PATH_MAX, dir, (char *)NULL) == 0)
+        settings.claim_dir = take(&free_space);
+    if (base == NULL)
         return;
-    if (scl_concat(settings.base_dir, sizeof settings.base_dir, base, (char *)NULL) != 0)
-        (void)scl_concat(settings.base_dir, sizeof settings.base_dir, "/tmp", (char *)NULL);
+    /* A relative base would move with the host's chdir(). */
+    if (base[0] == '/' ? scl_concat(free_space, PATH_MAX, base, (char *)NULL) == 0
+                       : getcwd(cwd, sizeof cwd) != NULL &&
+                             scl_concat(free_space, PATH_MAX, cwd, "/", base, (char *)NULL) == 0)
+        settings.base_dir = take(&free_space);
 }
 
 const struct scl_settings *scl_settings(void)

@@ -6,16 +6,14 @@
 #ifndef SCL_SETTINGS_H
 #define SCL_SETTINGS_H
 
-#include <limits.h>
-
 /* The variable through which an exec'd process of a server finds the
  * server's claim directory (set by the exec hooks, read at load). */
 #define SCL_DIR_ENV "SWERVE_CLAIM_DIR"
 
 struct scl_settings {
-    char base_dir[PATH_MAX];  /* absolute; below it live the claim directories */
-    char claim_dir[PATH_MAX]; /* SWERVE_CLAIM_DIR, or "" */
-    int debug;                /* SWERVE_DEBUG=1: log to standard error */
+    const char *base_dir;  /* absolute; below it live the claim directories */
+    const char *claim_dir; /* SWERVE_CLAIM_DIR, or "" */
+    int debug;             /* SWERVE_DEBUG=1: log to standard error */
 };
 
 /* Reads the environment on the first call (the constructor makes that
