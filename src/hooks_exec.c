@@ -26,7 +26,6 @@
 #include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
-#include <string.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -49,9 +48,11 @@ static size_t count(char *const *v)
 
 static int preloads_us(char *const *envp)
 {
-    for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
-        if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0 && strstr(envp[i] + 11, "swerveclaim") != NULL)
+    for (size_t i = 0; envp != NULL && envp[i] != NULL; i++) {
+        const char *preload = scl_after_prefix(envp[i], "LD_PRELOAD=");
+        if (preload != NULL && scl_contains(preload, "swerveclaim"))
             return 1;
+    }
     return 0;
 }
 
@@ -68,7 +69,7 @@ static char *const *with_claim_dir(char *const *envp, size_t entries, char **fix
         scl_concat(fix->var, sizeof fix->var, SCL_DIR_ENV "=", scl_dir_path(), (char *)NULL) != 0)
         return envp;
     for (size_t i = 0; envp[i] != NULL; i++)
-        if (strncmp(envp[i], SCL_DIR_ENV "=", sizeof SCL_DIR_ENV) != 0)
+        if (scl_after_prefix(envp[i], SCL_DIR_ENV "=") == NULL)
             fixed[n++] = envp[i];
     fixed[n++] = fix->var;
     fixed[n] = NULL;

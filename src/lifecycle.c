@@ -38,7 +38,7 @@ static void before_fork(void)
 
     if (atomic_load(&forking_parent) != self)
         atomic_store(&forking_parent, self);
-    if (!scl_dir_is_member()) {
+    if (!scl_dir_is_member(self)) {
         scl_lock();
         if (scl_dir_join_locked() < 0)
             scl_debug("no claim directory before fork: errno %d", errno);
@@ -90,14 +90,16 @@ void scl_child_reaped(pid_t child)
 
 void scl_process_execs(void)
 {
-    int saved = errno, dirfd;
+    pid_t self = getpid();
+    int saved, dirfd;
 
-    /* Only a member can hold anything; the others write nothing here (a
-     * fork+exec child shares its pages with its parent). */
-    if (!scl_dir_is_member())
+    /* Only a member can hold anything; the others touch nothing here, not
+     * even errno (a fork+exec child shares its pages with its parent). */
+    if (!scl_dir_is_member(self))
         return;
+    saved = errno;
     if ((dirfd = scl_dir_fd()) >= 0)
-        (void)scl_holder_clear(dirfd, getpid(), SCL_CLEAR_CLAIMS_ONLY);
+        (void)scl_holder_clear(dirfd, self, SCL_CLEAR_CLAIMS_ONLY);
     scl_api_forget_claims();
     errno = saved;
 }
@@ -127,7 +129,7 @@ void scl_process_ending(void)
 
     if (!scl_dir_in_use())
         goto out;
-    member = scl_dir_is_member();
+    member = scl_dir_is_member(self);
     /* The common case, a worker that never claimed anything and whose
      * parent still runs, costs two system calls, no file work and no
      * write to memory it shares with its parent. */

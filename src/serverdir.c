@@ -159,9 +159,9 @@ unsigned scl_dir_generation(void)
     return atomic_load(&generation);
 }
 
-int scl_dir_is_member(void)
+int scl_dir_is_member(pid_t self)
 {
-    return scl_dir_in_use() && atomic_load(&member_pid) == getpid();
+    return scl_dir_in_use() && atomic_load(&member_pid) == self;
 }
 
 int scl_dir_fd_if_member(pid_t self)

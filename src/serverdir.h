@@ -30,8 +30,9 @@ int scl_dir_fd(void);
 /* Changes whenever this process starts using another directory. */
 unsigned scl_dir_generation(void);
 
-/* 1 when this process has registered its holder file. */
-int scl_dir_is_member(void);
+/* 1 when this process, whose pid is SELF, has registered its holder file
+ * (the callers know their pid: each getpid() is a system call). */
+int scl_dir_is_member(pid_t self);
 
 /* The descriptor when process SELF (this one) is a member already, else
  * -1: the lock-free fast path of every claim operation. */

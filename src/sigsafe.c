@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <string.h>
 #include <unistd.h>
 
 ssize_t scl_read_full(int fd, void *buf, size_t n)
@@ -84,14 +83,14 @@ int scl_concat(char *out, size_t cap, ...)
 
     va_start(ap, cap);
     while ((part = va_arg(ap, const char *)) != NULL) {
-        size_t n = strlen(part);
-        if (n >= cap - len) {
-            va_end(ap);
-            errno = ENAMETOOLONG;
-            return -1;
+        for (; *part != '\0'; part++) {
+            if (len + 1 >= cap) {
+                va_end(ap);
+                errno = ENAMETOOLONG;
+                return -1;
+            }
+            out[len++] = *part;
         }
-        memcpy(out + len, part, n);
-        len += n;
     }
     va_end(ap);
     out[len] = '\0';
@@ -115,4 +114,20 @@ void scl_close_quietly(int fd)
     /* Linux frees the descriptor even when close() reports EINTR. */
     (void)close(fd);
     errno = saved;
+}
+
+const char *scl_after_prefix(const char *s, const char *prefix)
+{
+    while (*prefix != '\0')
+        if (*s++ != *prefix++)
+            return NULL;
+    return s;
+}
+
+int scl_contains(const char *s, const char *needle)
+{
+    for (; *s != '\0'; s++)
+        if (scl_after_prefix(s, needle) != NULL)
+            return 1;
+    return *needle == '\0';
 }

@@ -23,10 +23,20 @@ size_t scl_fmt_ull(char *out, unsigned long long v);
 int scl_parse_ull(const char **p, unsigned long long *v);
 
 /*
- * Joins the NULL-terminated list of strings into OUT (CAP bytes), NUL
- * included; -1 with errno ENAMETOOLONG when it does not fit.
+ * The string work of a child between fork() and exec is done by the
+ * three below, in plain loops: a libc function that child called for the
+ * first time would be faulted in and bound lazily in every child (lock.h
+ * says what a fault costs).
  */
+
+/* Joins the NULL-terminated list of strings into OUT (CAP bytes), NUL
+ * included; -1 with errno ENAMETOOLONG when it does not fit. */
 int scl_concat(char *out, size_t cap, ...) __attribute__((sentinel));
+
+/* What follows PREFIX at the start of S, or NULL. */
+const char *scl_after_prefix(const char *s, const char *prefix);
+/* 1 when NEEDLE occurs in S. */
+int scl_contains(const char *s, const char *needle);
 
 /* Opens directory NAME of DIRFD, never through a symlink, close-on-exec,
  * retrying EINTR; -1 with errno. */
