@@ -14,15 +14,18 @@
  *   4. reaping a dead worker: one that held nothing, one that held one
  *      claim, and one that held one claim while 100,000 others are held;
  *   5. fork()+_exit()+waitpid() and fork+exec of /bin/true, without the
- *      shim, with an empty library preloaded, and with the shim: separate
- *      runs of this program, alternated 11 times.  The empty library
- *      shows what preloading any library costs; the shim's hooks are what
- *      it adds on top.
+ *      shim, with an empty library preloaded, and with the shim: three
+ *      workers (this program again), asked in turn for one iteration each,
+ *      thousands of times, and the medians of each side compared.  The
+ *      empty library shows what preloading any library costs; the shim's
+ *      hooks are what it adds on top.
  *
  * CPU time is read from /proc/self/schedstat (nanoseconds of run time):
  * getrusage() is sampled at the scheduler tick on many kernels, which
  * charges a process that wakes every 20 ms far more than it runs.
  */
+#include "config.h"
+
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
@@ -39,9 +42,8 @@
 #include <unistd.h>
 
 #define ROUNDS 11
-#define LOOP_ROUNDS 11
-#define FORKS_PER_RUN 2000
-#define EXECS_PER_RUN 300
+#define FORK_STEPS 5000
+#define EXEC_STEPS 2500
 #define REAPS 51
 #define OTHER_CLAIMS 100000
 #define PAIRS 20000
@@ -381,77 +383,119 @@ static void bench_reaping(void)
 
 /* ------------------------------------------- 5. fork and exec loops */
 
-/* One run of a loop, in a process of its own: prints ns per iteration. */
-static int loop_run(const char *what, int n)
+/* A worker: for each byte on standard input, one fork()+_exit()+waitpid()
+ * or fork+exec of /bin/true; writes back the nanoseconds it took. */
+static int loop_worker(const char *what)
 {
-    double t0 = now_s();
+    int exec_child = strcmp(what, "--exec-worker") == 0;
+    char go;
 
-    for (int i = 0; i < n; i++) {
+    while (read(STDIN_FILENO, &go, 1) == 1) {
+        double t0 = now_s(), ns;
         pid_t child = fork();
         if (child == 0) {
-            if (strcmp(what, "--exec-loop") == 0)
+            if (exec_child)
                 execl("/bin/true", "true", (char *)NULL);
             _exit(0);
         }
         if (child < 0 || waitpid(child, NULL, 0) != child)
             die(what);
+        ns = (now_s() - t0) * 1e9;
+        if (write(STDOUT_FILENO, &ns, sizeof ns) != (ssize_t)sizeof ns)
+            return 1;
     }
-    printf("%.0f\n", (now_s() - t0) / n * 1e9);
     return 0;
 }
 
-/* Runs this program as `ARG N`, preloaded or not; its ns per iteration. */
-static double timed_run(const char *self, const char *arg, int n, const char *preload)
-{
-    char count[16], out[64];
-    int fds[2];
-    ssize_t got;
-    pid_t child;
+struct worker {
+    pid_t pid;
+    int to, from;
+};
 
-    snprintf(count, sizeof count, "%d", n);
-    if (pipe(fds) != 0)
+/* Starts this program as a worker (ARG), preloaded with PRELOAD or not. */
+static void start_worker(struct worker *w, const char *self, const char *arg, const char *preload)
+{
+    int in[2], out[2];
+
+    /* Close-on-exec, or the next worker would keep this one's input open
+     * and it would never see the end of it. */
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
         die("pipe");
-    child = fork();
-    if (child == 0) {
-        dup2(fds[1], STDOUT_FILENO);
+    w->pid = fork();
+    if (w->pid < 0)
+        die("fork");
+    if (w->pid == 0) {
+        dup2(in[0], STDIN_FILENO);
+        dup2(out[1], STDOUT_FILENO);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
         if (preload != NULL)
             setenv("LD_PRELOAD", preload, 1);
         else
             unsetenv("LD_PRELOAD");
-        execl(self, self, arg, count, (char *)NULL);
+        execl(self, self, arg, (char *)NULL);
         _exit(127);
     }
-    close(fds[1]);
-    got = read(fds[0], out, sizeof out - 1);
-    close(fds[0]);
-    if (child < 0 || waitpid(child, NULL, 0) != child || got <= 0)
-        die(arg);
-    out[got] = '\0';
-    return atof(out);
+    close(in[0]);
+    close(out[1]);
+    w->to = in[1];
+    w->from = out[0];
 }
 
+static double worker_step(const struct worker *w)
+{
+    char go = 1;
+    double ns;
+
+    if (write(w->to, &go, 1) != 1 || read(w->from, &ns, sizeof ns) != (ssize_t)sizeof ns)
+        die("a loop worker stopped");
+    return ns;
+}
+
+static void stop_worker(const struct worker *w)
+{
+    close(w->to);
+    close(w->from);
+    if (waitpid(w->pid, NULL, 0) != w->pid)
+        die("waitpid");
+}
+
+/* The three sides as long-lived workers, asked in turn for one iteration
+ * each, N times: all three medians come from the same stretch of time,
+ * so the drift of a shared machine weighs on each alike. */
 static void compare_loop(const char *self, const char *label, const char *arg, int n, const char *shim,
                          const char *empty)
 {
     const char *sides[3] = { NULL, empty, shim };
-    double t[3][LOOP_ROUNDS], over_none[LOOP_ROUNDS], over_empty[LOOP_ROUNDS], empty_over_none[LOOP_ROUNDS];
+    struct worker workers[3];
+    double *t[3], without, with_empty, with_shim;
 
-    for (int r = 0; r < LOOP_ROUNDS; r++) {
-        /* The three alternate, starting with another one every round. */
-        for (int k = 0; k < 3; k++) {
-            int side = (r + k) % 3;
-            t[side][r] = timed_run(self, arg, n, sides[side]);
-        }
-        over_none[r] = t[2][r] / t[0][r];
-        over_empty[r] = t[2][r] / t[1][r];
-        empty_over_none[r] = t[1][r] / t[0][r];
+    for (int k = 0; k < 3; k++) {
+        if ((t[k] = malloc(n * sizeof(double))) == NULL)
+            die("malloc");
+        start_worker(&workers[k], self, arg, sides[k]);
     }
-    printf("   %s (ns per iteration, medians of %d)\n", label, LOOP_ROUNDS);
-    printf("      without %8.0f   empty preload %8.0f   shim %8.0f\n", median(t[0], LOOP_ROUNDS),
-           median(t[1], LOOP_ROUNDS), median(t[2], LOOP_ROUNDS));
-    printf("      the hooks: shim / empty preload  %.3f   (target <= 1.10)\n", median(over_empty, LOOP_ROUNDS));
-    printf("      any preload: empty / without     %.3f\n", median(empty_over_none, LOOP_ROUNDS));
-    printf("      in all: shim / without           %.3f\n", median(over_none, LOOP_ROUNDS));
+    for (int i = 0; i < n; i++) {
+        /* Each round starts with another side. */
+        for (int k = 0; k < 3; k++) {
+            int side = (i + k) % 3;
+            t[side][i] = worker_step(&workers[side]);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        stop_worker(&workers[k]);
+    without = median(t[0], n);
+    with_empty = median(t[1], n);
+    with_shim = median(t[2], n);
+    printf("   %s (ns per iteration, medians of %d alternated iterations)\n", label, n);
+    printf("      without %8.0f   empty preload %8.0f   shim %8.0f\n", without, with_empty, with_shim);
+    printf("      the hooks: shim / empty preload  %.3f   (target <= 1.10)\n", with_shim / with_empty);
+    printf("      any preload: empty / without     %.3f\n", with_empty / without);
+    printf("      in all: shim / without           %.3f\n", with_shim / without);
+    for (int k = 0; k < 3; k++)
+        free(t[k]);
 }
 
 /* Runs this program again with the shim preloaded and a scratch base,
@@ -486,9 +530,9 @@ static int run_preloaded(char **argv)
         die("bench child");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return 1;
-    printf("5. the hooks on the host's hot paths: separate runs, each side %d times, alternated\n", LOOP_ROUNDS);
-    compare_loop("/proc/self/exe", "fork+_exit+waitpid", "--fork-loop", FORKS_PER_RUN, preload, empty_preload);
-    compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-loop", EXECS_PER_RUN, preload, empty_preload);
+    printf("5. the hooks on the host's hot paths: a worker per side, without, empty preload and shim\n");
+    compare_loop("/proc/self/exe", "fork+_exit+waitpid", "--fork-worker", FORK_STEPS, preload, empty_preload);
+    compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-worker", EXEC_STEPS, preload, empty_preload);
     if (rmdir(tmpl) != 0) {
         fprintf(stderr, "bench: %s not empty after the run: %s\n", tmpl, strerror(errno));
         return 1;
@@ -499,8 +543,8 @@ static int run_preloaded(char **argv)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc == 3 && (strcmp(argv[1], "--fork-loop") == 0 || strcmp(argv[1], "--exec-loop") == 0))
-        return loop_run(argv[1], atoi(argv[2]));
+    if (argc == 2 && (strcmp(argv[1], "--fork-worker") == 0 || strcmp(argv[1], "--exec-worker") == 0))
+        return loop_worker(argv[1]);
     if (getenv("SCL_BENCH_CHILD") == NULL)
         return run_preloaded(argv);
     if (!swerve_claim_load(&api)) {
