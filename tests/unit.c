@@ -1,14 +1,18 @@
 /*
  * Unit tests of the claim engine, linked directly (no hooks): names, the
- * SHA-256 behind long names, /proc parsing, and the public API's contract
- * in one process and across plain forks.  Each test runs in its own
- * forked child (Check's default) with a fresh SWERVE_TMPDIR.
+ * SHA-256 behind long names, /proc parsing, the signal-safe string
+ * helpers, the settings read from the environment, and the public API's
+ * contract in one process and across plain forks.  Each test runs in its
+ * own forked child (Check's default); the API's with a fresh
+ * SWERVE_TMPDIR.
  */
 #include "config.h"
 
 #include "names.h"
 #include "proc.h"
+#include "settings.h"
 #include "sha256.h"
+#include "sigsafe.h"
 #include "swerve/claim.h"
 #include "testdir.h"
 
@@ -16,6 +20,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -215,6 +220,102 @@ START_TEST(test_proc_liveness)
     ck_assert_int_eq(scl_proc_alive(&other), 0);
     ck_assert_int_eq(wait_exit_code(child), 0);
     ck_assert_int_eq(scl_proc_alive(&other), 0);
+}
+END_TEST
+
+/* ------------------------------------------------- strings and settings */
+
+START_TEST(test_concat_fits_or_says_so)
+{
+    char out[8];
+
+    ck_assert_int_eq(scl_concat(out, sizeof out, "ab", "", "cd", (char *)NULL), 0);
+    ck_assert_str_eq(out, "abcd");
+    ck_assert_int_eq(scl_concat(out, sizeof out, "abc", "defg", (char *)NULL), 0); /* 7 + NUL */
+    ck_assert_str_eq(out, "abcdefg");
+    errno = 0;
+    ck_assert_int_eq(scl_concat(out, sizeof out, "abcd", "efgh", (char *)NULL), -1);
+    ck_assert_int_eq(errno, ENAMETOOLONG);
+    ck_assert_int_eq(scl_concat(out, sizeof out, (char *)NULL), 0);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_prefix_and_contains)
+{
+    ck_assert_str_eq(scl_after_prefix("LD_PRELOAD=/x/lib.so", "LD_PRELOAD="), "/x/lib.so");
+    ck_assert_str_eq(scl_after_prefix("abc", ""), "abc");
+    ck_assert_ptr_null(scl_after_prefix("LD_PRELOA", "LD_PRELOAD="));
+    ck_assert_ptr_null(scl_after_prefix("XLD_PRELOAD=", "LD_PRELOAD="));
+    ck_assert_int_eq(scl_contains("/usr/lib/libswerveclaim_preload.so", "swerveclaim"), 1);
+    ck_assert_int_eq(scl_contains("a:swerveclaim", "swerveclaim"), 1);
+    ck_assert_int_eq(scl_contains("swerveclai", "swerveclaim"), 0);
+    ck_assert_int_eq(scl_contains("sswerveclaim", "swerveclaim"), 1); /* a false start first */
+    ck_assert_int_eq(scl_contains("", "x"), 0);
+    ck_assert_int_eq(scl_contains("", ""), 1);
+}
+END_TEST
+
+/* A path one byte longer than a path can be. */
+static char *too_long_path(void)
+{
+    char *path = malloc(PATH_MAX + 2);
+
+    ck_assert_ptr_nonnull(path);
+    memset(path, 'x', PATH_MAX + 1);
+    path[0] = '/';
+    path[PATH_MAX + 1] = '\0';
+    return path;
+}
+
+/* Each test runs in a forked child: each reads the environment anew. */
+START_TEST(test_settings_defaults)
+{
+    ck_assert_int_eq(unsetenv("SWERVE_TMPDIR"), 0);
+    ck_assert_int_eq(unsetenv("TMPDIR"), 0);
+    ck_assert_int_eq(unsetenv(SCL_DIR_ENV), 0);
+    ck_assert_str_eq(scl_settings()->base_dir, "/tmp");
+    ck_assert_str_eq(scl_settings()->claim_dir, "");
+}
+END_TEST
+
+START_TEST(test_settings_from_the_environment)
+{
+    ck_assert_int_eq(setenv("SWERVE_TMPDIR", "/srv/claims", 1), 0);
+    ck_assert_int_eq(setenv("TMPDIR", "/var/tmp", 1), 0);
+    ck_assert_int_eq(setenv(SCL_DIR_ENV, "/srv/claims/swerve-claim.abc", 1), 0);
+    ck_assert_str_eq(scl_settings()->base_dir, "/srv/claims");
+    ck_assert_str_eq(scl_settings()->claim_dir, "/srv/claims/swerve-claim.abc");
+}
+END_TEST
+
+START_TEST(test_settings_relative_and_read_once)
+{
+    char cwd[PATH_MAX], want[PATH_MAX + 16], *too_long = too_long_path();
+
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(want, sizeof want, "%s/rel", cwd);
+    ck_assert_int_eq(setenv("SWERVE_TMPDIR", "", 1), 0); /* empty: TMPDIR next */
+    ck_assert_int_eq(setenv("TMPDIR", "rel", 1), 0);
+    ck_assert_int_eq(setenv(SCL_DIR_ENV, "not/absolute", 1), 0);
+    ck_assert_str_eq(scl_settings()->base_dir, want);
+    ck_assert_str_eq(scl_settings()->claim_dir, "");
+    /* Servers wipe their workers' environment: what was read stays. */
+    ck_assert_int_eq(setenv("TMPDIR", too_long, 1), 0);
+    ck_assert_str_eq(scl_settings()->base_dir, want);
+    free(too_long);
+}
+END_TEST
+
+START_TEST(test_settings_too_long_fall_back)
+{
+    char *too_long = too_long_path();
+
+    ck_assert_int_eq(setenv("SWERVE_TMPDIR", too_long, 1), 0);
+    ck_assert_int_eq(setenv(SCL_DIR_ENV, too_long, 1), 0);
+    ck_assert_str_eq(scl_settings()->base_dir, "/tmp");
+    ck_assert_str_eq(scl_settings()->claim_dir, "");
+    free(too_long);
 }
 END_TEST
 
@@ -538,6 +639,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("unit");
     TCase *names = tcase_create("names"), *proc = tcase_create("proc"), *api = tcase_create("api");
+    TCase *strings = tcase_create("strings"), *settings = tcase_create("settings");
 
     tcase_add_test(names, test_names_plain_stay_readable);
     tcase_add_test(names, test_names_unsafe_bytes_are_escaped);
@@ -551,6 +653,16 @@ static Suite *suite(void)
     tcase_add_test(proc, test_proc_parse_odd_command_names);
     tcase_add_test(proc, test_proc_liveness);
     suite_add_tcase(s, proc);
+
+    tcase_add_test(strings, test_concat_fits_or_says_so);
+    tcase_add_test(strings, test_prefix_and_contains);
+    suite_add_tcase(s, strings);
+
+    tcase_add_test(settings, test_settings_defaults);
+    tcase_add_test(settings, test_settings_from_the_environment);
+    tcase_add_test(settings, test_settings_relative_and_read_once);
+    tcase_add_test(settings, test_settings_too_long_fall_back);
+    suite_add_tcase(s, settings);
 
     tcase_add_checked_fixture(api, setup, teardown);
     tcase_set_timeout(api, 60);
