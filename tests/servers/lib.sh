@@ -59,7 +59,8 @@ wait_port() {
 get() { curl -s --max-time 10 "http://127.0.0.1:$1$2"; }
 
 # Sends SIGNAL to PID and waits (at most SECONDS) until it is gone; SIGKILL
-# after that.  Fails if it had to.
+# after that.  Fails if it had to, and shows where PID and its children
+# were waiting.
 stop_pid() {
     local pid=$1 signal=$2 seconds=${3:-15}
     kill -"$signal" "$pid" 2>/dev/null || return 0
@@ -67,6 +68,8 @@ stop_pid() {
         kill -0 "$pid" 2>/dev/null || return 0
         sleep 0.1
     done
+    echo "still running ${seconds} s after SIG$signal:" >&2
+    ps -o pid,ppid,stat,wchan:24,etime,args -p "$pid" --ppid "$pid" >&2
     kill -9 "$pid" 2>/dev/null
     return 1
 }
