@@ -417,20 +417,16 @@ static void start_worker(struct worker *w, const char *self, const char *arg, co
 {
     int in[2], out[2];
 
-    /* Close-on-exec, or the next worker would keep this one's input open
-     * and it would never see the end of it. */
+    /* Close-on-exec (the copies dup2 makes are not), or the next worker
+     * would keep this one's input open and it would never see its end. */
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
         die("pipe");
     w->pid = fork();
     if (w->pid < 0)
         die("fork");
     if (w->pid == 0) {
-        dup2(in[0], STDIN_FILENO);
-        dup2(out[1], STDOUT_FILENO);
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
+        if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0)
+            _exit(127);
         if (preload != NULL)
             setenv("LD_PRELOAD", preload, 1);
         else

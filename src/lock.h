@@ -9,7 +9,8 @@
  * children in children.c) lives in one place beside this lock, a fork
  * writes one slot of it in the parent, and nothing is written at all on
  * the child's side.  It is not page-aligned: that would start .bss on a
- * page of its own, one more fault in every process (hot.h).
+ * page of its own, where crtstuff's completed.0 costs every process two
+ * faults at exit (hot.h).
  *
  * Signals are blocked while the lock is held, so a signal handler that
  * forks or exits on the same thread never finds it taken by the code it
