@@ -93,8 +93,9 @@ static enum fd_check check_fd(int fd)
  * Moves FD to 63, or the first free number above, close-on-exec.  Hosts
  * take the lowest free number, so they seldom get that far; and 63 is the
  * last slot of the 64-entry table a process starts with: one descriptor
- * past it would make every fork() copy a table of 1024 (measured: ~8 us
- * a fork on a VM).  FD stays where it is when the limit leaves no room.
+ * past it would make every fork() copy a table of 1024 (perf put that at
+ * ~8 us of CPU a fork on a VM).  FD stays where it is when the limit
+ * leaves no room.
  */
 static int move_high(int fd)
 {
