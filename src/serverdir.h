@@ -8,9 +8,10 @@
  * that has forked.  When a member ends it hands the directory on to its
  * live children, and the last live member removes it.
  *
- * The descriptor is kept at a high number, close-on-exec, and checked
- * (device and inode) before every use: hosts close every descriptor or
- * dup2() over them, and the library must never act on one of theirs.
+ * The descriptor is kept at 63 or above (move_high() says why),
+ * close-on-exec, and checked (device and inode) before every use: hosts
+ * close every descriptor or dup2() over them, and the library must never
+ * act on one of theirs.
  */
 #ifndef SCL_SERVERDIR_H
 #define SCL_SERVERDIR_H
