@@ -30,7 +30,7 @@ failed=0
 # and the script tests of one build directory, and prints them.
 tally() {
     local dir=$1 label=$2 line checks bad
-    for log in "$dir"/tests/*.log "$dir"/tests/servers/*.log; do
+    for log in "$dir"/tests/*.log "$dir"/tests/*/*.log; do
         [ -f "$log" ] || continue
         line=$(grep -h "Checks:" "$log" | tail -1)
         script=$(grep -hE '^[a-z.-]+\.sh: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
@@ -67,7 +67,7 @@ check_build() {
         failed=$((failed + 1))
         return
     fi
-    rm -f "$dir"/tests/*.log "$dir"/tests/*.trs
+    rm -f "$dir"/tests/*.log "$dir"/tests/*.trs "$dir"/tests/*/*.log "$dir"/tests/*/*.trs
     if ! make -C "$dir" -s check >"$dir/check.out" 2>&1; then
         echo "test.sh: $label: make check failed; the failing logs:" >&2
         grep -l -E "^(FAIL|ERROR)" "$dir"/tests/*.log | xargs -r tail -n 40 >&2

@@ -1,0 +1,650 @@
+/*
+ * The attacks of doc/security.md, played from inside a server: run as root
+ * under the shim, this program is the master, and the workers it forks
+ * drop to the attacker's uid and then do what compromised application
+ * code could.  tests/security/attacks.sh drives it and checks the damage.
+ *
+ *   attacker SCENARIO [ARG...]     (the table in main lists them)
+ *
+ * A scenario prints "ok SCENARIO" and exits 0 when the attack did no
+ * harm, or says what happened on standard error and exits 1.  Every wait
+ * is bounded; the driver adds a timeout of its own around each run.
+ */
+#include "config.h"
+
+#include <swerve/claim-loader.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct swerve_claim_api api;
+
+#define REQUIRE(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fail(__LINE__, #cond);                                                                 \
+    } while (0)
+
+__attribute__((noreturn)) static void fail(int line, const char *what)
+{
+    fprintf(stderr, "attacker:%d: %s (errno %d: %s)\n", line, what, errno, strerror(errno));
+    fflush(stderr);
+    _exit(1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The claims directory of the one server in $SWERVE_TMPDIR. */
+static void claims_dir(char *out, size_t cap)
+{
+    const char *base = getenv("SWERVE_TMPDIR");
+    DIR *d = opendir(base);
+    struct dirent *e;
+
+    REQUIRE(d != NULL);
+    out[0] = '\0';
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "swerve-claim.", 13) == 0 && strchr(e->d_name + 13, '.') == NULL)
+            snprintf(out, cap, "%s/%s/claims", base, e->d_name);
+    closedir(d);
+    REQUIRE(out[0] != '\0');
+}
+
+static void holder_of(pid_t pid, char *out, size_t cap)
+{
+    char dir[4096];
+
+    claims_dir(dir, sizeof dir);
+    snprintf(out, cap, "%s/.holder.%d", dir, (int)pid);
+}
+
+static int claim_exists(const char *name)
+{
+    char dir[4096], path[4400];
+    struct stat st;
+
+    claims_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return lstat(path, &st) == 0;
+}
+
+static struct swerve_claim *take(const char *name)
+{
+    struct swerve_claim *c = api.new_claim(name);
+
+    REQUIRE(c != NULL);
+    REQUIRE(api.acquire(c, 0) != NULL);
+    return c;
+}
+
+/* 1 when NAME can be taken now (it is released again at once). */
+static int free_now(const char *name)
+{
+    struct swerve_claim *c = api.new_claim(name);
+    int ok;
+
+    REQUIRE(c != NULL);
+    ok = api.acquire(c, 0) != NULL;
+    api.free(c);
+    return ok;
+}
+
+static void become(uid_t uid)
+{
+    REQUIRE(setgid((gid_t)uid) == 0 || errno == EPERM);
+    REQUIRE(setuid(uid) == 0);
+}
+
+/* Waits (bounded) until PATH exists: how the driver says "go on". */
+static void wait_for_file(const char *path)
+{
+    struct stat st;
+
+    for (int i = 0; i < 3000 && stat(path, &st) != 0; i++)
+        usleep(10000);
+    REQUIRE(stat(path, &st) == 0);
+}
+
+static void say(const char *what)
+{
+    printf("%s\n", what);
+    fflush(stdout);
+}
+
+/* Reaps PID, at most SECONDS later; its status. */
+static int reap(pid_t pid, int seconds)
+{
+    int status;
+
+    alarm((unsigned)seconds); /* a hook that blocks kills us: the driver sees it */
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    alarm(0);
+    return status;
+}
+
+/* A worker that ends without running any exit hook, as a crash would. */
+__attribute__((noreturn)) static void die(void)
+{
+    raise(SIGKILL);
+    _exit(99);
+}
+
+/* ----------------------------------------------------------- attack 1 */
+
+#define SLOW_PATH "/x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/../x/.."
+
+/*
+ * The compromised worker: links its holder file into the attacker's
+ * directory (where `flip` keeps a second name for it), then journals
+ * LINES absolute paths through the symlink that `flip` keeps swapping
+ * between that directory and the victim's, and dies.  Whoever clears its
+ * journal as root must never unlink through those paths.
+ */
+static void plant_journal(uid_t uid, const char *t, long lines)
+{
+    static char block[64 * 1024];
+    char holder[4200], keep[4200], line[4200];
+    size_t len;
+    long per_block = 0;
+    int fd;
+
+    become(uid);
+    (void)take("x");
+    holder_of(getpid(), holder, sizeof holder);
+    snprintf(keep, sizeof keep, "%s/att/d1/keep", t);
+    (void)unlink(keep);
+    REQUIRE(link(holder, keep) == 0);
+    /* Each x/.. makes resolving the path slower, and the window between
+     * the clearer's look and its unlink wider. */
+    len = (size_t)snprintf(line, sizeof line, "%s/att%s/ln/target\n", t, SLOW_PATH);
+    REQUIRE(len < 250);
+    fd = open(holder, O_WRONLY | O_APPEND);
+    REQUIRE(fd >= 0);
+    /* In blocks of lines: the journal is written fast, the clearer is slow. */
+    for (size_t at = 0; at + len <= sizeof block; at += len)
+        memcpy(block + at, line, len), per_block++;
+    for (long i = 0; i < lines; i += per_block)
+        REQUIRE(write(fd, block, per_block * len) == (ssize_t)(per_block * len));
+    close(fd);
+}
+
+static int victim_alive(const char *t)
+{
+    char victim[4200];
+    struct stat st;
+
+    snprintf(victim, sizeof victim, "%s/victim/target", t);
+    return stat(victim, &st) == 0;
+}
+
+/* journal-race UID T ROUNDS LINES reap|gc: in reap mode the master's own
+ * waitpid clears each dead worker; in gc mode the master leaves it a
+ * zombie, says "planted N", and waits for T/go-N while the driver runs a
+ * root `swerve-claim gc`. */
+static int journal_race(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    int rounds = atoi(argv[2]), by_gc = strcmp(argv[4], "gc") == 0;
+    long lines = atol(argv[3]);
+
+    for (int round = 0; round < rounds; round++) {
+        char go[4200], said[64], byte;
+        int dead[2];
+        pid_t pid;
+        REQUIRE(pipe(dead) == 0);
+        pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            plant_journal(uid, t, lines);
+            die();
+        }
+        close(dead[1]);
+        /* End of file: the worker has written its journal and died. */
+        REQUIRE(read(dead[0], &byte, 1) == 0);
+        close(dead[0]);
+        if (by_gc) {
+            /* A zombie is a dead holder: gc clears it before we reap. */
+            snprintf(said, sizeof said, "planted %d", round);
+            say(said);
+            snprintf(go, sizeof go, "%s/go-%d", t, round);
+            wait_for_file(go);
+        }
+        REQUIRE(WIFSIGNALED(reap(pid, 60)));
+        if (!victim_alive(t)) {
+            fprintf(stderr, "attacker: round %d: the root master unlinked %s/victim/target\n", round, t);
+            return 1;
+        }
+        /* Clearing must still work: the worker's real claim is gone. */
+        REQUIRE(free_now("x"));
+    }
+    return 0;
+}
+
+/* flip T SECONDS: run as the attacker, not preloaded.  Swaps T/att/ln (to
+ * d1) and T/att/ln2 (to the victim's directory) as fast as it can, and
+ * keeps d1/target a link of the dead worker's holder file. */
+static int flip(char **argv)
+{
+    char ln[4200], ln2[4200], keep[4200], target[4200];
+    double end = now_s() + atof(argv[1]);
+    long flips = 0;
+
+    snprintf(ln, sizeof ln, "%s/att/ln", argv[0]);
+    snprintf(ln2, sizeof ln2, "%s/att/ln2", argv[0]);
+    snprintf(keep, sizeof keep, "%s/att/d1/keep", argv[0]);
+    snprintf(target, sizeof target, "%s/att/d1/target", argv[0]);
+    while (now_s() < end) {
+        for (int i = 0; i < 256; i++, flips++) {
+            (void)renameat2(AT_FDCWD, ln, AT_FDCWD, ln2, RENAME_EXCHANGE);
+            (void)link(keep, target);
+        }
+    }
+    printf("flips %ld\n", flips);
+    return 0;
+}
+
+/* ----------------------------------------------------------- attack 2 */
+
+/* fifo-holder UID T: a worker puts a FIFO where its holder file was, and
+ * dies.  The master must reap it without blocking, say "reaped", and stay
+ * a live member (with the FIFO in its directory) until T/go exists. */
+static int fifo_holder(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    char go[4200];
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char holder[4200];
+        become(uid);
+        (void)take("x");
+        holder_of(getpid(), holder, sizeof holder);
+        REQUIRE(unlink(holder) == 0);
+        REQUIRE(mkfifo(holder, 0666) == 0);
+        die();
+    }
+    (void)reap(pid, 10);
+    say("reaped");
+    snprintf(go, sizeof go, "%s/go", argv[1]);
+    wait_for_file(go);
+    return 0;
+}
+
+/* fork-once: a new server starting below the base (its first fork makes
+ * a claim directory and sweeps the base). */
+static int fork_once(char **argv)
+{
+    pid_t pid = fork();
+
+    (void)argv;
+    REQUIRE(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    REQUIRE(WIFEXITED(reap(pid, 10)));
+    return 0;
+}
+
+/* ----------------------------------------------------------- attack 3 */
+
+/* wake-truncate UID: a worker truncates the wake file the master has
+ * mapped; the master then clears its claim and releases its own, both of
+ * which touch the mapping. */
+static int wake_truncate(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    struct swerve_claim *mine = take("m");
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char dir[4096], wake[4200];
+        become(uid);
+        (void)take("x");
+        claims_dir(dir, sizeof dir);
+        snprintf(wake, sizeof wake, "%s/../wake", dir);
+        if (truncate(wake, 0) == 0)
+            fprintf(stderr, "attacker: the worker truncated %s\n", wake);
+        die();
+    }
+    (void)reap(pid, 10);
+    REQUIRE(api.release(mine) == 0);
+    api.free(mine);
+    REQUIRE(free_now("x"));
+    return 0;
+}
+
+/* ----------------------------------------------------------- attack 4 */
+
+/* temp-switch UID T: a root process with a claim directory switches its
+ * effective uid to UID and back, three ways, as daemons do to write a
+ * file.  It then says the claims directory's path and waits for T/go
+ * while the driver checks that UID cannot get in. */
+static int temp_switch(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    struct swerve_claim *mine = take("m");
+    char dir[4096], go[4200];
+
+    REQUIRE(seteuid(uid) == 0);
+    REQUIRE(seteuid(0) == 0);
+    REQUIRE(setreuid((uid_t)-1, uid) == 0);
+    REQUIRE(setreuid((uid_t)-1, 0) == 0);
+    REQUIRE(setresuid((uid_t)-1, uid, (uid_t)-1) == 0);
+    REQUIRE(setresuid((uid_t)-1, 0, (uid_t)-1) == 0);
+    claims_dir(dir, sizeof dir);
+    say(dir);
+    snprintf(go, sizeof go, "%s/go", argv[1]);
+    wait_for_file(go);
+    api.free(mine);
+    return 0;
+}
+
+/* ----------------------------------------------------------- attack 5 */
+
+/* release-after-force TOOL BASE free|release: A holds X and is stopped;
+ * `swerve-claim release --force` takes X from it; B takes X; A resumes
+ * and lets go of X (by release or free).  B must still hold X. */
+static int release_after_force(char **argv)
+{
+    const char *tool = argv[0], *base = argv[1];
+    int by_free = strcmp(argv[2], "free") == 0;
+    int a_ready[2], b_ready[2], b_go[2], status;
+    char byte, pidbuf[24];
+    pid_t a, b, forced;
+
+    REQUIRE(pipe(a_ready) == 0 && pipe(b_ready) == 0 && pipe(b_go) == 0);
+    a = fork();
+    REQUIRE(a >= 0);
+    if (a == 0) {
+        struct swerve_claim *x = take("X");
+        REQUIRE(write(a_ready[1], "a", 1) == 1);
+        raise(SIGSTOP);
+        if (by_free)
+            api.free(x);
+        else
+            REQUIRE(api.release(x) == 0);
+        _exit(0);
+    }
+    REQUIRE(read(a_ready[0], &byte, 1) == 1);
+    REQUIRE(waitpid(a, &status, WUNTRACED) == a && WIFSTOPPED(status));
+
+    snprintf(pidbuf, sizeof pidbuf, "%d", (int)getpid());
+    forced = fork();
+    REQUIRE(forced >= 0);
+    if (forced == 0) {
+        char *const args[] = { (char *)tool, "--base", (char *)base, "release", "--force", "--server",
+                               pidbuf, "X", NULL };
+        char *const env[] = { "PATH=/usr/bin:/bin", "ASAN_OPTIONS=detect_leaks=0", NULL };
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 2); /* its warning that A is alive is expected */
+        execve(tool, args, env);
+        _exit(127);
+    }
+    status = reap(forced, 10);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    b = fork();
+    REQUIRE(b >= 0);
+    if (b == 0) {
+        struct swerve_claim *x = take("X");
+        REQUIRE(write(b_ready[1], "b", 1) == 1);
+        REQUIRE(read(b_go[0], &byte, 1) == 1);
+        REQUIRE(api.held(x));
+        api.free(x);
+        _exit(0);
+    }
+    REQUIRE(read(b_ready[0], &byte, 1) == 1);
+    REQUIRE(kill(a, SIGCONT) == 0);
+    REQUIRE(WIFEXITED(reap(a, 10)));
+    if (!claim_exists("X") || free_now("X")) {
+        fprintf(stderr, "attacker: A's late %s removed B's claim: X could be taken while B held it\n",
+                by_free ? "free" : "release");
+        kill(b, SIGKILL);
+        return 1;
+    }
+    REQUIRE(write(b_go[1], "g", 1) == 1);
+    status = reap(b, 10);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+}
+
+/* ----------------------------------------------------------- attack 7 */
+
+/* drop-after-register UID: a root process that has claimed and forked
+ * (so it is registered as root) drops to UID for good; claims must keep
+ * working, and the directory must go when it ends. */
+static int drop_after_register(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    struct swerve_claim *c = take("a");
+    pid_t pid;
+
+    api.free(c);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    REQUIRE(WIFEXITED(reap(pid, 10)));
+    become(uid);
+    c = take("b");
+    REQUIRE(api.release(c) == 0);
+    c = take("c");
+    api.free(c);
+    return 0;
+}
+
+/* ----------------------------------------------------------- attack 8 */
+
+/* Fills the filesystem of DIR to the last byte. */
+static void fill(const char *dir)
+{
+    static char block[4096];
+    char path[4200];
+    int fd;
+
+    snprintf(path, sizeof path, "%s/filler", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    while (write(fd, block, 1) > 0)
+        ;
+    close(fd);
+}
+
+/* torn-journal: on a full filesystem (the base is a small tmpfs), a
+ * journal line that would straddle a page fails; a claim taken once there
+ * is room again must still be cleared when its holder is SIGKILLed. */
+static int torn_journal(char **argv)
+{
+    const char *base = getenv("SWERVE_TMPDIR");
+    pid_t pid;
+    int status, report[2];
+
+    (void)argv;
+    REQUIRE(pipe(report) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char holder[4200], name[64], filler[4200];
+        struct stat st;
+        struct swerve_claim *c;
+        int n = 0, failed_with;
+
+        (void)take("first");
+        holder_of(getpid(), holder, sizeof holder);
+        /* Journal lines up to six bytes short of the page's end. */
+        for (;;) {
+            REQUIRE(stat(holder, &st) == 0);
+            if (4096 - st.st_size < 40)
+                break;
+            snprintf(name, sizeof name, "n%d", n++);
+            api.free(take(name));
+        }
+        if (4096 - st.st_size > 8) {
+            snprintf(name, sizeof name, "%.*s", (int)(4096 - st.st_size - 7), "pppppppppppppppppppppppppppppppppppppppp");
+            api.free(take(name));
+        }
+        fill(base);
+        c = api.new_claim("a-name-whose-journal-line-needs-the-next-page");
+        REQUIRE(c != NULL);
+        failed_with = api.acquire(c, 0) == NULL ? errno : 0;
+        snprintf(filler, sizeof filler, "%s/filler", base);
+        REQUIRE(unlink(filler) == 0);
+        if (failed_with != ENOSPC) {
+            fprintf(stderr, "attacker: acquire on a full filesystem gave errno %d, not ENOSPC\n", failed_with);
+            _exit(1);
+        }
+        (void)take("z");
+        REQUIRE(write(report[1], "t", 1) == 1);
+        die();
+    }
+    close(report[1]);
+    status = reap(pid, 10);
+    if (WIFEXITED(status))
+        return 1; /* it said why */
+    {
+        char byte;
+        REQUIRE(read(report[0], &byte, 1) == 1);
+    }
+    if (claim_exists("z")) {
+        fprintf(stderr, "attacker: the SIGKILLed holder's claim z was not cleared when it was reaped\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* big-journal: a worker with a 4 MB journal dies; reaping it must not
+ * block the master (bounded work). */
+static int big_journal(char **argv)
+{
+    double t0;
+    int dead[2];
+    pid_t pid;
+
+    (void)argv;
+    REQUIRE(pipe(dead) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char holder[4200], line[64];
+        int fd;
+        (void)take("x");
+        holder_of(getpid(), holder, sizeof holder);
+        fd = open(holder, O_WRONLY | O_APPEND);
+        REQUIRE(fd >= 0);
+        for (long i = 0, written = 0; written < 4L << 20; i++) {
+            int len = snprintf(line, sizeof line, "name-%09ld\n", i);
+            REQUIRE(write(fd, line, (size_t)len) == len);
+            written += len;
+        }
+        close(fd);
+        die();
+    }
+    close(dead[1]);
+    {
+        char byte;
+        int status;
+        /* End of file: it has written its journal and died; only the
+         * reaping is timed. */
+        REQUIRE(read(dead[0], &byte, 1) == 0);
+        t0 = now_s();
+        REQUIRE(waitpid(pid, &status, 0) == pid);
+    }
+    t0 = now_s() - t0;
+    printf("reaping took %.1f ms\n", t0 * 1e3);
+    if (t0 > 0.5) {
+        fprintf(stderr, "attacker: reaping a worker with a 4 MB journal blocked the master %.2f s\n", t0);
+        return 1;
+    }
+    REQUIRE(free_now("x"));
+    return 0;
+}
+
+/* ---------------------------------------------------------- attack 10 */
+
+/* acquire NAME: prints "acquired" or "errno N". */
+static int acquire_once(char **argv)
+{
+    struct swerve_claim *c = api.new_claim(argv[0]);
+
+    REQUIRE(c != NULL);
+    if (api.acquire(c, 0) != NULL)
+        printf("acquired\n");
+    else
+        printf("errno %d\n", errno);
+    api.free(c);
+    return 0;
+}
+
+/* fork-time: how long this process's first fork takes (it makes the
+ * claim directory and sweeps the base), in ms. */
+static int fork_time(char **argv)
+{
+    double t0 = now_s();
+    pid_t pid = fork();
+
+    (void)argv;
+    REQUIRE(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    printf("%.3f\n", (now_s() - t0) * 1e3);
+    REQUIRE(WIFEXITED(reap(pid, 10)));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int args, needs_shim;
+        int (*run)(char **argv);
+    } scenarios[] = {
+        { "journal-race", 5, 1, journal_race },
+        { "flip", 2, 0, flip },
+        { "fifo-holder", 2, 1, fifo_holder },
+        { "fork-once", 0, 1, fork_once },
+        { "wake-truncate", 1, 1, wake_truncate },
+        { "temp-switch", 2, 1, temp_switch },
+        { "release-after-force", 3, 1, release_after_force },
+        { "drop-after-register", 1, 1, drop_after_register },
+        { "torn-journal", 0, 1, torn_journal },
+        { "big-journal", 0, 1, big_journal },
+        { "acquire", 1, 1, acquire_once },
+        { "fork-time", 0, 1, fork_time },
+    };
+
+    for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(argv[1], scenarios[i].name) != 0)
+            continue;
+        if (argc - 2 != scenarios[i].args)
+            break;
+        if (scenarios[i].needs_shim && !swerve_claim_load(&api)) {
+            fprintf(stderr, "attacker: libswerveclaim_preload.so is not loaded\n");
+            return 2;
+        }
+        if (scenarios[i].run(argv + 2) != 0)
+            return 1;
+        printf("ok %s\n", argv[1]);
+        return 0;
+    }
+    fprintf(stderr, "usage: attacker SCENARIO [ARG...]\n");
+    return 2;
+}

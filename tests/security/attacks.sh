@@ -1,0 +1,325 @@
+#!/bin/bash
+# The attacks of doc/security.md, each played as an unprivileged user
+# would against a root master, root's tools, or another user's `run`.
+# Needs root: it makes two throwaway users (removed at the end) and runs
+# the master as root.  SCL_ATTACKS="1 5" runs only those attacks.  Every process it starts has a timeout and is
+# stopped by pid; the tally line is "attacks.sh: N passed, N failed".
+set -u
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: the attacks need root (throwaway users, a root master)"
+    exit 77
+fi
+helpers=${SCL_HELPERS:?run through make check}
+attacker=$helpers/security/attacker
+tool=$helpers/../swerve-claim
+preload=${SCL_PRELOAD:?}
+[ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$preload
+
+top=$(mktemp -d /tmp/scl-attacks.XXXXXX)
+chmod 755 "$top"
+att=scl-a$$
+oth=scl-o$$
+pids=()
+passed=0 failed=0
+cleanup() {
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    mountpoint -q "$top/a8/base" && umount "$top/a8/base"
+    userdel "$att" 2>/dev/null
+    userdel "$oth" 2>/dev/null
+    rm -rf "$top"
+}
+trap cleanup EXIT
+# att has a home of its own; oth has none, as www-data and nobody have not.
+useradd -M -N -s /usr/sbin/nologin -d "$top/home-att" "$att" || exit 1
+useradd -M -N -s /usr/sbin/nologin -d /nonexistent "$oth" || exit 1
+install -d -m 700 -o "$att" "$top/home-att"
+att_uid=$(id -u "$att")
+oth_uid=$(id -u "$oth")
+
+pass() { passed=$((passed + 1)); }
+fail() {
+    echo "FAIL: $*" >&2
+    failed=$((failed + 1))
+}
+as_user() { # USER COMMAND...: run as USER, no supplementary groups
+    local uid
+    uid=$(id -u "$1")
+    shift
+    setpriv --reuid="$uid" --regid="$(id -g "$uid")" --clear-groups -- "$@"
+}
+base_dir() { # NAME: a fresh base directory, mode 1777 like /tmp
+    mkdir -p "$top/$1"
+    install -d -m 1777 "$top/$1/base"
+    echo "$top/$1/base"
+}
+shimmed() { # BASE SECONDS COMMAND...: run under the shim for at most SECONDS, BASE as SWERVE_TMPDIR
+    local base=$1 seconds=$2
+    shift 2
+    timeout -s KILL "$seconds" env -i PATH=/usr/bin:/bin SWERVE_TMPDIR="$base" ASAN_OPTIONS=detect_leaks=0 \
+        LD_PRELOAD="$preload" "$@"
+}
+wait_line() { # FILE LINE: waits (at most 20 s) until FILE has LINE
+    for _ in $(seq 400); do
+        grep -qxF -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# The path prefix that slows the attacked clearer down (attacker.c says why).
+slow=$(printf '/x/..%.0s' $(seq 18))
+victim_setup() { # DIR: DIR/victim/target (root's), DIR/att (the attacker's) with ln -> d1, ln2 -> victim
+    mkdir -p "$1/victim" "$1/att/d1" "$1/att/x"
+    echo precious >"$1/victim/target"
+    chown -R "$att" "$1/att"
+    as_user "$att" ln -s "$1/att/d1" "$1/att/ln"
+    as_user "$att" ln -s "$1/victim" "$1/att/ln2"
+}
+start_flipper() { # DIR SECONDS
+    as_user "$att" "$attacker" flip "$1" "$2" >/dev/null &
+    pids+=($!)
+    flipper=$!
+}
+stop_flipper() {
+    stop_flipper
+    wait "$flipper" 2>/dev/null
+}
+
+# 1. Journal lines that are paths, through a symlink the attacker keeps
+# swapping: the root master's reaper, root's gc, and root's gc --server on
+# a directory the attacker built must never unlink outside the claims
+# directory.
+attack_1() {
+    t=$top/a1
+    base=$(base_dir a1)
+    victim_setup "$t"
+    start_flipper "$t" 120
+    if shimmed "$base" 120 "$attacker" journal-race "$att_uid" "$t" 10 100000 reap >"$t/out" 2>&1 && [ -f "$t/victim/target" ]; then
+        pass
+    else
+        fail "1: the root master's reaper followed a journal path: $(tail -n 2 "$t/out")"
+    fi
+    stop_flipper
+
+    t=$top/a1gc
+    base=$(base_dir a1gc)
+    victim_setup "$t"
+    start_flipper "$t" 120
+    shimmed "$base" 120 "$attacker" journal-race "$att_uid" "$t" 10 100000 gc >"$t/out" 2>&1 &
+    pids+=($!)
+    master=$!
+    for round in $(seq 0 9); do
+        wait_line "$t/out" "planted $round" || break
+        timeout -s KILL 60 "$tool" --base "$base" gc >/dev/null 2>&1
+        touch "$t/go-$round"
+        [ -f "$t/victim/target" ] || break
+    done
+    wait "$master"
+    if [ -f "$t/victim/target" ] && grep -qx "ok journal-race" "$t/out"; then
+        pass
+    else
+        fail "1: root's swerve-claim gc followed a journal path: $(tail -n 2 "$t/out")"
+    fi
+    stop_flipper
+
+    t=$top/a1srv
+    base=$(base_dir a1srv)
+    victim_setup "$t"
+    start_flipper "$t" 120
+    evil=$base/swerve-claim.evilevilevil
+    as_user "$att" mkdir -m 700 "$evil" "$evil/claims"
+    sleep 0 &
+    dead=$!
+    wait "$dead"
+    for round in $(seq 10); do
+        as_user "$att" sh -c "printf '%s 0\n' $dead >'$evil/claims/.holder.$dead' &&
+            ln -f '$evil/claims/.holder.$dead' '$t/att/d1/keep' &&
+            yes '$t/att$slow/ln/target' | head -n 100000 >>'$evil/claims/.holder.$dead'"
+        timeout -s KILL 60 "$tool" --base "$base" gc --server "$evil" >/dev/null 2>&1
+        [ -f "$t/victim/target" ] || break
+    done
+    if [ -f "$t/victim/target" ]; then
+        pass
+    else
+        fail "1: root's swerve-claim gc --server on the attacker's directory followed a journal path"
+    fi
+    stop_flipper
+}
+
+# 2. A FIFO in place of a worker's holder file: the root master's reaper,
+# root's list and gc, and a new server below the base must not block.
+attack_2() {
+    t=$top/a2
+    base=$(base_dir a2)
+    shimmed "$base" 60 "$attacker" fifo-holder "$att_uid" "$t" >"$t/out" 2>&1 &
+    pids+=($!)
+    master=$!
+    if wait_line "$t/out" reaped; then pass; else fail "2: the root master blocked reaping a worker whose holder is a FIFO"; fi
+    timeout -s KILL 10 "$tool" --base "$base" list >/dev/null 2>&1
+    [ $? -ne 137 ] && pass || fail "2: root's swerve-claim list blocked on the FIFO"
+    timeout -s KILL 10 "$tool" --base "$base" gc >/dev/null 2>&1
+    [ $? -ne 137 ] && pass || fail "2: root's swerve-claim gc blocked on the FIFO"
+    shimmed "$base" 10 "$attacker" fork-once >/dev/null 2>&1 &&
+        pass || fail "2: a new server below the base blocked on the FIFO"
+    touch "$t/go"
+    wait "$master"
+}
+
+# 3. A worker truncates the wake file: the root master must not die.
+attack_3() {
+    base=$(base_dir a3)
+    if shimmed "$base" 30 "$attacker" wake-truncate "$att_uid" >"$top/a3/out" 2>&1; then
+        pass
+    else
+        fail "3: the root master died (status $?) after a worker truncated wake: $(tail -n 2 "$top/a3/out")"
+    fi
+}
+
+# 4. A temporary seteuid/setreuid/setresuid switch lets nobody in.
+attack_4() {
+    t=$top/a4
+    base=$(base_dir a4)
+    shimmed "$base" 60 "$attacker" temp-switch "$att_uid" "$t" >"$t/out" 2>&1 &
+    pids+=($!)
+    master=$!
+    for _ in $(seq 400); do [ -s "$t/out" ] && break; sleep 0.05; done
+    claims=$(head -n 1 "$t/out")
+    if [ -d "$claims" ] && ! as_user "$att" ls "$claims" >/dev/null 2>&1 &&
+        ! as_user "$att" touch "$claims/planted" 2>/dev/null; then
+        pass
+    else
+        fail "4: a temporary switch to the attacker's uid let it into $claims"
+    fi
+    touch "$t/go"
+    wait "$master"
+}
+
+# 5. After release --force, the old holder's late release/free must not
+# remove the new holder's claim.
+attack_5() {
+    for how in release free; do
+        base=$(base_dir "a5$how")
+        if shimmed "$base" 30 "$attacker" release-after-force "$tool" "$base" "$how" \
+            >"$top/a5$how/out" 2>&1; then
+            pass
+        else
+            fail "5: $(tail -n 1 "$top/a5$how/out")"
+        fi
+    done
+}
+
+# 6. Another user squatting the run namespace's name in the base must not
+# stop a user's `swerve-claim run`.
+attack_6() {
+    base=$(base_dir a6)
+    as_user "$oth" touch "$base/swerve-claim.run-$att_uid"
+    as_user "$att" env -i PATH=/usr/bin:/bin SWERVE_TMPDIR="$base" timeout -s KILL 30 \
+        "$tool" run job -- touch "$base/ran-$att" >"$top/a6/out" 2>&1
+    if [ -f "$base/ran-$att" ]; then
+        pass
+    else
+        fail "6: a squatter stopped $att's run: $(tail -n 1 "$top/a6/out")"
+    fi
+}
+
+# 7. Registered as root, then dropped for good: claims keep working, and
+# the directory goes when the process ends.
+attack_7() {
+    base=$(base_dir a7)
+    if shimmed "$base" 30 "$attacker" drop-after-register "$att_uid" >"$top/a7/out" 2>&1; then
+        pass
+    else
+        fail "7: claims failed after dropping privileges: $(tail -n 1 "$top/a7/out")"
+    fi
+    left=$(find "$base" -mindepth 1 -maxdepth 1 -name 'swerve-claim.*' | wc -l)
+    [ "$left" -eq 0 ] && pass || fail "7: $left claim directories left behind after the drop"
+}
+
+# 8. A full filesystem mid-journal, and a 4 MB journal.
+attack_8() {
+    mkdir -p "$top/a8/base"
+    if mount -t tmpfs -o size=256k,mode=1777 swerve-claim-test "$top/a8/base"; then
+        if shimmed "$top/a8/base" 30 "$attacker" torn-journal >"$top/a8/out" 2>&1; then
+            pass
+        else
+            fail "8: $(tail -n 1 "$top/a8/out")"
+        fi
+        umount "$top/a8/base"
+    else
+        fail "8: cannot mount a small tmpfs for the full-filesystem attack"
+    fi
+    base=$(base_dir a8big)
+    if shimmed "$base" 60 "$attacker" big-journal >"$top/a8big/out" 2>&1; then
+        pass
+    else
+        fail "8: $(tail -n 1 "$top/a8big/out")"
+    fi
+}
+
+# 9. SIGKILL of `swerve-claim run` must not free the claim while the
+# command it started still runs.
+attack_9() {
+    base=$(base_dir a9)
+    token=31.$$
+    "$tool" --base "$base" run job -- sleep "$token" &
+    runner=$!
+    pids+=($runner)
+    for _ in $(seq 100); do
+        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx "claim job" && break
+        sleep 0.05
+    done
+    kill -9 "$runner"
+    wait "$runner" 2>/dev/null
+    sleep 0.1
+    timeout -s KILL 10 "$tool" --base "$base" run job -- true
+    status=$?
+    sleeper=$(pgrep -xf "sleep $token")
+    [ -n "$sleeper" ] && pids+=($sleeper)
+    [ "$status" -eq 75 ] && pass ||
+        fail "9: with run SIGKILLed and its command running, a second run got status $status, not 75"
+    [ -n "$sleeper" ] && kill -9 "$sleeper"
+    sleep 0.1
+    timeout -s KILL 10 "$tool" --base "$base" run job -- true &&
+        pass || fail "9: the claim was not free once the command had ended"
+}
+
+# 10. Bad base directories, long paths, a flood of entries.
+attack_10() {
+    mkdir -p "$top/a10"
+    install -d -m 0777 "$top/a10/open"
+    out=$(shimmed "$top/a10/open" 10 "$attacker" acquire x 2>&1 | head -n 1)
+    [ "$out" = "errno 1" ] && pass || fail "10: a world-writable base without the sticky bit gave: $out"
+    install -d -m 0755 -o "$oth" "$top/a10/others"
+    out=$(shimmed "$top/a10/others" 10 "$attacker" acquire x 2>&1 | head -n 1)
+    [ "$out" = "errno 1" ] && pass || fail "10: a base owned by another user gave: $out"
+
+    long=$top/a10/long
+    while [ ${#long} -lt 4060 ]; do long=$long/$(printf 'd%.0s' $(seq 60)); done
+    long=${long:0:4070}
+    mkdir -p "$long" && chmod 1777 "$long"
+    for _ in 1 2 3; do
+        out=$(shimmed "$long" 10 "$attacker" acquire x 2>&1 | head -n 1)
+    done
+    left=$(ls -A "$long" | wc -l)
+    [ "$out" = "errno 36" ] && [ "$left" -eq 0 ] && pass ||
+        fail "10: a base near PATH_MAX gave '$out' and left $left entries"
+    huge=/$(printf 'x%.0s' $(seq 5000))
+    out=$(shimmed "$huge" 10 "$attacker" acquire x 2>&1 | head -n 1)
+    [ "$out" = "errno 36" ] && pass || fail "10: a SWERVE_TMPDIR longer than PATH_MAX gave: $out"
+
+    base=$(base_dir a10flood)
+    as_user "$oth" sh -c "cd '$base' && seq 30000 | sed 's/^/swerve-claim.f/' | xargs touch"
+    times=()
+    for _ in 1 2 3; do
+        times+=("$(shimmed "$base" 30 "$attacker" fork-time | head -n 1)")
+    done
+    median=$(printf '%s\n' "${times[@]}" | sort -g | sed -n 2p)
+    echo "first fork beside 30000 planted entries: ${times[*]} ms"
+    awk -v m="$median" 'BEGIN { exit !(m != "" && m < 30) }' && pass ||
+        fail "10: 30000 planted entries made the first fork take $median ms (median of ${times[*]})"
+}
+
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10}; do
+    "attack_$n"
+done
+echo "attacks.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
