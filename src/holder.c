@@ -23,37 +23,48 @@ void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
     (void)scl_concat(out, SCL_FNAME_MAX, SCL_HOLDER_PREFIX, num, (char *)NULL);
 }
 
-static int open_at(int dirfd, const char *path, int flags, mode_t mode)
+static int open_new(int dirfd, const char *path)
 {
     int fd;
 
     do
-        fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+        fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     while (fd < 0 && errno == EINTR);
     return fd;
 }
 
-int scl_holder_read_id(int fd, struct scl_proc_id *id)
+int scl_holder_parse_id(const char *head, size_t n, struct scl_proc_id *id)
 {
-    char head[64];
-    const char *p = head;
+    char copy[64];
+    const char *p = copy;
     unsigned long long pid, start;
-    ssize_t n;
 
-    do
-        n = pread(fd, head, sizeof head - 1, 0);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -1;
-    head[n] = '\0';
-    if (scl_parse_ull(&p, &pid) != 0 || *p++ != ' ' || scl_parse_ull(&p, &start) != 0 ||
-        *p != '\n' || pid == 0 || pid > (unsigned long long)(pid_t)-1 >> 1) {
+    /* The header is short: what follows it in HEAD never matters. */
+    if (n >= sizeof copy)
+        n = sizeof copy - 1;
+    memcpy(copy, head, n);
+    copy[n] = '\0';
+    if (scl_parse_ull(&p, &pid) != 0 || *p++ != ' ' || scl_parse_ull(&p, &start) != 0 || *p != '\n' ||
+        pid == 0 || pid > (unsigned long long)SCL_PID_MAX) {
         errno = EINVAL;
         return -1;
     }
     id->pid = (pid_t)pid;
     id->start = start;
     return 0;
+}
+
+int scl_holder_read_id(int fd, struct scl_proc_id *id)
+{
+    char head[64];
+    ssize_t n;
+
+    do
+        n = pread(fd, head, sizeof head, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    return scl_holder_parse_id(head, (size_t)n, id);
 }
 
 static size_t format_header(char out[64], const struct scl_proc_id *id)
@@ -64,6 +75,41 @@ static size_t format_header(char out[64], const struct scl_proc_id *id)
     n += scl_fmt_ull(out + n, id->start);
     out[n++] = '\n';
     return n;
+}
+
+enum { IN_HEADER, IN_NAME, IN_TAIL, IN_JUNK };
+
+void scl_journal_begin(struct scl_journal_reader *r)
+{
+    r->len = 0;
+    r->state = IN_HEADER;
+}
+
+int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, scl_journal_visit *fn, void *arg)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (c == '\n') {
+            int named = r->state == IN_NAME || r->state == IN_TAIL;
+            r->fname[r->len] = '\0';
+            r->state = IN_NAME;
+            if (named && scl_name_is_fname(r->fname, r->len)) {
+                int stop = fn(r->fname, arg);
+                r->len = 0;
+                if (stop != 0)
+                    return stop;
+            }
+            r->len = 0;
+        } else if (r->state == IN_NAME) {
+            if (c == '\t')
+                r->state = IN_TAIL;
+            else if (r->len + 1 < SCL_FNAME_MAX)
+                r->fname[r->len++] = c;
+            else
+                r->state = IN_JUNK; /* longer than any file name */
+        }
+    }
+    return 0;
 }
 
 int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
@@ -83,50 +129,83 @@ int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
     return 0;
 }
 
-/* Unlinks PATH only while it is still a link to ST's inode. */
-static void unlink_if_same(int dirfd, const char *path, const struct stat *st)
+/* A holder inode being cleared, and how many of its links are left to
+ * find besides its holder file's own name. */
+struct clearing {
+    int dirfd;
+    const struct stat *st;
+    nlink_t to_find;
+};
+
+/* Unlinks claim FNAME when it still links to the inode being cleared. */
+static int clear_claim(const char *fname, void *arg)
 {
+    struct clearing *c = arg;
     int saved = errno;
 
-    (void)scl_claim_remove_if_same(dirfd, path, st->st_dev, st->st_ino);
+    if (scl_claim_remove_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0 && c->to_find > 0)
+        c->to_find--;
     errno = saved;
+    return c->to_find == 0; /* all found: the rest of the journal is history */
 }
 
-/* Unlinks every claim named in the journal of FD that still links to it.
- * Lines are "FNAME\n" or "FNAME\tFULL-NAME\n"; only FNAME matters here. */
-static void clear_journal(int dirfd, int fd, const struct stat *st)
+/* Clears the claims the journal of FD names, reading at most
+ * SCL_JOURNAL_MAX bytes of it. */
+static void clear_journal(struct clearing *c, int fd)
 {
-    char buf[4096], fname[SCL_FNAME_MAX];
-    size_t flen = 0;
-    int in_header = 1, in_tail = 0;
+    struct scl_journal_reader reader;
+    char buf[4096];
     off_t off = 0;
 
-    for (;;) {
+    scl_journal_begin(&reader);
+    while (off < SCL_JOURNAL_MAX && c->to_find > 0) {
         ssize_t n = pread(fd, buf, sizeof buf, off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0 || scl_journal_feed(&reader, buf, (size_t)n, clear_claim, c) != 0)
             return;
         off += n;
-        for (ssize_t i = 0; i < n; i++) {
-            char c = buf[i];
-            if (c == '\n') {
-                if (!in_header && flen > 0 && flen < SCL_FNAME_MAX) {
-                    fname[flen] = '\0';
-                    if (fname[0] != '.') /* never a holder file */
-                        unlink_if_same(dirfd, fname, st);
-                }
-                in_header = in_tail = 0;
-                flen = 0;
-            } else if (in_header || in_tail) {
-                continue;
-            } else if (c == '\t') {
-                in_tail = 1;
-            } else if (flen < SCL_FNAME_MAX) {
-                fname[flen++] = c;
-            }
+    }
+}
+
+/*
+ * Calls FN for every entry of the directory DIRFD, from getdents64 on a
+ * stack buffer (opendir() allocates) and a descriptor of its own (the
+ * shared one's offset is not ours to move).  Stops at the first non-zero
+ * return and passes it on; -1 with errno when the directory cannot be read.
+ */
+static int each_entry(int dirfd, int (*fn)(const struct dirent64 *d, void *arg), void *arg)
+{
+    char buf[4096] __attribute__((aligned(8)));
+    int fd = scl_open_dir_at(dirfd, "."), r = 0;
+
+    if (fd < 0)
+        return -1;
+    while (r == 0) {
+        ssize_t n = getdents64(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            r = n < 0 ? -1 : 0;
+            break;
+        }
+        for (ssize_t off = 0; off < n && r == 0;) {
+            const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            r = fn(d, arg);
         }
     }
+    scl_close_quietly(fd);
+    return r;
+}
+
+static int clear_if_link(const struct dirent64 *d, void *arg)
+{
+    struct clearing *c = arg;
+
+    if (d->d_ino == c->st->st_ino && d->d_name[0] != '.')
+        (void)clear_claim(d->d_name, c);
+    return 0;
 }
 
 /*
@@ -139,6 +218,7 @@ static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *
     struct stat st;
     struct scl_proc_id id;
     char path[SCL_FNAME_MAX];
+    struct clearing c = { .dirfd = dirfd, .st = &st };
 
     while (flock(fd, LOCK_EX | LOCK_NB) != 0)
         if (errno != EINTR)
@@ -151,12 +231,19 @@ static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *
         return -1;
     if (mode == SCL_CLEAR_IF_DEAD && scl_proc_alive(&id))
         return 0;
-    clear_journal(dirfd, fd, &st);
+    c.to_find = st.st_nlink - 1;
+    clear_journal(&c, fd);
     if (also_claim != NULL)
-        unlink_if_same(dirfd, also_claim, &st);
-    if (mode != SCL_CLEAR_CLAIMS_ONLY) {
-        scl_holder_path(path, id.pid);
-        unlink_if_same(dirfd, path, &st);
+        (void)clear_claim(also_claim, &c);
+    scl_holder_path(path, id.pid);
+    if (mode != SCL_CLEAR_CLAIMS_ONLY)
+        (void)scl_claim_remove_if_same(dirfd, path, st.st_dev, st.st_ino);
+    /* Links the journal did not name (it was torn, or capped) are found
+     * the slow way; a link outside the directory is nobody's claim. */
+    if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
+        int saved = errno;
+        (void)each_entry(dirfd, clear_if_link, &c);
+        errno = saved;
     }
     return 1;
 }
@@ -164,10 +251,11 @@ static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *
 int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
 {
     char path[SCL_FNAME_MAX];
+    struct stat st;
     int fd, r;
 
     scl_holder_path(path, pid);
-    fd = open_at(dirfd, path, O_RDONLY, 0);
+    fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1;
     r = clear_inode(dirfd, fd, mode, NULL);
@@ -177,9 +265,10 @@ int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
 
 int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
 {
+    struct stat st;
     int fd, r;
 
-    fd = open_at(dirfd, fname, O_RDONLY, 0);
+    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
     if (fd < 0)
         return -1;
     r = scl_holder_read_id(fd, id);
@@ -190,11 +279,16 @@ int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
 enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname)
 {
     struct scl_proc_id id;
+    struct stat st;
     int fd, r;
 
-    fd = open_at(dirfd, fname, O_RDONLY, 0);
-    if (fd < 0)
-        return errno == ENOENT ? SCL_CLAIM_FREE : SCL_CLAIM_ERROR;
+    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return SCL_CLAIM_FREE;
+        /* Not a regular file: nobody's claim, but it holds the name. */
+        return errno == EINVAL ? SCL_CLAIM_LIVE : SCL_CLAIM_ERROR;
+    }
     if (scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id)) {
         /* An unreadable header is somebody's: never taken for stale. */
         scl_close_quietly(fd);
@@ -216,10 +310,10 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
         return 0;
     if (errno != EEXIST)
         return -1;
-    fd = open_at(dirfd, path, O_RDONLY, 0);
+    fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1; /* cleared meanwhile: try again */
-    if (fstat(fd, &st) != 0 || scl_holder_read_id(fd, &there) != 0) {
+    if (scl_holder_read_id(fd, &there) != 0) {
         scl_close_quietly(fd);
         return -1;
     }
@@ -252,7 +346,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     /* Readable by whoever the directory lets in: a worker that dropped to
      * another user must read the root master's header to know who holds
      * a name.  The directory itself keeps everybody else out. */
-    fd = open_at(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    fd = open_new(dirfd, tmp);
     if (fd < 0)
         return -1;
     if (scl_write_full(fd, head, head_len) == 0) {
@@ -275,51 +369,48 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
 int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len)
 {
     char path[SCL_FNAME_MAX];
-    int fd, r;
+    struct stat st;
+    int fd, r = 0;
 
     scl_holder_path(path, pid);
-    fd = open_at(dirfd, path, O_WRONLY | O_APPEND, 0);
+    fd = scl_open_file_at(dirfd, path, O_WRONLY | O_APPEND, &st);
     if (fd < 0)
         return -1;
-    r = scl_write_full(fd, line, len);
+    if (st.st_size + (off_t)len <= SCL_JOURNAL_MAX && scl_write_full(fd, line, len) != 0) {
+        /* A torn line would hide the next one from every reader. */
+        int saved = errno;
+        (void)ftruncate(fd, st.st_size);
+        errno = saved;
+        r = -1;
+    }
     scl_close_quietly(fd);
     return r;
 }
 
+struct holder_visit {
+    scl_holder_visit *fn;
+    int dirfd;
+    void *arg;
+};
+
+static int visit_holder(const struct dirent64 *d, void *arg)
+{
+    const struct holder_visit *v = arg;
+    const char *p = scl_after_prefix(d->d_name, SCL_HOLDER_PREFIX);
+    unsigned long long pid = 0;
+
+    if (p != NULL) {
+        if (scl_parse_ull(&p, &pid) != 0 || *p != '\0' || pid == 0 || pid > (unsigned long long)SCL_PID_MAX)
+            return 0; /* not a name of ours */
+    } else if (scl_after_prefix(d->d_name, NEW_PREFIX) == NULL) {
+        return 0; /* a claim, ".", ".." */
+    }
+    return v->fn(v->dirfd, (pid_t)pid, d->d_name, v->arg);
+}
+
 int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg)
 {
-    /* getdents64 on a stack buffer: opendir() allocates. */
-    char buf[4096] __attribute__((aligned(8)));
-    /* A descriptor of our own: the shared one's offset is not ours to move. */
-    int fd = open_at(dirfd, ".", O_RDONLY | O_DIRECTORY, 0);
-    int r = 0;
+    struct holder_visit v = { .fn = fn, .dirfd = dirfd, .arg = arg };
 
-    if (fd < 0)
-        return -1;
-    for (;;) {
-        ssize_t n = getdents64(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            r = n < 0 ? -1 : 0;
-            break;
-        }
-        for (ssize_t off = 0; off < n && r == 0;) {
-            struct dirent64 *d = (struct dirent64 *)(buf + off);
-            const char *p = d->d_name + sizeof SCL_HOLDER_PREFIX - 1;
-            unsigned long long pid = 0;
-            off += d->d_reclen;
-            if (strncmp(d->d_name, SCL_HOLDER_PREFIX, sizeof SCL_HOLDER_PREFIX - 1) == 0) {
-                if (scl_parse_ull(&p, &pid) != 0 || *p != '\0' || pid == 0)
-                    continue; /* not a name of ours */
-            } else if (strncmp(d->d_name, NEW_PREFIX, sizeof NEW_PREFIX - 1) != 0) {
-                continue; /* a claim, ".", ".." */
-            }
-            r = fn(dirfd, (pid_t)pid, d->d_name, arg);
-        }
-        if (r != 0)
-            break;
-    }
-    scl_close_quietly(fd);
-    return r;
+    return each_entry(dirfd, visit_holder, &v);
 }

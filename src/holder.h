@@ -16,6 +16,14 @@
  * check-then-unlink the same name, so neither can remove a fresh claim a
  * third process took in between, and the kernel drops the lock if a
  * clearer dies half-way.  Everything here is async-signal-safe.
+ *
+ * A worker can write holder files and journals that a root master will
+ * read (doc/security.md): journal lines are used only when they are
+ * encoded claim names (one path component), always relative to the claims
+ * directory; files are opened only when regular; reads are bounded.  The
+ * journal only makes clearing fast: when a holder's inode still has links
+ * after its journal was read (a torn or capped journal), the claims
+ * directory is scanned for them.
  */
 #ifndef SCL_HOLDER_H
 #define SCL_HOLDER_H
@@ -31,8 +39,32 @@
 /* ".holder.PID", the holder file's name. */
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);
 
+/* A journal is read, and written, up to this size; claims taken past it
+ * are found by scanning the claims directory. */
+#define SCL_JOURNAL_MAX (64 * 1024)
+
+/* Parses the "PID START\n" header at the start of the N bytes at HEAD:
+ * 0, or -1 with errno EINVAL. */
+int scl_holder_parse_id(const char *head, size_t n, struct scl_proc_id *id);
+
 /* Reads the "PID START" header of an open holder file or claim. */
 int scl_holder_read_id(int fd, struct scl_proc_id *id);
+
+/*
+ * Reading a journal as it comes, in pieces of any size: the header line
+ * is skipped, then each line "FNAME\n" or "FNAME\tFULL-NAME\n" whose FNAME
+ * is an encoded claim name (scl_name_is_fname) is passed to FN; anything
+ * else is skipped, and so is a last line without its newline.  FN returns
+ * non-zero to stop; scl_journal_feed() then returns that value.
+ */
+struct scl_journal_reader {
+    char fname[SCL_FNAME_MAX];
+    size_t len;
+    int state;
+};
+typedef int scl_journal_visit(const char *fname, void *arg);
+void scl_journal_begin(struct scl_journal_reader *r);
+int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, scl_journal_visit *fn, void *arg);
 
 /*
  * Makes the holder file of ID, complete with its header, unless it is
@@ -43,7 +75,9 @@ int scl_holder_read_id(int fd, struct scl_proc_id *id);
  */
 int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
 
-/* Appends LINE (LEN bytes, newline included) to PID's journal. */
+/* Appends LINE (LEN bytes, newline included) to PID's journal, whole or
+ * not at all: 0, or -1 with errno (ENOSPC, EDQUOT: the journal is as it
+ * was).  Past SCL_JOURNAL_MAX nothing is written, and that is success. */
 int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len);
 
 enum scl_clear_mode {

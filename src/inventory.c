@@ -4,6 +4,7 @@
 #include "inventory.h"
 #include "proc.h"
 #include "retire.h"
+#include "sigsafe.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -50,36 +51,46 @@ static enum inv_state state_of(const struct scl_proc_id *id)
 }
 
 /* The whole name of a hashed claim, from its holder's journal line
- * "FNAME\tFULL-ENCODING". */
+ * "FNAME\tFULL-ENCODING" (read as the library reads journals: a regular
+ * file only, its first SCL_JOURNAL_MAX bytes). */
 static char *name_from_journal(int dirfd, const struct inv_proc *p, const char *fname)
 {
-    char holder[SCL_FNAME_MAX], *line = NULL, *name = NULL;
-    size_t cap = 0, flen = strlen(fname);
-    FILE *f;
+    char holder[SCL_FNAME_MAX], *journal, *line, *name = NULL;
+    size_t flen = strlen(fname);
+    struct stat st;
+    ssize_t n;
     int fd;
 
     if (p == NULL)
         return NULL;
     scl_holder_path(holder, p->pid);
-    fd = openat(dirfd, holder, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0 || (f = fdopen(fd, "r")) == NULL) {
-        if (fd >= 0)
-            close(fd);
+    fd = scl_open_file_at(dirfd, holder, O_RDONLY, &st);
+    if (fd < 0)
+        return NULL;
+    journal = malloc(SCL_JOURNAL_MAX + 1);
+    n = journal == NULL ? -1 : scl_read_full(fd, journal, SCL_JOURNAL_MAX);
+    close(fd);
+    if (n < 0) {
+        free(journal);
         return NULL;
     }
-    while (name == NULL && getline(&line, &cap, f) > 0) {
-        if (strncmp(line, fname, flen) != 0 || line[flen] != '\t')
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        /* The full encoding decodes like a short one. */
-        name = malloc(strlen(line + flen + 1) + 1);
-        if (name != NULL && scl_name_decode(line + flen + 1, name, strlen(line + flen + 1) + 1) < 0) {
-            free(name);
-            name = NULL;
+    journal[n] = '\0';
+    for (line = journal; name == NULL && line != NULL && *line != '\0';) {
+        char *next = strchr(line, '\n');
+        if (next == NULL)
+            break; /* a line without its end is not whole */
+        *next++ = '\0';
+        if (strncmp(line, fname, flen) == 0 && line[flen] == '\t') {
+            size_t cap = strlen(line + flen + 1) + 1;
+            name = malloc(cap);
+            if (name != NULL && scl_name_decode_full(line + flen + 1, name, cap) < 0) {
+                free(name);
+                name = NULL;
+            }
         }
+        line = next;
     }
-    free(line);
-    fclose(f);
+    free(journal);
     return name;
 }
 
@@ -114,19 +125,24 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 
 int inv_load_dir(const char *path, struct inv_dir *d)
 {
-    char claims_path[PATH_MAX + 16];
     size_t pcap = 0, ccap = 0;
     struct dirent *e;
     DIR *dir;
-    int claimsfd;
+    int topfd, claimsfd;
 
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", path);
-    snprintf(claims_path, sizeof claims_path, "%s/" SCL_CLAIMS_DIR, path);
-    dir = opendir(claims_path);
-    if (dir == NULL)
+    /* Never through a symlink: root lists directories other users own. */
+    topfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (topfd < 0)
         return -1;
-    claimsfd = dirfd(dir);
+    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
+    close(topfd);
+    if (claimsfd < 0 || (dir = fdopendir(claimsfd)) == NULL) {
+        if (claimsfd >= 0)
+            close(claimsfd);
+        return -1;
+    }
     /* First the members, so that claims can name their holder. */
     while ((e = readdir(dir)) != NULL) {
         struct inv_proc *p;
@@ -135,8 +151,8 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         int fd;
         if (strncmp(e->d_name, SCL_HOLDER_PREFIX, sizeof SCL_HOLDER_PREFIX - 1) != 0)
             continue;
-        fd = openat(claimsfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0 || scl_holder_read_id(fd, &id) != 0 || fstat(fd, &st) != 0 ||
+        fd = scl_open_file_at(claimsfd, e->d_name, O_RDONLY, &st);
+        if (fd < 0 || scl_holder_read_id(fd, &id) != 0 ||
             grow((void **)&d->procs, &pcap, d->nprocs, sizeof *d->procs) != 0) {
             if (fd >= 0)
                 close(fd);

@@ -74,6 +74,16 @@ size_t scl_name_encode_full(const char *name, size_t len, char *out)
     return written;
 }
 
+int scl_name_is_fname(const char *fname, size_t len)
+{
+    if (len == 0 || len >= SCL_FNAME_MAX || fname[0] == '.')
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (fname[i] != '%' && !kept((unsigned char)fname[i], i))
+            return 0;
+    return 1;
+}
+
 size_t scl_name_hash(const char *fname)
 {
     size_t h = 14695981039346656037ULL;
@@ -96,6 +106,11 @@ static int hex_value(char c)
 }
 
 long scl_name_decode(const char *fname, char *out, size_t cap)
+{
+    return strlen(fname) > SCL_FNAME_SHORT_MAX ? -1 : scl_name_decode_full(fname, out, cap);
+}
+
+long scl_name_decode_full(const char *fname, char *out, size_t cap)
 {
     size_t n = 0;
 

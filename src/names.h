@@ -24,6 +24,14 @@ size_t scl_name_encode(const char *name, size_t len, char out[SCL_FNAME_MAX]);
  * holder's journal records of a long name, so tools can show it. */
 size_t scl_name_encode_full(const char *name, size_t len, char *out);
 
+/*
+ * 1 when FNAME could be an encoded claim name: 1 to SCL_FNAME_MAX - 1
+ * bytes of the encoding's alphabet, not starting with '.'.  So it is one
+ * path component, never "..", never a holder file: what a journal line
+ * must be before anyone acts on it (doc/security.md).
+ */
+int scl_name_is_fname(const char *fname, size_t len);
+
 /* FNV-1a of a file name: for hash tables and wake-up slots, not security. */
 size_t scl_name_hash(const char *fname);
 
@@ -32,9 +40,13 @@ int scl_name_is_hashed(const char *fname);
 
 /*
  * Decodes a short-form file name into OUT (CAP bytes, NUL added); returns
- * the name's length, or -1 when FNAME is not a short encoding or OUT is too
- * small.
+ * the name's length, or -1 when FNAME is not what scl_name_encode() makes
+ * of any name (hashed, not canonical, or longer than SCL_FNAME_SHORT_MAX)
+ * or OUT is too small.  So no file can pass for another name's.
  */
 long scl_name_decode(const char *fname, char *out, size_t cap);
+
+/* Decodes what scl_name_encode_full() made, of any length, likewise. */
+long scl_name_decode_full(const char *encoded, char *out, size_t cap);
 
 #endif

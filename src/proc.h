@@ -6,7 +6,12 @@
 #ifndef SCL_PROC_H
 #define SCL_PROC_H
 
+#include <limits.h>
 #include <sys/types.h>
+
+/* The largest pid a file may name (pid_t is an int): larger numbers in a
+ * holder file are not pids. */
+#define SCL_PID_MAX INT_MAX
 
 struct scl_proc_id {
     pid_t pid;

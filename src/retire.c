@@ -17,14 +17,15 @@
 static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 {
     struct scl_proc_id id;
+    struct stat st;
     int fd, alive;
 
     (void)arg;
     if (pid == 0)
         return 0;
-    fd = openat(dirfd, entry, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
     if (fd < 0)
-        return errno == ENOENT ? 0 : 1;
+        return errno == ENOENT || errno == EINVAL ? 0 : 1; /* gone, or nobody's holder file */
     /* A header we cannot read is somebody's: keep the directory. */
     alive = scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id);
     scl_close_quietly(fd);
@@ -33,10 +34,12 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
 {
+    struct stat st;
+
     (void)arg;
     if (pid > 0)
         (void)scl_holder_clear(dirfd, pid, SCL_CLEAR_IF_DEAD);
-    else
+    else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
         (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished */
     return 0;
 }
@@ -120,6 +123,12 @@ static void sweep_one(int basefd, const char *name)
     scl_close_quietly(topfd);
 }
 
+/* How much of the base one sweep reads, and how many of its entries it
+ * looks at closely: anybody can fill /tmp with names, and the sweep runs
+ * in a host's first fork.  What it leaves, `swerve-claim gc` removes. */
+#define SWEEP_MAX_ENTRIES 4096
+#define SWEEP_MAX_CANDIDATES 64
+
 /*
  * Claim directories of this user below BASEFD that no live process uses
  * any more (a server SIGKILLed whole) are removed by the next one made
@@ -129,23 +138,25 @@ static void sweep_one(int basefd, const char *name)
 void scl_sweep_abandoned(int basefd)
 {
     char buf[4096] __attribute__((aligned(8)));
-    int fd = scl_open_dir_at(basefd, ".");
+    int fd = scl_open_dir_at(basefd, "."), entries = 0, candidates = 0;
 
     if (fd < 0)
         return;
-    for (;;) {
+    while (entries < SWEEP_MAX_ENTRIES && candidates < SWEEP_MAX_CANDIDATES) {
         ssize_t n = getdents64(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        for (ssize_t off = 0; off < n;) {
+        for (ssize_t off = 0; off < n && candidates < SWEEP_MAX_CANDIDATES; entries++) {
             struct dirent64 *d = (struct dirent64 *)(buf + off);
             off += d->d_reclen;
-            if (strncmp(d->d_name, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) == 0)
+            /* d_type spares a stat of what is plainly not a directory. */
+            if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
+                candidates++;
                 sweep_one(basefd, d->d_name);
+            }
         }
     }
     scl_close_quietly(fd);
 }
-

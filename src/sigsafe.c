@@ -107,6 +107,30 @@ int scl_open_dir_at(int dirfd, const char *name)
     return fd;
 }
 
+int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
+{
+    struct stat before;
+    int fd;
+
+    if (fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (!S_ISREG(before.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    do
+        fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_dev != before.st_dev || st->st_ino != before.st_ino) {
+        scl_close_quietly(fd);
+        errno = EINVAL; /* swapped between the look and the open */
+        return -1;
+    }
+    return fd;
+}
+
 void scl_close_quietly(int fd)
 {
     int saved = errno;

@@ -8,6 +8,7 @@
 #define SCL_SIGSAFE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Reads up to N bytes, retrying EINTR and short reads; -1 with errno. */
@@ -41,6 +42,16 @@ int scl_contains(const char *s, const char *needle);
 /* Opens directory NAME of DIRFD, never through a symlink, close-on-exec,
  * retrying EINTR; -1 with errno. */
 int scl_open_dir_at(int dirfd, const char *name);
+
+/*
+ * Opens NAME of DIRFD only if it is a regular file, and fills ST: never
+ * through a symlink, never blocking on a FIFO, and never opening a device
+ * (it is looked at before it is opened, and checked again after).  What a
+ * less privileged process may have put in a claim directory is opened
+ * this way alone (doc/security.md).  -1 with errno (EINVAL: not a regular
+ * file).
+ */
+int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
 
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include "holder.h"
 #include "names.h"
 #include "proc.h"
 #include "settings.h"
@@ -149,6 +150,84 @@ START_TEST(test_names_short_never_contain_hash_marker)
     /* "%%" separates a long name's hash; a short encoding never has it. */
     ck_assert(!scl_name_is_hashed(encode("%%")));
     ck_assert_str_eq(encode("%%"), "%25%25");
+}
+END_TEST
+
+/* What the encoder never makes does not decode: a planted file name can
+ * never pass for another claim's (found by tests/fuzz/fuzz_names). */
+START_TEST(test_names_only_canonical_file_names_decode)
+{
+    char plain[SCL_FNAME_SHORT_MAX + 2], back[SCL_FNAME_MAX];
+
+    memset(plain, 'a', sizeof plain - 1);
+    plain[sizeof plain - 1] = '\0'; /* readable, but longer than a short form */
+    ck_assert_int_eq(scl_name_decode(plain, back, sizeof back), -1);
+    plain[SCL_FNAME_SHORT_MAX] = '\0';
+    ck_assert_int_eq(scl_name_decode(plain, back, sizeof back), SCL_FNAME_SHORT_MAX);
+    ck_assert_int_eq(scl_name_decode("%41", back, sizeof back), -1); /* 'A' stays as it is */
+}
+END_TEST
+
+START_TEST(test_names_what_a_journal_may_name)
+{
+    ck_assert(scl_name_is_fname("nightly-report", 14));
+    ck_assert(scl_name_is_fname("report%2Feu%0A%231", 18));
+    ck_assert(!scl_name_is_fname("", 0));
+    ck_assert(!scl_name_is_fname("a/b", 3));
+    ck_assert(!scl_name_is_fname("/etc/passwd", 11));
+    ck_assert(!scl_name_is_fname("..", 2));
+    ck_assert(!scl_name_is_fname(".holder.1", 9));
+    ck_assert(!scl_name_is_fname("two words", 9));
+}
+END_TEST
+
+/* --------------------------------------------------------------- holder */
+
+/* A pid that does not fit a pid_t is not one (found by
+ * tests/fuzz/fuzz_holder: it was truncated). */
+START_TEST(test_holder_header_pids_in_range)
+{
+    struct scl_proc_id id;
+
+    ck_assert_int_eq(scl_holder_parse_id("990000001200 0\n", 15, &id), -1);
+    ck_assert_int_eq(scl_holder_parse_id("4294967297 0\n", 13, &id), -1);
+    ck_assert_int_eq(scl_holder_parse_id("0 1\n", 4, &id), -1);
+    ck_assert_int_eq(scl_holder_parse_id("12 34", 5, &id), -1);
+    ck_assert_int_eq(scl_holder_parse_id("2147483647 5\nx\n", 15, &id), 0);
+    ck_assert_int_eq(id.pid, 2147483647);
+    ck_assert(id.start == 5);
+}
+END_TEST
+
+struct names_seen {
+    char all[256];
+};
+
+static int collect(const char *fname, void *arg)
+{
+    struct names_seen *seen = arg;
+
+    strcat(seen->all, fname);
+    strcat(seen->all, ";");
+    return 0;
+}
+
+/* Only lines that are one encoded name are used, however the journal is
+ * cut into reads; a last line without its newline is not. */
+START_TEST(test_journal_reader_takes_names_only)
+{
+    static const char journal[] = "123 456\nok\n/etc/passwd\n../x\n.holder.1\nlong%2Fname\tlong%2Fname\n"
+                                  "two words\n\nlast\ttail\ntorn";
+    struct scl_journal_reader r;
+    struct names_seen whole = { "" }, bytes = { "" };
+
+    scl_journal_begin(&r);
+    ck_assert_int_eq(scl_journal_feed(&r, journal, sizeof journal - 1, collect, &whole), 0);
+    ck_assert_str_eq(whole.all, "ok;long%2Fname;last;");
+    scl_journal_begin(&r);
+    for (size_t i = 0; i < sizeof journal - 1; i++)
+        (void)scl_journal_feed(&r, journal + i, 1, collect, &bytes);
+    ck_assert_str_eq(bytes.all, whole.all);
 }
 END_TEST
 
@@ -307,13 +386,16 @@ START_TEST(test_settings_relative_and_read_once)
 }
 END_TEST
 
-START_TEST(test_settings_too_long_fall_back)
+/* A base that cannot be used is an error to report, never /tmp instead;
+ * SWERVE_CLAIM_DIR is only a hint, so a bad one is ignored. */
+START_TEST(test_settings_too_long_is_an_error)
 {
     char *too_long = too_long_path();
 
     ck_assert_int_eq(setenv("SWERVE_TMPDIR", too_long, 1), 0);
     ck_assert_int_eq(setenv(SCL_DIR_ENV, too_long, 1), 0);
-    ck_assert_str_eq(scl_settings()->base_dir, "/tmp");
+    ck_assert_str_eq(scl_settings()->base_dir, "");
+    ck_assert_int_eq(scl_settings()->base_error, ENAMETOOLONG);
     ck_assert_str_eq(scl_settings()->claim_dir, "");
     free(too_long);
 }
@@ -647,6 +729,10 @@ static Suite *suite(void)
     tcase_add_test(names, test_names_round_trip_and_injective);
     tcase_add_test(names, test_names_long_are_hashed_and_distinct);
     tcase_add_test(names, test_names_short_never_contain_hash_marker);
+    tcase_add_test(names, test_names_only_canonical_file_names_decode);
+    tcase_add_test(names, test_names_what_a_journal_may_name);
+    tcase_add_test(names, test_holder_header_pids_in_range);
+    tcase_add_test(names, test_journal_reader_takes_names_only);
     tcase_add_test(names, test_sha256_vectors);
     suite_add_tcase(s, names);
 
@@ -661,7 +747,7 @@ static Suite *suite(void)
     tcase_add_test(settings, test_settings_defaults);
     tcase_add_test(settings, test_settings_from_the_environment);
     tcase_add_test(settings, test_settings_relative_and_read_once);
-    tcase_add_test(settings, test_settings_too_long_fall_back);
+    tcase_add_test(settings, test_settings_too_long_is_an_error);
     suite_add_tcase(s, settings);
 
     tcase_add_checked_fixture(api, setup, teardown);
