@@ -1,8 +1,8 @@
 #include "config.h"
 
 #include "acl.h"
+#include "holder.h"
 #include "sigsafe.h"
-#include "wake.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,17 +137,36 @@ static int give_at(int dirfd, const char *path, int flags, uid_t uid)
     return r;
 }
 
+/*
+ * The wake file is left out on purpose: whoever may write it may truncate
+ * it, and every process that has it mapped would die of SIGBUS at its next
+ * wake-up.  A forked worker inherits its master's mapping and needs no
+ * access to the file; a worker that execs waits with its 20 ms retries.
+ */
 int scl_acl_grant(int claimsfd, uid_t uid)
 {
     if (grant_fd(claimsfd, (uint32_t)uid, 7) == 0)
-        return grant_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, (uint32_t)uid, 7) == 0 &&
-                       grant_at(claimsfd, "../" SCL_WAKE_FILE, O_RDONLY, (uint32_t)uid, 6) == 0
-                   ? 0
-                   : -1;
+        return grant_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, (uint32_t)uid, 7);
     if (errno != EOPNOTSUPP)
         return -1;
-    return fchown(claimsfd, uid, (gid_t)-1) == 0 && give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid) == 0 &&
-                   give_at(claimsfd, "../" SCL_WAKE_FILE, O_RDONLY, uid) == 0
-               ? 0
-               : -1;
+    return fchown(claimsfd, uid, (gid_t)-1) == 0 ? give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid) : -1;
+}
+
+int scl_acl_give(int claimsfd, uid_t uid, pid_t holder, int top_too)
+{
+    char path[SCL_FNAME_MAX];
+    struct stat st;
+    int fd, r = 0;
+
+    if (holder != 0) {
+        scl_holder_path(path, holder);
+        fd = scl_open_file_at(claimsfd, path, O_RDONLY, &st);
+        if (fd < 0 || fchown(fd, uid, (gid_t)-1) != 0)
+            r = -1;
+        if (fd >= 0)
+            scl_close_quietly(fd);
+    }
+    if (r == 0 && top_too)
+        r = give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid);
+    return r;
 }

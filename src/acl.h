@@ -1,10 +1,12 @@
 /*
  * Letting a worker in.  Servers fork their workers as root and drop to
  * another user afterwards (nginx, Apache, php-fpm, gunicorn): before the
- * drop, that user is added to a POSIX access ACL of the claim directory,
- * its claims directory and its wake file, so the worker can take and
- * release claims while every other user still can neither read nor change
- * anything.  Written with fgetxattr/fsetxattr on a stack buffer (no
+ * drop, that user is added to a POSIX access ACL of the claim directory
+ * and its claims directory, so the worker can take and release claims
+ * while every other user still can neither read nor change anything.
+ * Only a change of identity for good (real, effective and saved uid)
+ * lets a user in: a root daemon that switches its effective uid for a
+ * moment to write a file grants nothing (hooks_privileges.c).  Written with fgetxattr/fsetxattr on a stack buffer (no
  * libacl): async-signal-safe.
  */
 #ifndef SCL_ACL_H
@@ -13,8 +15,14 @@
 #include <sys/types.h>
 
 /* Grants UID read, write and search on the claim directory whose claims
- * directory is CLAIMSFD.  0, or -1 with errno (ENOTSUP: the filesystem
- * has no ACLs). */
+ * directory is CLAIMSFD (not on its wake file: acl.c says why).  0, or -1
+ * with errno. */
 int scl_acl_grant(int claimsfd, uid_t uid);
+
+/* For a process that becomes UID for good: gives UID the holder file of
+ * HOLDER (when not 0), which the process must still link and append to,
+ * and, when TOP_TOO, the claim directory itself, so that its last member
+ * may remove it from a sticky base.  0, or -1 with errno. */
+int scl_acl_give(int claimsfd, uid_t uid, pid_t holder, int top_too);
 
 #endif

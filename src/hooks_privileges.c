@@ -1,8 +1,8 @@
 /*
- * Privileges and chroot.  A root process about to become another user
- * first lets that user into the claim directory (acl.h): servers fork
- * their workers as root and drop privileges in them afterwards, and uWSGI
- * drops in its master, in a directory its root launcher made.  A process
+ * Privileges and chroot.  A root process about to become another user for
+ * good first lets that user into the claim directory (acl.h): servers
+ * fork their workers as root and drop privileges in them afterwards, and
+ * uWSGI drops in its master, in a directory its root launcher made.  A process
  * about to chroot reads its start time while /proc is still there; the
  * claim directory's descriptor keeps working inside the chroot.
  *
@@ -22,17 +22,33 @@
 #include <errno.h>
 #include <unistd.h>
 
-static void before_becoming(uid_t uid)
+/*
+ * Before the call that will make real, effective and saved uid all NEW
+ * (a process that cannot come back): lets NEW into the claim directory,
+ * and hands it what this process must still write there.  A switch of
+ * the effective uid alone (seteuid(u) ... seteuid(0)) changes nothing: it
+ * would leave u a way in for good.
+ */
+static void before_becoming(uid_t new_ruid, uid_t new_euid, uid_t new_suid)
 {
+    pid_t self = getpid();
     int saved = errno, dirfd;
 
     scl_lifecycle_init();
-    if (uid == (uid_t)-1 || uid == 0 || geteuid() != 0 || !scl_dir_in_use() || (dirfd = scl_dir_fd()) < 0)
+    if (new_ruid != new_euid || new_euid != new_suid || new_euid == 0 || geteuid() != 0 || !scl_dir_in_use() ||
+        (dirfd = scl_dir_fd()) < 0)
         goto out;
-    if (scl_acl_grant(dirfd, uid) != 0)
-        scl_debug("cannot let uid %d into the claim directory: errno %d", (int)uid, errno);
+    if (scl_acl_grant(dirfd, new_euid) != 0 ||
+        scl_acl_give(dirfd, new_euid, scl_dir_is_member(self) ? self : 0, scl_dir_made_here()) != 0)
+        scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)new_euid, errno);
 out:
     errno = saved;
+}
+
+/* What an argument of -1 leaves as it is. */
+static uid_t or_now(uid_t wanted, uid_t now)
+{
+    return wanted == (uid_t)-1 ? now : wanted;
 }
 
 static int unavailable(void)
@@ -45,31 +61,32 @@ SCL_EXPORT int setuid(uid_t uid)
 {
     int (*real)(uid_t) = scl_real()->setuid;
 
-    before_becoming(uid);
+    /* With root's privileges, setuid() sets all three. */
+    before_becoming(uid, uid, uid);
     return real != NULL ? real(uid) : unavailable();
-}
-
-SCL_EXPORT int seteuid(uid_t euid)
-{
-    int (*real)(uid_t) = scl_real()->seteuid;
-
-    before_becoming(euid);
-    return real != NULL ? real(euid) : unavailable();
 }
 
 SCL_EXPORT int setreuid(uid_t ruid, uid_t euid)
 {
     int (*real)(uid_t, uid_t) = scl_real()->setreuid;
+    uid_t r, e, s;
 
-    before_becoming(euid);
+    if (getresuid(&r, &e, &s) == 0) {
+        /* The saved uid follows the new effective one when the real one
+         * is set, or the effective one set to other than the real one. */
+        uid_t new_e = or_now(euid, e);
+        before_becoming(or_now(ruid, r), new_e, ruid != (uid_t)-1 || (euid != (uid_t)-1 && euid != r) ? new_e : s);
+    }
     return real != NULL ? real(ruid, euid) : unavailable();
 }
 
 SCL_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
 {
     int (*real)(uid_t, uid_t, uid_t) = scl_real()->setresuid;
+    uid_t r, e, s;
 
-    before_becoming(euid);
+    if (getresuid(&r, &e, &s) == 0)
+        before_becoming(or_now(ruid, r), or_now(euid, e), or_now(suid, s));
     return real != NULL ? real(ruid, euid, suid) : unavailable();
 }
 

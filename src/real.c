@@ -40,7 +40,6 @@ const struct scl_real *scl_real(void)
     BIND(fexecve, "fexecve");
     BIND(chroot, "chroot");
     BIND(setuid, "setuid");
-    BIND(seteuid, "seteuid");
     BIND(setreuid, "setreuid");
     BIND(setresuid, "setresuid");
 #undef BIND

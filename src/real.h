@@ -31,7 +31,6 @@ struct scl_real {
                         const posix_spawnattr_t *, char *const[], char *const[]);
     int (*chroot)(const char *);
     int (*setuid)(uid_t);
-    int (*seteuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
     int (*setresuid)(uid_t, uid_t, uid_t);
 };

@@ -37,6 +37,14 @@ SCL_HOT static atomic_int pending;
 SCL_HOT static atomic_int dir_fd = -1;
 SCL_HOT static _Atomic pid_t member_pid;
 static atomic_uint generation;
+/* This process's own holder file, once registered: a claim is released
+ * only while it is still a link to it (release --force may have given the
+ * name to somebody else meanwhile). */
+static dev_t own_holder_dev;
+static ino_t own_holder_ino;
+/* The process that made the directory (it hands it over when it drops
+ * root for good: acl.h). */
+static _Atomic pid_t creator_pid;
 
 int scl_dir_in_use(void)
 {
@@ -170,6 +178,11 @@ int scl_dir_fd_if_member(pid_t self)
     return scl_dir_in_use() && atomic_load(&member_pid) == self ? scl_dir_fd() : -1;
 }
 
+int scl_dir_made_here(void)
+{
+    return atomic_load(&creator_pid) == getpid();
+}
+
 int scl_dir_has_holder(int dirfd, pid_t pid)
 {
     char path[SCL_FNAME_MAX];
@@ -177,6 +190,55 @@ int scl_dir_has_holder(int dirfd, pid_t pid)
 
     scl_holder_path(path, pid);
     return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/*
+ * Opens BASE to make a claim directory named with NAME_LEN bytes in it,
+ * once it is plain that only its owner and root can take names from
+ * under us there: not world-writable without the sticky bit (as /tmp has
+ * it), owned by root or by this user.  Nothing is ever made elsewhere
+ * instead.  -1 with errno and one debug line naming the path and why.
+ */
+static int open_base(const char *base, size_t name_len)
+{
+    const char *why;
+    struct stat st;
+    int fd, saved;
+
+    if (base[0] == '\0') {
+        errno = scl_settings()->base_error;
+        scl_debug("no base directory for claim directories: SWERVE_TMPDIR or TMPDIR is unusable (errno %d)", errno);
+        return -1;
+    }
+    if (strlen(base) + 1 + name_len + sizeof "/" SCL_CLAIMS_DIR > PATH_MAX) {
+        errno = ENAMETOOLONG;
+        scl_debug("cannot make claim directories in %s: the path is too long", base);
+        return -1;
+    }
+    do
+        fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        scl_debug("cannot open %s for claim directories: errno %d", base, errno);
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        why = "it cannot be examined";
+    } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        why = "it is world-writable without the sticky bit";
+        errno = EPERM;
+    } else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        why = "it belongs to another user";
+        errno = EPERM;
+    } else {
+        return fd;
+    }
+    saved = errno;
+    scl_debug("will not make claim directories in %s: %s (owner uid %lu, mode %lu)", base, why,
+              (unsigned long)st.st_uid, (unsigned long)(st.st_mode & 07777));
+    scl_close_quietly(fd);
+    errno = saved;
+    return -1;
 }
 
 static void random_chars(char out[RANDOM_CHARS + 1])
@@ -199,6 +261,25 @@ static void random_chars(char out[RANDOM_CHARS + 1])
     for (size_t i = 0; i < RANDOM_CHARS; i++)
         out[i] = alphabet[bytes[i] & 31];
     out[RANDOM_CHARS] = '\0';
+}
+
+/* Remembers which inode this process's holder file is, just registered. */
+static int note_own_holder(int claimsfd)
+{
+    char path[SCL_FNAME_MAX];
+    struct stat st;
+
+    scl_holder_path(path, getpid());
+    if (fstatat(claimsfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    own_holder_dev = st.st_dev;
+    own_holder_ino = st.st_ino;
+    return 0;
+}
+
+int scl_dir_remove_own_claim(int dirfd, const char *fname)
+{
+    return scl_claim_remove_if_same(dirfd, fname, own_holder_dev, own_holder_ino);
 }
 
 /* Removes what build() made in a directory that never got published. */
@@ -234,12 +315,21 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
         return -1;
     }
     /* The umask may have narrowed 0700; nothing may widen it. */
-    if (fstat(topfd, top) == 0 && top->st_uid == geteuid() && fchmod(topfd, 0700) == 0 &&
-        scl_wake_create(topfd) == 0 && mkdirat(topfd, SCL_CLAIMS_DIR, 0700) == 0 && (claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) >= 0 &&
-        fstat(claimsfd, claims) == 0 && scl_holder_register(claimsfd, &self, 1) == 0) {
-        scl_close_quietly(topfd);
-        return claimsfd;
+    if (fstat(topfd, top) != 0)
+        goto failed;
+    if (top->st_uid != geteuid()) {
+        errno = EPERM;
+        goto failed;
     }
+    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
+        goto failed;
+    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
+    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_holder_register(claimsfd, &self, 1) != 0 ||
+        note_own_holder(claimsfd) != 0)
+        goto failed;
+    scl_close_quietly(topfd);
+    return claimsfd;
+failed:
     saved = errno;
     unbuild(basefd, new_name, topfd, claimsfd);
     errno = saved;
@@ -259,29 +349,33 @@ static int publish(const char *path, const struct stat *top, const struct stat *
     claims_ino = claims->st_ino;
     atomic_store(&dir_fd, move_high(fd));
     atomic_store(&member_pid, member);
+    if (member != 0) /* it built the directory */
+        atomic_store(&creator_pid, member);
     atomic_fetch_add(&generation, 1);
     atomic_store_explicit(&ready, 1, memory_order_release);
+    /* Mapped now, while this process surely may: its children inherit the
+     * mapping, and a worker that drops privileges cannot open the file. */
+    scl_wake_map(atomic_load(&dir_fd), atomic_load(&generation));
     return 0;
 }
 
 int scl_dir_use_named_locked(const char *base, const char *name)
 {
-    char rnd[RANDOM_CHARS + 1], new_name[64], path[PATH_MAX];
+    char rnd[RANDOM_CHARS + 1], new_name[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
     int basefd, fd = -1, r;
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
-    do
-        basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (basefd < 0 && errno == EINTR);
+    basefd = open_base(base, strlen(name) + 1 + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
     /* Built aside and renamed into place, as any other: whoever loses the
      * race uses the winner's. */
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
         random_chars(rnd);
-        (void)scl_concat(new_name, sizeof new_name, name, ".", rnd, SCL_NEW_SUFFIX, (char *)NULL);
+        if (scl_concat(new_name, sizeof new_name, name, ".", rnd, SCL_NEW_SUFFIX, (char *)NULL) != 0)
+            break;
         fd = build(basefd, new_name, &top, &claims);
         if (fd < 0 && errno != EEXIST)
             break;
@@ -307,13 +401,11 @@ int scl_dir_use_named_locked(const char *base, const char *name)
 static int create_locked(void)
 {
     const char *base = scl_settings()->base_dir;
-    char rnd[RANDOM_CHARS + 1], name[64], new_name[64], path[PATH_MAX];
+    char rnd[RANDOM_CHARS + 1], name[NAME_MAX + 1], new_name[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
     int basefd, fd = -1;
 
-    do
-        basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (basefd < 0 && errno == EINTR);
+    basefd = open_base(base, sizeof SCL_DIR_PREFIX + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
     scl_sweep_abandoned(basefd);
@@ -405,7 +497,7 @@ int scl_dir_join_locked(void)
     if (atomic_load(&member_pid) == getpid())
         return fd;
     self = scl_proc_self();
-    if (scl_holder_register(fd, &self, 1) != 0)
+    if (scl_holder_register(fd, &self, 1) != 0 || note_own_holder(fd) != 0)
         return -1;
     atomic_store(&member_pid, self.pid);
     return fd;

@@ -4,6 +4,7 @@
 #include "settings.h"
 #include "sigsafe.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,10 +19,10 @@ static char copies[2 * PATH_MAX];
 
 static const char *first_set(const char *a, const char *b)
 {
-    const char *v = getenv(a);
+    const char *v = secure_getenv(a);
 
     if (v == NULL || *v == '\0')
-        v = getenv(b);
+        v = secure_getenv(b);
     return v == NULL || *v == '\0' ? NULL : v;
 }
 
@@ -37,7 +38,7 @@ static const char *take(char **free_space)
 static void load(void)
 {
     const char *base = first_set("SWERVE_TMPDIR", "TMPDIR");
-    const char *debug = getenv("SWERVE_DEBUG"), *dir = getenv(SCL_DIR_ENV);
+    const char *debug = secure_getenv("SWERVE_DEBUG"), *dir = secure_getenv(SCL_DIR_ENV);
     char *free_space = copies, cwd[PATH_MAX];
 
     settings.debug = debug != NULL && strcmp(debug, "1") == 0;
@@ -45,11 +46,16 @@ static void load(void)
         settings.claim_dir = take(&free_space);
     if (base == NULL)
         return;
-    /* A relative base would move with the host's chdir(). */
+    /* A relative base would move with the host's chdir().  One that
+     * cannot be used is an error, never /tmp instead. */
     if (base[0] == '/' ? scl_concat(free_space, PATH_MAX, base, (char *)NULL) == 0
                        : getcwd(cwd, sizeof cwd) != NULL &&
-                             scl_concat(free_space, PATH_MAX, cwd, "/", base, (char *)NULL) == 0)
+                             scl_concat(free_space, PATH_MAX, cwd, "/", base, (char *)NULL) == 0) {
         settings.base_dir = take(&free_space);
+    } else {
+        settings.base_dir = "";
+        settings.base_error = errno;
+    }
 }
 
 const struct scl_settings *scl_settings(void)

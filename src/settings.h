@@ -1,7 +1,9 @@
 /*
  * The library's settings, read from the environment once: nginx and
  * php-fpm replace their workers' environment after fork, so a hook must
- * never call getenv() (see real-servers.md §2.5).
+ * never call getenv() (see real-servers.md §2.5).  A setuid or otherwise
+ * secure-execution process reads none of them (secure_getenv): its
+ * environment is its less privileged caller's.
  */
 #ifndef SCL_SETTINGS_H
 #define SCL_SETTINGS_H
@@ -11,7 +13,9 @@
 #define SCL_DIR_ENV "SWERVE_CLAIM_DIR"
 
 struct scl_settings {
-    const char *base_dir;  /* absolute; below it live the claim directories */
+    const char *base_dir;  /* absolute; below it live the claim directories;
+                            * "" when the environment named an unusable one */
+    int base_error;        /* then why (ENAMETOOLONG: longer than PATH_MAX) */
     const char *claim_dir; /* SWERVE_CLAIM_DIR, or "" */
     int debug;             /* SWERVE_DEBUG=1: log to standard error */
 };

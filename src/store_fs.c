@@ -209,9 +209,10 @@ static int fs_release(struct scl_key *key)
 
     if (dirfd < 0)
         return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
-    if (unlinkat(dirfd, key->fname, 0) != 0)
-        return errno == ENOENT ? 0 : -1;
-    scl_wake(key->fname);
+    /* Gone, or taken from us by `release --force` and held by somebody
+     * else now: either way not ours to remove. */
+    if (scl_dir_remove_own_claim(dirfd, key->fname) != 0)
+        return errno == ENOENT || errno == ESTALE ? 0 : -1;
     return 0;
 }
 

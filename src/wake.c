@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,15 +44,20 @@ int scl_wake_create(int topfd)
 void scl_wake_map(int claimsfd, unsigned gen)
 {
     struct slot *old = atomic_load(&slots), *fresh;
+    struct stat st;
     int fd;
 
     if (old != NULL && atomic_load(&mapped_gen) == gen)
         return;
-    do
-        fd = openat(claimsfd, "../" SCL_WAKE_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_open_file_at(claimsfd, "../" SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return;
+    /* Mapped only when nobody else can write it: truncated under a
+     * mapping, it would kill this process with SIGBUS at its next wake-up. */
+    if (st.st_size != (off_t)MAP_SIZE || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        scl_close_quietly(fd);
+        return;
+    }
     fresh = mmap(NULL, MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     scl_close_quietly(fd); /* the mapping is all we keep */
     if (fresh == MAP_FAILED)

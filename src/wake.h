@@ -21,8 +21,9 @@
 int scl_wake_create(int topfd);
 
 /* Maps the wake file of the claims directory CLAIMSFD for this process,
- * unless it is mapped already for directory generation GEN.  Without it,
- * waiters fall back on their 20 ms retries. */
+ * unless it is mapped already for directory generation GEN, and only when
+ * it is this user's and nobody else may write it (a truncation would be a
+ * SIGBUS).  Without it, waiters fall back on their 20 ms retries. */
 void scl_wake_map(int claimsfd, unsigned gen);
 
 /* Wakes whoever waits on claim file name FNAME. */
