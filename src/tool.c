@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 const char *tool_base;
+int tool_base_explicit;
 
 void tool_error(const char *fmt, ...)
 {
@@ -93,17 +94,87 @@ static void help(void)
            TOOL_CONFLICT_DEFAULT, TOOL_CONFLICT_DEFAULT);
 }
 
+int tool_parse_exit_code(const char *s, int *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < 0 || v > 255) {
+        tool_error("exit code out of range (expected 0 to 255): '%s'", s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Every claim directory below the base, and those of the user's own
+ * `run` namespace when it lives elsewhere. */
+static int load_all(struct inv_dir **dirs, size_t *n)
+{
+    char base[PATH_MAX], name[NAME_MAX + 1];
+    struct inv_dir *more, *all;
+    size_t nmore;
+
+    if (inv_load(tool_base, dirs, n) != 0) {
+        tool_error("%s: %s", tool_base, strerror(errno));
+        return -1;
+    }
+    if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) != 0 || strcmp(base, tool_base) == 0 ||
+        inv_load(base, &more, &nmore) != 0)
+        return 0;
+    all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
+    if (all == NULL) {
+        inv_free(more, nmore);
+        return 0;
+    }
+    memcpy(all + *n, more, nmore * sizeof *more);
+    free(more);
+    *dirs = all;
+    *n += nmore;
+    return 0;
+}
+
+/* PATH (resolved) is a claim directory the caller may work on: this
+ * user's, or any user's for root, and writable by no other user. */
+static int check_dir(const char *given, const char *path)
+{
+    const char *name = strrchr(path, '/');
+    struct stat st;
+
+    if (lstat(path, &st) != 0) {
+        tool_error("%s: %s", given, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || name == NULL || strncmp(name + 1, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) != 0) {
+        tool_error("%s: not a claim directory", given);
+        return -1;
+    }
+    if ((st.st_uid != geteuid() && geteuid() != 0) || (st.st_mode & S_IWOTH) != 0) {
+        tool_error("%s: not a claim directory of yours (owner uid %d, mode %o)", given, (int)st.st_uid,
+                   (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
 int tool_select_dir(const char *server, char *out, size_t cap)
 {
     struct inv_dir *dirs, *d;
     size_t n;
-    char *end;
+    char *end, resolved[PATH_MAX];
     long pid;
 
     if (strchr(server, '/') != NULL) {
-        struct stat st;
-        if (realpath(server, out) == NULL || strlen(out) >= cap || stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            tool_error("%s: not a claim directory: %s", server, strerror(errno == 0 ? ENOTDIR : errno));
+        if (realpath(server, resolved) == NULL) {
+            tool_error("%s: %s", server, strerror(errno));
+            return -1;
+        }
+        if (check_dir(server, resolved) != 0)
+            return -1;
+        if (snprintf(out, cap, "%s", resolved) >= (int)cap) {
+            tool_error("%s: %s", server, strerror(ENAMETOOLONG));
             return -1;
         }
         return 0;
@@ -114,10 +185,8 @@ int tool_select_dir(const char *server, char *out, size_t cap)
         tool_error("--server takes a pid or a directory path, not '%s'", server);
         return -1;
     }
-    if (inv_load(tool_base, &dirs, &n) != 0) {
-        tool_error("%s: %s", tool_base, strerror(errno));
+    if (load_all(&dirs, &n) != 0)
         return -1;
-    }
     d = inv_find_member(dirs, n, (pid_t)pid);
     if (d == NULL) {
         tool_error("process %ld is not a live member of any claim directory in %s", pid, tool_base);
@@ -134,13 +203,8 @@ static int load_selected(const char *server, struct inv_dir **dirs, size_t *n)
 {
     char path[PATH_MAX];
 
-    if (server == NULL) {
-        if (inv_load(tool_base, dirs, n) != 0) {
-            tool_error("%s: %s", tool_base, strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
+    if (server == NULL)
+        return load_all(dirs, n);
     if (tool_select_dir(server, path, sizeof path) != 0)
         return -1;
     *dirs = calloc(1, sizeof **dirs);
@@ -472,7 +536,10 @@ int main(int argc, char **argv)
     tool_base = scl_settings()->base_dir;
     while ((c = getopt_long(argc, argv, "+b:hV", opts, NULL)) != -1) {
         switch (c) {
-        case 'b': tool_base = optarg; break;
+        case 'b':
+            tool_base = optarg;
+            tool_base_explicit = 1;
+            break;
         case 'h': help(); return TOOL_OK;
         case 'V': printf("swerve-claim %s\n", PACKAGE_VERSION); return TOOL_OK;
         default: return usage_error("unknown option");

@@ -14,8 +14,10 @@ enum {
     TOOL_NOT_FOUND = 127,
 };
 
-/* Where claim directories are (--base, else the library's default). */
+/* Where claim directories are (--base, else the library's default), and
+ * whether --base said so. */
 extern const char *tool_base;
+extern int tool_base_explicit;
 
 /* "swerve-claim: " and the message, on standard error. */
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -23,6 +25,14 @@ void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The claim directory --server names (a member's pid, or a path), into
  * OUT; says why not and returns -1 when there is none. */
 int tool_select_dir(const char *server, char *out, size_t cap);
+
+/* Parses an exit status for -E: 0 to 255, or says why not and returns -1. */
+int tool_parse_exit_code(const char *s, int *out);
+
+/* Where `run` keeps its claims when no --server names a directory: BASE
+ * and NAME of the user's own namespace (tool_run.c says where), its
+ * directories made first when CREATE. */
+int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create);
 
 int tool_run(int argc, char **argv);
 

@@ -1,43 +1,134 @@
 /*
  * swerve-claim run: hold a claim while a command runs, like flock(1).
- * The tool itself takes the claim (it is not preloaded) and runs the
- * command as its child; the claim goes when the command ends, or with the
- * tool if it is killed (a dead holder's claim counts as free).
+ *
+ * The command's own process holds the claim: the tool forks, the child
+ * takes the claim (waiting if asked) and execs the command in the same
+ * pid, so the claim is held for exactly as long as the command runs, even
+ * if the tool itself is SIGKILLed (flock(1) keeps its lock the same way,
+ * through the descriptor the command inherits).  The tool reaps the
+ * command and clears its claim at once; without the tool, the next taker
+ * finds the holder dead and clears it.
+ *
+ * Without --server the claims live in a namespace of the user's own that
+ * no other user can squat (tool_run_namespace()).
  */
 #include "config.h"
 
+#include "holder.h"
 #include "lock.h"
 #include "serverdir.h"
 #include "swerve/claim.h"
 #include "tool.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t child_pid;
 
-/* A stop meant for the tool goes to the command: the tool stays to
- * release the claim once it has ended. */
+/* A stop meant for the tool goes to the command: the tool stays to clear
+ * the claim once it has ended. */
 static void forward(int sig)
 {
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
 }
 
-/* Joins the namespace: --server's directory, or one of this user's own
- * shared by all their `run`s. */
+/* Opens directory NAME of DIRFD (made first when CREATE), which must be
+ * this user's and writable by nobody else; its descriptor, or -1. */
+static int private_dir_at(int dirfd, const char *name, int create)
+{
+    struct stat st;
+    int fd;
+
+    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+        return -1;
+    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 022) != 0) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+/* $HOME/.cache/swerve-claim from the password database (not from the
+ * environment, which cron and a login shell set differently), when the
+ * home directory is this user's and nobody else can write it. */
+static int home_base(char *out, size_t cap, int create)
+{
+    struct passwd *pw = getpwuid(getuid());
+    struct stat st;
+    int home, cache, mine;
+
+    if (pw == NULL || pw->pw_dir[0] != '/' || stat(pw->pw_dir, &st) != 0 || st.st_uid != getuid() ||
+        (st.st_mode & 022) != 0)
+        return -1;
+    home = open(pw->pw_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (home < 0)
+        return -1;
+    cache = private_dir_at(home, ".cache", create);
+    close(home);
+    if (cache < 0)
+        return -1;
+    mine = private_dir_at(cache, "swerve-claim", create);
+    close(cache);
+    if (mine < 0)
+        return -1;
+    close(mine);
+    return snprintf(out, cap, "%s/.cache/swerve-claim", pw->pw_dir) < (int)cap ? 0 : -1;
+}
+
+int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create)
+{
+    char host[256] = "localhost";
+
+    /* In the user's home, named for the machine: a home shared over NFS
+     * must not join two machines' claims (a live holder on one looks dead
+     * from the other). */
+    if (!tool_base_explicit && home_base(base, base_cap, create) == 0) {
+        (void)gethostname(host, sizeof host - 1);
+        snprintf(name, name_cap, "swerve-claim.run-%s", host);
+        return 0;
+    }
+    snprintf(base, base_cap, "%s", tool_base);
+    snprintf(name, name_cap, "swerve-claim.run-%d", (int)getuid());
+    return 0;
+}
+
+/* Says why BASE/NAME cannot be used: another user's name, most likely. */
+static void explain_namespace(const char *base, const char *name, int err)
+{
+    struct stat st;
+    char path[PATH_MAX + NAME_MAX + 2];
+
+    snprintf(path, sizeof path, "%s/%s", base, name);
+    if (lstat(path, &st) == 0 && st.st_uid != geteuid())
+        tool_error("%s belongs to uid %d, not to you: another user has taken the name of your run "
+                   "namespace; give this user a home directory of its own, or name a directory only "
+                   "you can write with --base",
+                   path, (int)st.st_uid);
+    else
+        tool_error("cannot use the claim directory %s: %s", path, strerror(err));
+}
+
+/* Joins the namespace: --server's directory, or the user's own. */
 static int join(const char *server)
 {
-    char path[PATH_MAX], own[64], *slash;
-    const char *base, *name;
+    char path[PATH_MAX], name[NAME_MAX + 1], *slash;
+    const char *base;
     int r;
 
     if (server != NULL) {
@@ -45,18 +136,17 @@ static int join(const char *server)
             return -1;
         slash = strrchr(path, '/');
         *slash = '\0';
+        snprintf(name, sizeof name, "%s", slash + 1);
         base = path[0] != '\0' ? path : "/";
-        name = slash + 1;
     } else {
-        snprintf(own, sizeof own, "swerve-claim.run-%d", (int)getuid());
-        base = tool_base;
-        name = own;
+        (void)tool_run_namespace(path, sizeof path, name, sizeof name, 1);
+        base = path;
     }
     scl_lock();
     r = scl_dir_use_named_locked(base, name);
     scl_unlock();
     if (r != 0)
-        tool_error("cannot use the claim directory %s/%s: %s", base, name, strerror(errno));
+        explain_namespace(base, name, errno);
     return r;
 }
 
@@ -74,15 +164,46 @@ static int status_of(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Releases CLAIM and leaves the namespace, as the preloaded library would
- * at exit (the tool is not preloaded); returns STATUS. */
-static int leave(struct swerve_claim *claim, int status)
+/* What the child tells the tool when it does not get as far as running
+ * the command (nothing, when the exec succeeds: the pipe just closes). */
+struct outcome {
+    int stage; /* STAGE_CLAIM: no claim; STAGE_EXEC: the exec failed */
+    int err;
+};
+enum { STAGE_CLAIM, STAGE_EXEC };
+
+/* In the child: takes CLAIM and becomes the command; tells REPORT why
+ * not, and exits. */
+__attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, double wait, char **command,
+                                                    int report)
 {
-    int dirfd;
+    struct outcome o = { .stage = STAGE_CLAIM };
+
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    if (swerve_claim_acquire(claim, wait) != NULL) {
+        execvp(command[0], command);
+        o.stage = STAGE_EXEC;
+    }
+    o.err = errno;
+    (void)!write(report, &o, sizeof o);
+    _exit(TOOL_FAILURE);
+}
+
+/* Clears what the command held and leaves the namespace, as the
+ * preloaded library does when it reaps a child and when it exits. */
+static int leave(struct swerve_claim *claim, pid_t command, int status)
+{
+    int dirfd = scl_dir_fd();
 
     swerve_claim_free(claim);
-    if ((dirfd = scl_dir_fd()) >= 0)
+    if (dirfd >= 0) {
+        if (command > 0)
+            (void)scl_holder_clear(dirfd, command, SCL_CLEAR_IF_DEAD);
         scl_dir_leave(dirfd, 1);
+    }
     return status;
 }
 
@@ -96,9 +217,11 @@ int tool_run(int argc, char **argv)
     };
     const char *server = NULL;
     double wait = 0;
-    int conflict = TOOL_CONFLICT_DEFAULT, c, status;
+    int conflict = TOOL_CONFLICT_DEFAULT, c, status, report[2];
     struct swerve_claim *claim;
     struct sigaction fwd = { .sa_handler = forward };
+    struct outcome o;
+    ssize_t got;
     pid_t pid;
 
     while ((c = getopt_long(argc, argv, "+w:s:E:", opts, NULL)) != -1) {
@@ -110,7 +233,10 @@ int tool_run(int argc, char **argv)
             }
             break;
         case 's': server = optarg; break;
-        case 'E': conflict = atoi(optarg); break;
+        case 'E':
+            if (tool_parse_exit_code(optarg, &conflict) != 0)
+                return TOOL_USAGE;
+            break;
         default: tool_error("run: unknown option (try 'swerve-claim --help')"); return TOOL_USAGE;
         }
     }
@@ -129,13 +255,13 @@ int tool_run(int argc, char **argv)
         tool_error("run needs a COMMAND after the claim name");
         return TOOL_USAGE;
     }
-    if (join(server) != 0)
+    if (join(server) != 0) {
+        swerve_claim_free(claim);
         return TOOL_FAILURE;
-    if (swerve_claim_acquire(claim, wait) == NULL) {
-        if (errno == EWOULDBLOCK || errno == ETIMEDOUT)
-            return leave(claim, conflict); /* quiet, as flock(1) is: cron mails what it says */
-        tool_error("taking '%s': %s", swerve_claim_name(claim), strerror(errno));
-        return leave(claim, TOOL_FAILURE);
+    }
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        tool_error("pipe: %s", strerror(errno));
+        return leave(claim, 0, TOOL_FAILURE);
     }
 
     sigemptyset(&fwd.sa_mask);
@@ -147,19 +273,30 @@ int tool_run(int argc, char **argv)
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        execvp(argv[optind], argv + optind);
-        tool_error("%s: %s", argv[optind], strerror(errno));
-        _exit(errno == ENOENT ? TOOL_NOT_FOUND : TOOL_CANNOT_EXEC);
+        close(report[0]);
+        hold_and_exec(claim, wait, argv + optind, report[1]);
     }
+    close(report[1]);
     if (pid < 0) {
         tool_error("fork: %s", strerror(errno));
-        status = TOOL_FAILURE << 8;
-    } else {
-        child_pid = pid;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
+        close(report[0]);
+        return leave(claim, 0, TOOL_FAILURE);
     }
-    return leave(claim, status_of(status));
+    child_pid = pid;
+    do
+        got = read(report[0], &o, sizeof o);
+    while (got < 0 && errno == EINTR);
+    close(report[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got != (ssize_t)sizeof o) /* the pipe closed at exec: the command ran */
+        return leave(claim, pid, status_of(status));
+    if (o.stage == STAGE_CLAIM && (o.err == EWOULDBLOCK || o.err == ETIMEDOUT))
+        return leave(claim, pid, conflict); /* quiet, as flock(1) is: cron mails what it says */
+    if (o.stage == STAGE_CLAIM) {
+        tool_error("taking '%s': %s", swerve_claim_name(claim), strerror(o.err));
+        return leave(claim, pid, TOOL_FAILURE);
+    }
+    tool_error("%s: %s", argv[optind], strerror(o.err));
+    return leave(claim, pid, o.err == ENOENT ? TOOL_NOT_FOUND : TOOL_CANNOT_EXEC);
 }

@@ -44,12 +44,23 @@ check "--version prints the version" bash -c "'$tool' --version | grep -q '^swer
 check "an unknown command is a usage error (2)" status_is 2 sc frobnicate
 check "release without --force is a usage error (2)" status_is 2 sc release x
 
+# The pid of the command that `run` (pid $1) started: the claim's holder.
+command_of() {
+    for _ in $(seq 100); do
+        pgrep -P "$1" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
 name=$'report/eu\n#1'
 # Started directly, not through sc: $! must be the tool's own pid.
 "$tool" --base "$base" run "$name" -- sleep 30 &
 pids+=($!)
-holder=$!
+runner=$!
 check "run holds the claim while its command runs" wait_held 'report/eu\x0a#1'
+holder=$(command_of $runner)
+pids+=($holder)
 check "run: a held name exits 75, quietly" bash -c "out=\$('$tool' --base '$base' run '$name' -- true 2>&1); [ \$? -eq 75 ] && [ -z \"\$out\" ]"
 check "run: -E sets that status" status_is 9 sc run -E 9 "$name" -- true
 check "run: --wait gives up after its time" status_is 75 sc run --wait 0.2 "$name" -- true
@@ -64,18 +75,22 @@ check "release --force removes a live holder's claim, loudly" \
     bash -c "'$tool' --base '$base' release --force '$name' 2>&1 | grep -q 'WARNING: process $holder'"
 check "after release --force the name is free" status_is 0 sc run "$name" -- true
 
-# A SIGKILLed holder nobody reaps: gc --dry-run says, gc removes.
+# A SIGKILLed holder nobody reaps (its `run` SIGKILLed first): gc
+# --dry-run says, gc removes.
 "$tool" --base "$base" run stale -- sleep 30 &
 pids+=($!)
 check "a second holder takes 'stale'" wait_held stale
+stale=$(command_of $!)
 kill -9 $!
 wait $! 2>/dev/null
+kill -9 "$stale"
+for _ in $(seq 100); do kill -0 "$stale" 2>/dev/null || break; sleep 0.05; done
 check "gc --dry-run names the dead holder's claim" bash -c "'$tool' --base '$base' gc --dry-run | grep -q 'would remove claim stale'"
 check "gc --dry-run removes nothing" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME | grep -qx 'claim stale'"
 check "gc removes it" bash -c "'$tool' --base '$base' gc | grep -q 'removed claim stale'"
 check "after gc, the live holder's claims are untouched" bash -c "! '$tool' --base '$base' gc | grep -q 'removed claim'"
 
-kill $holder
-wait $holder 2>/dev/null
+kill $runner
+wait $runner 2>/dev/null
 echo "tool.sh: $passed passed, $failed failed"
 [ $failed -eq 0 ]
