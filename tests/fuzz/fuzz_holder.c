@@ -1,0 +1,68 @@
+/*
+ * libFuzzer target: what a root process reads from files a worker can
+ * write (src/holder.c): the holder header, and the journal, fed to the
+ * reader in pieces whose sizes come from the input.  Whatever the bytes,
+ * every name the reader reports is a single encoded claim name, and how
+ * the journal is cut into reads never changes what it reports.  Run by
+ * tests/fuzz/fuzz.sh.
+ */
+#include "config.h"
+
+#include "holder.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void must(int cond)
+{
+    if (!cond)
+        abort();
+}
+
+struct seen {
+    char names[64][SCL_FNAME_MAX];
+    size_t n, total;
+};
+
+static int note(const char *fname, void *arg)
+{
+    struct seen *s = arg;
+    size_t len = strlen(fname);
+
+    must(scl_name_is_fname(fname, len));
+    must(strchr(fname, '/') == NULL && fname[0] != '.');
+    if (s->n < 64)
+        memcpy(s->names[s->n++], fname, len + 1);
+    s->total++;
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct seen whole, pieces;
+    struct scl_journal_reader r;
+    struct scl_proc_id id;
+    size_t at = 0, cut = 0;
+
+    if (size < 1)
+        return 0;
+    if (scl_holder_parse_id((const char *)data + 1, size - 1, &id) == 0)
+        must(id.pid > 0);
+    /* The first byte sets the piece sizes; the rest is the journal. */
+    whole.n = whole.total = pieces.n = pieces.total = 0;
+    scl_journal_begin(&r);
+    (void)scl_journal_feed(&r, (const char *)data + 1, size - 1, note, &whole);
+    scl_journal_begin(&r);
+    while (at < size - 1) {
+        size_t piece = 1 + (size_t)((data[0] + cut++ * 7) % 13);
+        if (piece > size - 1 - at)
+            piece = size - 1 - at;
+        (void)scl_journal_feed(&r, (const char *)data + 1 + at, piece, note, &pieces);
+        at += piece;
+    }
+    must(whole.total == pieces.total && whole.n == pieces.n);
+    for (size_t i = 0; i < whole.n; i++)
+        must(strcmp(whole.names[i], pieces.names[i]) == 0);
+    return 0;
+}
