@@ -20,10 +20,15 @@ chmod 755 "$top"
 att=scl-a$$
 oth=scl-o$$
 pids=()
+secure_lib=
 passed=0 failed=0
 cleanup() {
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    for p in "${pids[@]}"; do
+        kill -9 -- -"$p" 2>/dev/null
+        kill -9 "$p" 2>/dev/null
+    done
     mountpoint -q "$top/a8/base" && umount "$top/a8/base"
+    [ -n "$secure_lib" ] && rm -f "$secure_lib"
     userdel "$att" 2>/dev/null
     userdel "$oth" 2>/dev/null
     rm -rf "$top"
@@ -41,22 +46,39 @@ fail() {
     echo "FAIL: $*" >&2
     failed=$((failed + 1))
 }
-as_user() { # USER COMMAND...: run as USER, no supplementary groups
+as_user_options() { # USER: setpriv's options to become USER, no supplementary groups
     local uid
     uid=$(id -u "$1")
+    echo "--reuid=$uid --regid=$(id -g "$uid") --clear-groups"
+}
+as_user() { # USER COMMAND...: run as USER
+    local user=$1
     shift
-    setpriv --reuid="$uid" --regid="$(id -g "$uid")" --clear-groups -- "$@"
+    # shellcheck disable=SC2046 # the options are words
+    setpriv $(as_user_options "$user") -- "$@"
 }
 base_dir() { # NAME: a fresh base directory, mode 1777 like /tmp
     mkdir -p "$top/$1"
     install -d -m 1777 "$top/$1/base"
     echo "$top/$1/base"
 }
-shimmed() { # BASE SECONDS COMMAND...: run under the shim for at most SECONDS, BASE as SWERVE_TMPDIR
-    local base=$1 seconds=$2
+shim_words() { # BASE SECONDS: the words that run a command under the shim for at most SECONDS, BASE as SWERVE_TMPDIR
+    shim=(timeout -s KILL "$2" env -i PATH=/usr/bin:/bin SWERVE_TMPDIR="$1" ASAN_OPTIONS=detect_leaks=0
+        LD_PRELOAD="$preload")
+}
+shimmed() { # BASE SECONDS COMMAND...
+    shim_words "$1" "$2"
     shift 2
-    timeout -s KILL "$seconds" env -i PATH=/usr/bin:/bin SWERVE_TMPDIR="$base" ASAN_OPTIONS=detect_leaks=0 \
-        LD_PRELOAD="$preload" "$@"
+    "${shim[@]}" "$@"
+}
+# Background jobs get a process group of their own, led by the pid in $bg
+# (and in pids), so that cleanup ends them whole, children included.
+shimmed_bg() { # BASE SECONDS COMMAND...
+    shim_words "$1" "$2"
+    shift 2
+    setsid "${shim[@]}" "$@" &
+    bg=$!
+    pids+=($bg)
 }
 wait_line() { # FILE LINE: waits (at most 20 s) until FILE has LINE
     for _ in $(seq 400); do
@@ -75,12 +97,13 @@ victim_setup() { # DIR: DIR/victim/target (root's), DIR/att (the attacker's) wit
     as_user "$att" ln -s "$1/victim" "$1/att/ln2"
 }
 start_flipper() { # DIR SECONDS
-    as_user "$att" "$attacker" flip "$1" "$2" >/dev/null &
-    pids+=($!)
+    # shellcheck disable=SC2046 # the options are words
+    setsid setpriv $(as_user_options "$att") -- "$attacker" flip "$1" "$2" >/dev/null &
     flipper=$!
+    pids+=($flipper)
 }
 stop_flipper() {
-    kill -9 "$flipper" 2>/dev/null
+    kill -9 -- -"$flipper" 2>/dev/null
     wait "$flipper" 2>/dev/null
 }
 
@@ -104,9 +127,8 @@ attack_1() {
     base=$(base_dir a1gc)
     victim_setup "$t"
     start_flipper "$t" 120
-    shimmed "$base" 120 "$attacker" journal-race "$att_uid" "$t" 10 100000 gc >"$t/out" 2>&1 &
-    pids+=($!)
-    master=$!
+    shimmed_bg "$base" 120 "$attacker" journal-race "$att_uid" "$t" 10 100000 gc >"$t/out" 2>&1
+    master=$bg
     for round in $(seq 0 9); do
         wait_line "$t/out" "planted $round" || break
         timeout -s KILL 60 "$tool" --base "$base" gc >/dev/null 2>&1
@@ -150,9 +172,8 @@ attack_1() {
 attack_2() {
     t=$top/a2
     base=$(base_dir a2)
-    shimmed "$base" 60 "$attacker" fifo-holder "$att_uid" "$t" >"$t/out" 2>&1 &
-    pids+=($!)
-    master=$!
+    shimmed_bg "$base" 60 "$attacker" fifo-holder "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
     if wait_line "$t/out" reaped; then pass; else fail "2: the root master blocked reaping a worker whose holder is a FIFO"; fi
     timeout -s KILL 10 "$tool" --base "$base" list >/dev/null 2>&1
     [ $? -ne 137 ] && pass || fail "2: root's swerve-claim list blocked on the FIFO"
@@ -178,9 +199,8 @@ attack_3() {
 attack_4() {
     t=$top/a4
     base=$(base_dir a4)
-    shimmed "$base" 60 "$attacker" temp-switch "$att_uid" "$t" >"$t/out" 2>&1 &
-    pids+=($!)
-    master=$!
+    shimmed_bg "$base" 60 "$attacker" temp-switch "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
     for _ in $(seq 400); do [ -s "$t/out" ] && break; sleep 0.05; done
     claims=$(head -n 1 "$t/out")
     if [ -d "$claims" ] && ! as_user "$att" ls "$claims" >/dev/null 2>&1 &&
@@ -316,6 +336,38 @@ attack_10() {
     echo "first fork beside 30000 planted entries: ${times[*]} ms"
     awk -v m="$median" 'BEGIN { exit !(m != "" && m < 30) }' && pass ||
         fail "10: 30000 planted entries made the first fork take $median ms (median of ${times[*]})"
+
+    secure_execution
+}
+
+# A setuid-root program must not take its settings from the environment
+# of the user who runs it.  glibc preloads in secure-execution mode only a
+# library named without a slash, from a system directory, with its
+# set-user-ID bit on: a copy of the shim is put there for the test alone.
+secure_execution() {
+    local libdir dir lib prog out
+    if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
+        echo "10: the secure-execution check needs the plain build (ASan must come first, which a setuid program ignores)"
+        return
+    fi
+    libdir=$(dirname "$(gcc -print-file-name=libc.so.6)")
+    dir=$top/a10secure
+    lib=libscl-attacks-$$.so
+    prog=$dir/attacker-setuid
+    mkdir -p "$dir/rootonly"
+    secure_lib=$libdir/$lib
+    install -m 4755 "$preload" "$secure_lib" || return
+    install -m 4755 "$attacker" "$prog"
+    out=$(as_user "$att" timeout -s KILL 10 env -i PATH=/usr/bin:/bin LD_PRELOAD="$lib" \
+        SWERVE_TMPDIR="$dir/rootonly" SWERVE_DEBUG=1 "$prog" acquire x 2>&1)
+    rm -f "$secure_lib" "$prog"
+    secure_lib=
+    if [ "$(find "$dir/rootonly" -mindepth 1 | wc -l)" -eq 0 ] && ! grep -q 'swerve-claim\[' <<<"$out" &&
+        grep -qx acquired <<<"$out"; then
+        pass
+    else
+        fail "10: a setuid program took SWERVE_TMPDIR or SWERVE_DEBUG from its caller: $out"
+    fi
 }
 
 for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10}; do
