@@ -277,9 +277,13 @@ static int note_own_holder(int claimsfd)
     return 0;
 }
 
-int scl_dir_remove_own_claim(int dirfd, const char *fname)
+int scl_dir_remove_own_claim(const char *fname)
 {
-    return scl_claim_remove_if_same(dirfd, fname, own_holder_dev, own_holder_ino);
+    int fd = scl_dir_fd();
+
+    if (fd < 0)
+        return -1;
+    return scl_claim_remove_if_same(fd, fname, own_holder_dev, own_holder_ino);
 }
 
 /* Removes what build() made in a directory that never got published. */

@@ -57,10 +57,10 @@ int scl_dir_use_named_locked(const char *base, const char *name);
  * with errno. */
 int scl_dir_join_locked(void);
 
-/* Unlinks claim FNAME of the claims directory DIRFD only while it is a
- * link to this process's own holder file: 0, or -1 with errno (ENOENT:
- * gone; ESTALE: somebody else holds it now). */
-int scl_dir_remove_own_claim(int dirfd, const char *fname);
+/* Unlinks claim FNAME only while it is a link to this process's own
+ * holder file: 0, or -1 with errno (ENOENT: it, or the directory, is gone;
+ * ESTALE: somebody else holds it now). */
+int scl_dir_remove_own_claim(const char *fname);
 
 /* 1 when this process made its claim directory (it was not handed it). */
 int scl_dir_made_here(void);

@@ -182,8 +182,10 @@ static int fs_try_acquire(struct scl_key *key, pid_t self)
     scl_holder_path(holder, self);
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++) {
         /* The one atomic step: it fails while anybody holds the name. */
-        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0) {
+            key->revocations_known = scl_wake_revocations(&key->revocations) == 0;
             return 0;
+        }
         if (errno != EEXIST)
             return -1;
         switch (scl_claim_clear_if_stale(dirfd, key->fname)) {
@@ -205,13 +207,24 @@ static int fs_try_acquire(struct scl_key *key, pid_t self)
 
 static int fs_release(struct scl_key *key)
 {
-    int dirfd = scl_dir_fd();
+    unsigned now;
+    int dirfd;
 
-    if (dirfd < 0)
-        return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
-    /* Gone, or taken from us by `release --force` and held by somebody
-     * else now: either way not ours to remove. */
-    if (scl_dir_remove_own_claim(dirfd, key->fname) != 0)
+    /* Nobody forced a release in this directory since we took the name
+     * there: it is still ours, and one unlink gives it up. */
+    if (key->revocations_known && key->journaled_gen == scl_dir_generation() && scl_wake_revocations(&now) == 0 &&
+        now == key->revocations) {
+        dirfd = scl_dir_fd();
+        if (dirfd < 0)
+            return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
+        if (unlinkat(dirfd, key->fname, 0) != 0)
+            return errno == ENOENT ? 0 : -1;
+        scl_wake(key->fname);
+        return 0;
+    }
+    /* Otherwise only while it still links to our holder file: release
+     * --force may have given it to somebody else. */
+    if (scl_dir_remove_own_claim(key->fname) != 0)
         return errno == ENOENT || errno == ESTALE ? 0 : -1;
     return 0;
 }

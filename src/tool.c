@@ -17,6 +17,7 @@
 #include "settings.h"
 #include "sigsafe.h"
 #include "tool.h"
+#include "wake.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -509,8 +510,15 @@ static int release(int argc, char **argv)
         int fd;
         snprintf(claims, sizeof claims, "%s/" SCL_CLAIMS_DIR, found_dir->path);
         fd = open(claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        /* Only the claim we looked at: one taken since stays. */
-        if (fd < 0 || scl_claim_remove_if_same(fd, found->fname, found->dev, found->ino) != 0) {
+        /* The holder is told first (wake.h): its late release must then
+         * check whose the name is.  Only the claim we looked at goes: one
+         * taken since stays. */
+        if (fd >= 0 && scl_wake_revoke(fd) != 0) {
+            tool_error("releasing '%s' in %s: cannot tell its holder through %s/" SCL_WAKE_FILE
+                       " (%s): run this as root or as the directory's owner",
+                       name, found_dir->path, found_dir->path, strerror(errno));
+            r = TOOL_FAILURE;
+        } else if (fd < 0 || scl_claim_remove_if_same(fd, found->fname, found->dev, found->ino) != 0) {
             tool_error("releasing '%s' in %s: %s", name, found_dir->path,
                        errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
             r = TOOL_FAILURE;

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #define SLOTS 1024
+/* The last slot's counter is not a name's: it counts forced releases. */
+#define REVOCATIONS (SLOTS - 1)
 
 struct slot {
     _Atomic uint32_t seq;     /* bumped by every wake-up: the futex word */
@@ -72,7 +74,40 @@ static struct slot *slot_of(const char *fname)
 {
     struct slot *s = atomic_load(&slots);
 
-    return s == NULL ? NULL : &s[scl_name_hash(fname) % SLOTS];
+    return s == NULL ? NULL : &s[scl_name_hash(fname) % REVOCATIONS];
+}
+
+int scl_wake_revocations(unsigned *count)
+{
+    struct slot *s = atomic_load(&slots);
+
+    if (s == NULL)
+        return -1;
+    *count = atomic_load(&s[REVOCATIONS].seq);
+    return 0;
+}
+
+int scl_wake_revoke(int claimsfd)
+{
+    const off_t at = (off_t)(REVOCATIONS * sizeof(struct slot));
+    struct stat st;
+    uint32_t count;
+    int fd, r = -1;
+
+    fd = scl_open_file_at(claimsfd, "../" SCL_WAKE_FILE, O_RDWR, &st);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1; /* nobody can have it mapped */
+    if (st.st_size != (off_t)MAP_SIZE) {
+        r = 0; /* nobody maps a wake file of another size */
+    } else if (pread(fd, &count, sizeof count, at) == (ssize_t)sizeof count) {
+        /* Written, not mapped: the file is not the caller's to map (its
+         * owner could truncate it under the mapping).  Two forced releases
+         * at once may both write the same count: one change is enough. */
+        count++;
+        r = pwrite(fd, &count, sizeof count, at) == (ssize_t)sizeof count ? 0 : -1;
+    }
+    scl_close_quietly(fd);
+    return r;
 }
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *rel)

@@ -26,6 +26,17 @@ int scl_wake_create(int topfd);
  * SIGBUS).  Without it, waiters fall back on their 20 ms retries. */
 void scl_wake_map(int claimsfd, unsigned gen);
 
+/*
+ * Forced releases (swerve-claim release --force) bump a counter in the
+ * wake file, so that a holder can tell in one load whether a claim of its
+ * may have been taken from it since it took it.
+ */
+/* The count, in *COUNT: 0, or -1 when the wake file is not mapped here. */
+int scl_wake_revocations(unsigned *count);
+/* Bumps it, for the claim directory whose claims directory is CLAIMSFD:
+ * 0, or -1 with errno (EACCES: the caller may not write the file). */
+int scl_wake_revoke(int claimsfd);
+
 /* Wakes whoever waits on claim file name FNAME. */
 void scl_wake(const char *fname);
 
