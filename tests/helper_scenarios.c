@@ -9,6 +9,8 @@
  */
 #include <swerve/claim-loader.h>
 
+#include "lib/require.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
@@ -31,26 +33,6 @@
 
 static struct swerve_claim_api api;
 
-#define REQUIRE(cond)                                                                              \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            fail(__LINE__, #cond);                                                                 \
-    } while (0)
-
-__attribute__((noreturn)) static void fail(int line, const char *what)
-{
-    fprintf(stderr, "helper_scenarios:%d: failed: %s (errno %d: %s)\n", line, what, errno, strerror(errno));
-    fflush(stderr);
-    _exit(1);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *shared(size_t size)
 {
@@ -270,7 +252,7 @@ static int end_child_by(const char *how)
         signal(SIGUSR1, exit_in_handler);
         raise(SIGUSR1);
     }
-    fail(__LINE__, how);
+    require_failed(__LINE__, how);
     return -1;
 }
 
@@ -353,7 +335,7 @@ static int reap_by(const char *how, pid_t child)
         REQUIRE(reaped_pid == child);
         status = reaped_status;
     } else {
-        fail(__LINE__, how);
+        require_failed(__LINE__, how);
     }
     return status;
 }

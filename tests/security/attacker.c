@@ -14,6 +14,8 @@
 
 #include <swerve/claim-loader.h>
 
+#include "../lib/require.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,26 +30,6 @@
 
 static struct swerve_claim_api api;
 
-#define REQUIRE(cond)                                                                              \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            fail(__LINE__, #cond);                                                                 \
-    } while (0)
-
-__attribute__((noreturn)) static void fail(int line, const char *what)
-{
-    fprintf(stderr, "attacker:%d: %s (errno %d: %s)\n", line, what, errno, strerror(errno));
-    fflush(stderr);
-    _exit(1);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* The claims directory of the one server in $SWERVE_TMPDIR. */
 static void claims_dir(char *out, size_t cap)

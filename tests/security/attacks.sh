@@ -96,6 +96,12 @@ victim_setup() { # DIR: DIR/victim/target (root's), DIR/att (the attacker's) wit
     as_user "$att" ln -s "$1/att/d1" "$1/att/ln"
     as_user "$att" ln -s "$1/victim" "$1/att/ln2"
 }
+race_setup() { # NAME: $t and $base for one path race, its victim, and a flipper at work
+    t=$top/$1
+    base=$(base_dir "$1")
+    victim_setup "$t"
+    start_flipper "$t" 120
+}
 start_flipper() { # DIR SECONDS
     # shellcheck disable=SC2046 # the options are words
     setsid setpriv $(as_user_options "$att") -- "$attacker" flip "$1" "$2" >/dev/null &
@@ -112,10 +118,7 @@ stop_flipper() {
 # a directory the attacker built must never unlink outside the claims
 # directory.
 attack_1() {
-    t=$top/a1
-    base=$(base_dir a1)
-    victim_setup "$t"
-    start_flipper "$t" 120
+    race_setup a1
     if shimmed "$base" 120 "$attacker" journal-race "$att_uid" "$t" 10 100000 reap >"$t/out" 2>&1 && [ -f "$t/victim/target" ]; then
         pass
     else
@@ -123,10 +126,7 @@ attack_1() {
     fi
     stop_flipper
 
-    t=$top/a1gc
-    base=$(base_dir a1gc)
-    victim_setup "$t"
-    start_flipper "$t" 120
+    race_setup a1gc
     shimmed_bg "$base" 120 "$attacker" journal-race "$att_uid" "$t" 10 100000 gc >"$t/out" 2>&1
     master=$bg
     for round in $(seq 0 9); do
@@ -143,10 +143,7 @@ attack_1() {
     fi
     stop_flipper
 
-    t=$top/a1srv
-    base=$(base_dir a1srv)
-    victim_setup "$t"
-    start_flipper "$t" 120
+    race_setup a1srv
     evil=$base/swerve-claim.evilevilevil
     sleep 0 &
     dead=$!
