@@ -10,8 +10,10 @@
  *
  * Each variant is hooked on its own: glibc's execl, execv and friends call
  * execve internally, where no PLT hook sees them.  Everything here is
- * async-signal-safe (execve may be called from a signal handler): the new
- * environment and argument vectors live on the stack.
+ * async-signal-safe (execve may be called from a signal handler, perhaps
+ * on a small alternate stack): the new environment and argument vectors
+ * take at most 1.5 KiB of stack, and larger ones are mapped (mmap is
+ * async-signal-safe; malloc is not).
  */
 #include "config.h"
 
@@ -26,24 +28,54 @@
 #include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 extern char **environ;
 
-/* Larger vectors are passed on as they are, unchanged. */
-#define VECTOR_MAX 65536
+/* What fits on the stack: more is mapped. */
+#define ROOM_POINTERS 64
+#define ROOM_TEXT 192
 
-struct env_fix {
-    char var[sizeof SCL_DIR_ENV + PATH_MAX];
+/* Room for one new vector (and, for an environment, its one new entry). */
+struct room {
+    char *pointers[ROOM_POINTERS];
+    char text[ROOM_TEXT];
+    void *mapped;
+    size_t mapped_size;
 };
 
-static size_t count(char *const *v)
+/* Room in R for N pointers and TEXT bytes: 0, or -1 when it could not be
+ * mapped (the caller then goes on without it). */
+static int room_take(struct room *r, size_t n, size_t text, char ***pointers, char **buf)
 {
-    size_t n = 0;
+    size_t size = n * sizeof(char *) + text;
+    void *p;
 
-    while (v != NULL && v[n] != NULL)
-        n++;
-    return n;
+    r->mapped = NULL;
+    if (n <= ROOM_POINTERS && text <= ROOM_TEXT) {
+        *pointers = r->pointers;
+        *buf = r->text;
+        return 0;
+    }
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    r->mapped = p;
+    r->mapped_size = size;
+    *pointers = p;
+    *buf = (char *)p + n * sizeof(char *);
+    return 0;
+}
+
+/* After the call that used R returned (a successful exec never does). */
+static void room_free(struct room *r)
+{
+    int saved = errno;
+
+    if (r->mapped != NULL)
+        (void)munmap(r->mapped, r->mapped_size);
+    errno = saved;
 }
 
 static int preloads_us(char *const *envp)
@@ -57,44 +89,44 @@ static int preloads_us(char *const *envp)
 }
 
 /*
- * ENVP (N entries) as the new image should get it: FIXED (room for N + 2)
- * filled with ENVP, SWERVE_CLAIM_DIR replaced or added, when this process
- * has a claim directory and ENVP preloads us; otherwise ENVP itself.
+ * ENVP as the new image should get it: when this process has a claim
+ * directory and ENVP preloads us, a copy in R with SWERVE_CLAIM_DIR
+ * replaced or added; otherwise (or without room) ENVP itself.
  */
-static char *const *with_claim_dir(char *const *envp, size_t entries, char **fixed, struct env_fix *fix)
+static char *const *with_claim_dir(char *const *envp, struct room *r)
 {
-    size_t n = 0;
+    const char *dir;
+    char **fixed, *var;
+    size_t n = 0, entries = 0;
 
-    if (!scl_dir_in_use() || entries > VECTOR_MAX || !preloads_us(envp) ||
-        scl_concat(fix->var, sizeof fix->var, SCL_DIR_ENV "=", scl_dir_path(), (char *)NULL) != 0)
+    r->mapped = NULL;
+    if (!scl_dir_in_use() || !preloads_us(envp))
         return envp;
+    dir = scl_dir_path();
+    while (envp[entries] != NULL)
+        entries++;
+    for (const char *c = dir; *c != '\0'; c++)
+        n++;
+    if (room_take(r, entries + 2, sizeof SCL_DIR_ENV "=" + n, &fixed, &var) != 0 ||
+        scl_concat(var, sizeof SCL_DIR_ENV "=" + n, SCL_DIR_ENV "=", dir, (char *)NULL) != 0) {
+        room_free(r);
+        r->mapped = NULL;
+        return envp;
+    }
+    n = 0;
     for (size_t i = 0; envp[i] != NULL; i++)
         if (scl_after_prefix(envp[i], SCL_DIR_ENV "=") == NULL)
             fixed[n++] = envp[i];
-    fixed[n++] = fix->var;
+    fixed[n++] = var;
     fixed[n] = NULL;
     return fixed;
 }
-
-/* Declares USE: ENVP, or its copy with the claim directory, on the stack
- * (ENVP is counted once: this is the host's exec path). */
-#define WITH_CLAIM_DIR(use, envp)                                                                  \
-    struct env_fix use##_fix;                                                                      \
-    size_t use##_entries = count(envp);                                                            \
-    char *use##_room[use##_entries <= VECTOR_MAX ? use##_entries + 2 : 1];                         \
-    char *const *use = with_claim_dir((envp), use##_entries, use##_room, &use##_fix)
 
 /* The exec'd image is not going to release anything: do it now. */
 static void before_exec(void)
 {
     scl_lifecycle_init();
     scl_process_execs();
-}
-
-static int exec_failed(void)
-{
-    errno = ENOSYS;
-    return -1;
 }
 
 typedef int exec_fn(const char *, char *const[], char *const[]);
@@ -104,11 +136,15 @@ typedef int exec_fn(const char *, char *const[], char *const[]);
  * the PLT, to whatever defines them first. */
 static int exec_with(exec_fn *real, const char *file, char *const argv[], char *const envp[])
 {
+    struct room room;
+    int r;
+
     before_exec();
     if (real == NULL)
-        return exec_failed();
-    WITH_CLAIM_DIR(env, envp);
-    return real(file, argv, env);
+        return scl_real_missing();
+    r = real(file, argv, with_claim_dir(envp, &room));
+    room_free(&room);
+    return r;
 }
 
 SCL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -134,66 +170,78 @@ SCL_EXPORT int execvp(const char *file, char *const argv[])
 SCL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     int (*real)(int, char *const[], char *const[]) = scl_real()->fexecve;
+    struct room room;
+    int r;
 
     before_exec();
     if (real == NULL)
-        return exec_failed();
-    WITH_CLAIM_DIR(env, envp);
-    return real(fd, argv, env);
+        return scl_real_missing();
+    r = real(fd, argv, with_claim_dir(envp, &room));
+    room_free(&room);
+    return r;
 }
 
-/* The arguments of execl, execlp and execle, counted up to their NULL. */
-static size_t count_args(va_list ap)
+/*
+ * execl, execle and execlp: the arguments after ARG0 in AP (and, when
+ * WITH_ENV, the environment after their NULL) made into a vector, in a
+ * room of this frame, then as exec_with().
+ */
+static int exec_list(exec_fn *real, const char *file, const char *arg0, va_list ap, int with_env)
 {
-    size_t n = 1;
+    char *const *envp = environ;
+    char **argv, *unused;
+    struct room room;
+    size_t argc = 1;
+    va_list counting;
+    int r;
 
-    while (va_arg(ap, char *) != NULL && n <= VECTOR_MAX)
-        n++;
-    return n;
+    va_copy(counting, ap);
+    while (va_arg(counting, char *) != NULL)
+        argc++;
+    va_end(counting);
+    if (room_take(&room, argc + 1, 0, &argv, &unused) != 0)
+        return -1; /* ENOMEM, as the kernel's own copy would fail */
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i <= argc; i++)
+        argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
+    if (with_env)
+        envp = va_arg(ap, char *const *);
+    r = exec_with(real, file, argv, envp);
+    room_free(&room);
+    return r;
 }
-
-/* Declares ARGV on the stack from ARG0 and the variadic list AP; sets
- * ENVP to the list's trailing environment when WITH_ENV.  Too many
- * arguments: E2BIG, as the kernel would say. */
-#define COLLECT_ARGS(argv, arg0, last, with_env, envp)                                             \
-    va_list ap;                                                                                    \
-    va_start(ap, last);                                                                            \
-    va_list counting;                                                                              \
-    va_copy(counting, ap);                                                                         \
-    size_t argc = count_args(counting);                                                            \
-    va_end(counting);                                                                              \
-    if (argc > VECTOR_MAX) {                                                                       \
-        va_end(ap);                                                                                \
-        errno = E2BIG;                                                                             \
-        return -1;                                                                                 \
-    }                                                                                              \
-    char *argv[argc + 1];                                                                          \
-    argv[0] = (char *)(arg0);                                                                      \
-    for (size_t i = 1; i <= argc; i++)                                                             \
-        argv[i] = va_arg(ap, char *); /* the last one read is the NULL */                          \
-    if (with_env)                                                                                  \
-        envp = va_arg(ap, char *const *);                                                          \
-    va_end(ap)
 
 SCL_EXPORT int execl(const char *path, const char *arg, ...)
 {
-    char *const *envp = environ;
-    COLLECT_ARGS(argv, arg, arg, 0, envp);
-    return exec_with(scl_real()->execve, path, argv, envp);
+    va_list ap;
+    int r;
+
+    va_start(ap, arg);
+    r = exec_list(scl_real()->execve, path, arg, ap, 0);
+    va_end(ap);
+    return r;
 }
 
 SCL_EXPORT int execle(const char *path, const char *arg, ...)
 {
-    char *const *envp = NULL;
-    COLLECT_ARGS(argv, arg, arg, 1, envp);
-    return exec_with(scl_real()->execve, path, argv, envp);
+    va_list ap;
+    int r;
+
+    va_start(ap, arg);
+    r = exec_list(scl_real()->execve, path, arg, ap, 1);
+    va_end(ap);
+    return r;
 }
 
 SCL_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-    char *const *envp = environ;
-    COLLECT_ARGS(argv, arg, arg, 0, envp);
-    return exec_with(scl_real()->execvpe, file, argv, envp);
+    va_list ap;
+    int r;
+
+    va_start(ap, arg);
+    r = exec_list(scl_real()->execvpe, file, arg, ap, 0);
+    va_end(ap);
+    return r;
 }
 
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
@@ -203,11 +251,15 @@ typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *, 
 static int spawn(spawn_fn *real, pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+    struct room room;
+    int r;
+
     scl_lifecycle_init();
     if (real == NULL)
-        return ENOSYS;
-    WITH_CLAIM_DIR(env, envp);
-    return real(pid, file, actions, attr, argv, env);
+        return ENOSYS; /* posix_spawn returns its error */
+    r = real(pid, file, actions, attr, argv, with_claim_dir(envp, &room));
+    room_free(&room);
+    return r;
 }
 
 SCL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,

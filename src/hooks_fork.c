@@ -23,10 +23,8 @@ SCL_EXPORT pid_t fork(void)
 
     scl_lifecycle_init();
     real_fork = scl_real()->fork;
-    if (real_fork == NULL) {
-        errno = ENOSYS;
-        return -1;
-    }
+    if (real_fork == NULL)
+        return scl_real_missing();
     pid = real_fork();
     if (pid > 0)
         scl_forked(pid);

@@ -51,19 +51,13 @@ static uid_t or_now(uid_t wanted, uid_t now)
     return wanted == (uid_t)-1 ? now : wanted;
 }
 
-static int unavailable(void)
-{
-    errno = ENOSYS;
-    return -1;
-}
-
 SCL_EXPORT int setuid(uid_t uid)
 {
     int (*real)(uid_t) = scl_real()->setuid;
 
     /* With root's privileges, setuid() sets all three. */
     before_becoming(uid, uid, uid);
-    return real != NULL ? real(uid) : unavailable();
+    return real != NULL ? real(uid) : scl_real_missing();
 }
 
 SCL_EXPORT int setreuid(uid_t ruid, uid_t euid)
@@ -77,7 +71,7 @@ SCL_EXPORT int setreuid(uid_t ruid, uid_t euid)
         uid_t new_e = or_now(euid, e);
         before_becoming(or_now(ruid, r), new_e, ruid != (uid_t)-1 || (euid != (uid_t)-1 && euid != r) ? new_e : s);
     }
-    return real != NULL ? real(ruid, euid) : unavailable();
+    return real != NULL ? real(ruid, euid) : scl_real_missing();
 }
 
 SCL_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
@@ -87,7 +81,7 @@ SCL_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
 
     if (getresuid(&r, &e, &s) == 0)
         before_becoming(or_now(ruid, r), or_now(euid, e), or_now(suid, s));
-    return real != NULL ? real(ruid, euid, suid) : unavailable();
+    return real != NULL ? real(ruid, euid, suid) : scl_real_missing();
 }
 
 SCL_EXPORT int chroot(const char *path)
@@ -98,5 +92,5 @@ SCL_EXPORT int chroot(const char *path)
     scl_lifecycle_init();
     (void)scl_proc_self(); /* cached for this pid: /proc is gone after */
     errno = saved;
-    return real != NULL ? real(path) : unavailable();
+    return real != NULL ? real(path) : scl_real_missing();
 }

@@ -3,6 +3,8 @@
 #include "hot.h"
 #include "real.h"
 
+#include <errno.h>
+
 #include <dlfcn.h>
 #include <stdatomic.h>
 
@@ -47,4 +49,10 @@ const struct scl_real *scl_real(void)
     *(void **)&table.posix_spawnp = next_version("posix_spawnp", "GLIBC_2.15");
     atomic_store_explicit(&bound, 1, memory_order_release);
     return &table;
+}
+
+int scl_real_missing(void)
+{
+    errno = ENOSYS;
+    return -1;
 }

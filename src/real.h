@@ -39,4 +39,8 @@ struct scl_real {
  * cannot be found stays NULL; each hook says what it does then. */
 const struct scl_real *scl_real(void);
 
+/* What a hook returns when libc's function could not be bound: -1 with
+ * errno ENOSYS, as a libc without it would. */
+int scl_real_missing(void);
+
 #endif

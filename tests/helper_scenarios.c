@@ -577,6 +577,38 @@ static int exec_image(char **argv)
     return 0;
 }
 
+/* Vectors larger than the exec hooks keep on their stack (they map room
+ * for them): 300 arguments through execle, and an environment of 300
+ * entries that preloads the shim still gets SWERVE_CLAIM_DIR. */
+#define ARGS10 "a", "a", "a", "a", "a", "a", "a", "a", "a", "a"
+#define ARGS100 ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10
+static int exec_large_vectors(char **argv)
+{
+    static char vars[300][16];
+    char *env[303];
+    int status;
+    pid_t pid;
+
+    (void)argv;
+    for (int i = 0; i < 300; i++) {
+        snprintf(vars[i], sizeof vars[i], "V%d=x", i);
+        env[i] = vars[i];
+    }
+    env[300] = getenv("LD_PRELOAD") - strlen("LD_PRELOAD=");
+    env[301] = "PATH=/usr/bin:/bin";
+    env[302] = NULL;
+    pid = fork(); /* the claim directory exists from here on */
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        execle("/bin/sh", "sh", "-c", "[ $# -eq 300 ] && [ -n \"$SWERVE_CLAIM_DIR\" ] && [ -n \"$V299\" ]", "sh",
+               ARGS100, ARGS100, ARGS100, (char *)NULL, env);
+        _exit(127);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+}
+
 static int exec_releases_and_joins(char **argv)
 {
     struct gate told, done;
@@ -1117,6 +1149,7 @@ int main(int argc, char **argv)
         { "host-clobbers-fd", host_clobbers_fd },
         { "bad-base", bad_base },               /* run with SWERVE_TMPDIR not a directory */
         { "exec-releases-and-joins", exec_releases_and_joins },
+        { "exec-large-vectors", exec_large_vectors },
         { "exec-image", exec_image },           /* run by exec-releases-and-joins */
         { "threaded-fork", threaded_fork },
         { "fork-in-signal-handler", fork_in_signal_handler },

@@ -239,6 +239,8 @@ START_TEST(test_exec_releases_and_joins)
     expect_run("helper_scenarios", args, "ok exec-image\nok exec-releases-and-joins\n", 60);
 }
 END_TEST
+START_TEST(test_exec_large_vectors) { SCENARIO("exec-large-vectors"); }
+END_TEST
 START_TEST(test_threaded_fork) { SCENARIO("threaded-fork"); }
 END_TEST
 START_TEST(test_fork_in_signal_handler) { SCENARIO("fork-in-signal-handler"); }
@@ -439,6 +441,7 @@ static Suite *suite(void)
     tcase_add_test(life, test_signals_during_wait);
     tcase_add_test(life, test_host_clobbers_fd);
     tcase_add_test(life, test_exec_releases_and_joins);
+    tcase_add_test(life, test_exec_large_vectors);
     tcase_add_test(life, test_threaded_fork);
     tcase_add_test(life, test_fork_in_signal_handler);
     tcase_add_test(life, test_orphans);
