@@ -16,11 +16,12 @@ fi
 clang=$(command -v clang-14 || command -v clang) || { echo "fuzz.sh: clang is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$build" -I"$src/src")
-core=("$src/src/names.c" "$src/src/sha256.c")
+flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$build" -I"$src/src/core"
+    -I"$src/src/fs")
+core=("$src/src/core/names.c" "$src/src/core/sha256.c")
 declare -A sources=(
     [names]="${core[*]}"
-    [holder]="${core[*]} $src/src/holder.c $src/src/sigsafe.c $src/src/proc.c $src/src/wake.c"
+    [holder]="${core[*]} $src/src/fs/holder.c $src/src/core/sigsafe.c $src/src/core/proc.c $src/src/fs/wake.c"
 )
 passed=0 failed=0
 for target in names holder; do

@@ -1,8 +1,8 @@
 #include "config.h"
 
 #include "holder.h"
-#include "lock.h"
-#include "serverdir.h"
+#include "fork_page.h"
+#include "dir.h"
 #include "sigsafe.h"
 #include "store.h"
 
@@ -154,7 +154,7 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
 /* The claims directory, with SELF registered and KEY journaled. */
 static int ready_for(struct scl_key *key, pid_t self)
 {
-    int dirfd = scl_dir_fd_if_member(self);
+    int dirfd = scl_dir_claims_fd_if_member(self);
 
     if (dirfd >= 0 && key->journaled_pid == self && key->journaled_gen == scl_dir_generation())
         return dirfd;
@@ -214,7 +214,7 @@ static int fs_release(struct scl_key *key)
      * there: it is still ours, and one unlink gives it up. */
     if (key->revocations_known && key->journaled_gen == scl_dir_generation() && scl_wake_revocations(&now) == 0 &&
         now == key->revocations) {
-        dirfd = scl_dir_fd();
+        dirfd = scl_dir_claims_fd();
         if (dirfd < 0)
             return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
         if (unlinkat(dirfd, key->fname, 0) != 0)
@@ -236,7 +236,7 @@ static int fs_available(const struct scl_key *key)
 
     if (!scl_dir_in_use())
         return 1; /* no directory yet: nothing is claimed */
-    dirfd = scl_dir_fd();
+    dirfd = scl_dir_claims_fd();
     if (dirfd < 0)
         return errno == ENOENT ? 1 : -1;
     if (scl_claim_holder(dirfd, key->fname, &id) != 0) {

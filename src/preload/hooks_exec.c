@@ -20,7 +20,7 @@
 #include "export.h"
 #include "lifecycle.h"
 #include "real.h"
-#include "serverdir.h"
+#include "dir.h"
 #include "settings.h"
 #include "sigsafe.h"
 

@@ -97,7 +97,6 @@ static void remove_unfinished(int basefd, const char *name)
 
 static void sweep_one(int basefd, const char *name)
 {
-    size_t len = strlen(name);
     struct stat st;
     struct timespec now;
     int topfd, claimsfd;
@@ -105,7 +104,7 @@ static void sweep_one(int basefd, const char *name)
     /* Our user's alone: never another user's, even for root. */
     if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
         return;
-    if (len > sizeof SCL_NEW_SUFFIX && strcmp(name + len - (sizeof SCL_NEW_SUFFIX - 1), SCL_NEW_SUFFIX) == 0) {
+    if (scl_layout_is_unfinished(name)) {
         clock_gettime(CLOCK_REALTIME, &now);
         if (now.tv_sec - st.st_mtime > STALE_NEW_SECONDS)
             remove_unfinished(basefd, name);

@@ -5,11 +5,11 @@
 #include "holder.h"
 #include "hot.h"
 #include "lifecycle.h"
-#include "lock.h"
+#include "fork_page.h"
 #include "log.h"
 #include "proc.h"
 #include "real.h"
-#include "serverdir.h"
+#include "dir.h"
 #include "settings.h"
 
 #include <errno.h>
@@ -20,7 +20,7 @@
 SCL_HOT static atomic_int initialised;
 /* The parent this process had when its image started (set at load), or
  * itself once it forks: so a child knows its parent without writing
- * anything on its side of the fork (lock.h says why that matters), and
+ * anything on its side of the fork (fork_page.h says why that matters), and
  * an orphan notices it is one. */
 SCL_HOT static _Atomic pid_t forking_parent;
 SCL_HOT static _Atomic pid_t ended_pid;
@@ -81,7 +81,7 @@ void scl_child_reaped(pid_t child)
     int dirfd;
 
     scl_children_remove(child);
-    if (!scl_dir_in_use() || (dirfd = scl_dir_fd()) < 0)
+    if (!scl_dir_in_use() || (dirfd = scl_dir_claims_fd()) < 0)
         return;
     /* One failed openat() for a child that never claimed: no scan. */
     if (scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
@@ -98,7 +98,7 @@ void scl_process_execs(void)
     if (!scl_dir_is_member(self))
         return;
     saved = errno;
-    if ((dirfd = scl_dir_fd()) >= 0)
+    if ((dirfd = scl_dir_claims_fd()) >= 0)
         (void)scl_holder_clear(dirfd, self, SCL_CLEAR_CLAIMS_ONLY);
     scl_api_forget_claims();
     errno = saved;
@@ -137,7 +137,7 @@ void scl_process_ending(void)
         goto out;
     if (atomic_exchange(&ended_pid, self) == self)
         goto out;
-    dirfd = scl_dir_fd();
+    dirfd = scl_dir_claims_fd();
     /* An orphan may have been registered by its parent as that ended. */
     if (dirfd < 0 || (!member && !scl_dir_has_holder(dirfd, self)))
         goto out;

@@ -1,7 +1,8 @@
 /*
- * The library's one lock, for its slow paths only (making the claim
- * directory, registering this process, its journal), and the page the
- * fork path writes.
+ * The fork page: the one page the fork path writes, which holds the
+ * library's one lock (for its slow paths only: making the claim
+ * directory, registering this process, its journal) and the table of
+ * children (children.c).
  *
  * After every fork, the first write to each page a process still shares
  * with its child costs a copy-on-write fault (several microseconds on a
@@ -17,8 +18,8 @@
  * interrupted.  It is never held across fork(); a child whose parent had
  * another thread holding it resets it (scl_lock_reset_in_child).
  */
-#ifndef SCL_LOCK_H
-#define SCL_LOCK_H
+#ifndef SCL_FORK_PAGE_H
+#define SCL_FORK_PAGE_H
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -26,7 +26,7 @@ int scl_parse_ull(const char **p, unsigned long long *v);
 /*
  * The string work of a child between fork() and exec is done by the
  * three below, in plain loops: a libc function that child called for the
- * first time would be faulted in and bound lazily in every child (lock.h
+ * first time would be faulted in and bound lazily in every child (fork_page.h
  * says what a fault costs).
  */
 

@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NEW_PREFIX ".new."
 
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
 {
@@ -338,7 +337,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     scl_holder_path(path, id->pid);
     scl_fmt_ull(num[0], (unsigned long long)id->pid);
     scl_fmt_ull(num[1], (unsigned long long)getpid());
-    (void)scl_concat(tmp, sizeof tmp, NEW_PREFIX, num[0], ".", num[1], (char *)NULL);
+    (void)scl_concat(tmp, sizeof tmp, SCL_HOLDER_NEW_PREFIX, num[0], ".", num[1], (char *)NULL);
 
     /* Written in full under a temporary name, then linked: nobody ever
      * sees a holder file without its header. */
@@ -402,7 +401,7 @@ static int visit_holder(const struct dirent64 *d, void *arg)
     if (p != NULL) {
         if (scl_parse_ull(&p, &pid) != 0 || *p != '\0' || pid == 0 || pid > (unsigned long long)SCL_PID_MAX)
             return 0; /* not a name of ours */
-    } else if (scl_after_prefix(d->d_name, NEW_PREFIX) == NULL) {
+    } else if (scl_after_prefix(d->d_name, SCL_HOLDER_NEW_PREFIX) == NULL) {
         return 0; /* a claim, ".", ".." */
     }
     return v->fn(v->dirfd, (pid_t)pid, d->d_name, v->arg);

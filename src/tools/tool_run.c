@@ -15,8 +15,8 @@
 #include "config.h"
 
 #include "holder.h"
-#include "lock.h"
-#include "serverdir.h"
+#include "fork_page.h"
+#include "dir.h"
 #include "swerve/claim.h"
 #include "tool.h"
 
@@ -196,7 +196,7 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
  * preloaded library does when it reaps a child and when it exits. */
 static int leave(struct swerve_claim *claim, pid_t command, int status)
 {
-    int dirfd = scl_dir_fd();
+    int dirfd = scl_dir_claims_fd();
 
     swerve_claim_free(claim);
     if (dirfd >= 0) {

@@ -8,10 +8,8 @@
 #ifndef SCL_RETIRE_H
 #define SCL_RETIRE_H
 
-/* The prefix of claim directories' names, and the suffix of one being
- * built (it is published by renaming it to drop the suffix). */
-#define SCL_DIR_PREFIX "swerve-claim."
-#define SCL_NEW_SUFFIX ".new"
+#include "layout.h"
+
 
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead

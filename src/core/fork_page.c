@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "lock.h"
+#include "fork_page.h"
 
 #include <linux/futex.h>
 #include <pthread.h>

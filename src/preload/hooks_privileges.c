@@ -17,7 +17,7 @@
 #include "log.h"
 #include "proc.h"
 #include "real.h"
-#include "serverdir.h"
+#include "dir.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -36,7 +36,7 @@ static void before_becoming(uid_t new_ruid, uid_t new_euid, uid_t new_suid)
 
     scl_lifecycle_init();
     if (new_ruid != new_euid || new_euid != new_suid || new_euid == 0 || geteuid() != 0 || !scl_dir_in_use() ||
-        (dirfd = scl_dir_fd()) < 0)
+        (dirfd = scl_dir_claims_fd()) < 0)
         goto out;
     if (scl_acl_grant(dirfd, new_euid) != 0 ||
         scl_acl_give(dirfd, new_euid, scl_dir_is_member(self) ? self : 0, scl_dir_made_here()) != 0)

@@ -13,9 +13,10 @@
 #ifndef SCL_WAKE_H
 #define SCL_WAKE_H
 
+#include "layout.h"
+
 #include <time.h>
 
-#define SCL_WAKE_FILE "wake"
 
 /* Makes the wake file in the claim directory TOPFD (at its creation). */
 int scl_wake_create(int topfd);

@@ -50,7 +50,7 @@ struct scl_store_ops {
     void (*wait_leave)(struct scl_wait *w);
 };
 
-/* The filesystem store: claims as hard links (holder.h, serverdir.h). */
+/* The filesystem store: claims as hard links (holder.h, dir.h). */
 extern const struct scl_store_ops scl_store_fs;
 
 #endif

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "serverdir.h"
+#include "dir.h"
 #include "holder.h"
 #include "hot.h"
 #include "retire.h"
@@ -132,7 +132,7 @@ static int reopen(void)
     return move_high(fd);
 }
 
-int scl_dir_fd(void)
+int scl_dir_claims_fd(void)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
         if (errno != EAGAIN)
@@ -173,9 +173,9 @@ int scl_dir_is_member(pid_t self)
     return scl_dir_in_use() && atomic_load(&member_pid) == self;
 }
 
-int scl_dir_fd_if_member(pid_t self)
+int scl_dir_claims_fd_if_member(pid_t self)
 {
-    return scl_dir_in_use() && atomic_load(&member_pid) == self ? scl_dir_fd() : -1;
+    return scl_dir_in_use() && atomic_load(&member_pid) == self ? scl_dir_claims_fd() : -1;
 }
 
 int scl_dir_made_here(void)
@@ -279,7 +279,7 @@ static int note_own_holder(int claimsfd)
 
 int scl_dir_remove_own_claim(const char *fname)
 {
-    int fd = scl_dir_fd();
+    int fd = scl_dir_claims_fd();
 
     if (fd < 0)
         return -1;
@@ -483,7 +483,7 @@ static int attach(const char *path)
 int scl_dir_join_locked(void)
 {
     struct scl_proc_id self;
-    int fd = scl_dir_fd();
+    int fd = scl_dir_claims_fd();
 
     if (fd < 0) {
         if (errno != ENOENT)

@@ -13,8 +13,8 @@
  * close every descriptor or dup2() over them, and the library must never
  * act on one of theirs.
  */
-#ifndef SCL_SERVERDIR_H
-#define SCL_SERVERDIR_H
+#ifndef SCL_DIR_H
+#define SCL_DIR_H
 
 #include <sys/types.h>
 
@@ -26,7 +26,7 @@ const char *scl_dir_path(void);
 
 /* Its checked descriptor (reopened by path when the host closed ours);
  * -1 with errno (ENOENT: there is none, or it has been removed). */
-int scl_dir_fd(void);
+int scl_dir_claims_fd(void);
 
 /* Changes whenever this process starts using another directory. */
 unsigned scl_dir_generation(void);
@@ -37,7 +37,7 @@ int scl_dir_is_member(pid_t self);
 
 /* The descriptor when process SELF (this one) is a member already, else
  * -1: the lock-free fast path of every claim operation. */
-int scl_dir_fd_if_member(pid_t self);
+int scl_dir_claims_fd_if_member(pid_t self);
 
 /* Uses the claim directory SWERVE_CLAIM_DIR names, made by another
  * process of the server (it execs us), from its first use on: accepted

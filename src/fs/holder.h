@@ -28,13 +28,13 @@
 #ifndef SCL_HOLDER_H
 #define SCL_HOLDER_H
 
+#include "layout.h"
+
 #include "names.h"
 #include "proc.h"
 
 #include <sys/types.h>
 
-#define SCL_CLAIMS_DIR "claims"
-#define SCL_HOLDER_PREFIX ".holder."
 
 /* ".holder.PID", the holder file's name. */
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);

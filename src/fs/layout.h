@@ -1,0 +1,34 @@
+/*
+ * The filesystem store on disk: every name it makes, in one place.
+ *
+ *     BASE/                          $SWERVE_TMPDIR, $TMPDIR or /tmp (checked: dir.c)
+ *     └── swerve-claim.XXXXXXXXXXXX/ a claim directory, 0700 (.new while it is built)
+ *         ├── wake                   futex words for waiters (wake.h), 0600
+ *         └── claims/
+ *             ├── NAME               a claim: a hard link to its holder's file (names.h)
+ *             ├── .holder.PID        "PID START\n", then the journal (holder.h)
+ *             └── .new.PID.MAKER     a holder file being written
+ *
+ * No encoded name starts with '.', so claims and the rest never meet.
+ */
+#ifndef SCL_LAYOUT_H
+#define SCL_LAYOUT_H
+
+#include <string.h>
+
+#define SCL_DIR_PREFIX "swerve-claim." /* a claim directory's name */
+#define SCL_NEW_SUFFIX ".new"          /* ... while it is built, before it is renamed */
+#define SCL_WAKE_FILE "wake"
+#define SCL_CLAIMS_DIR "claims"
+#define SCL_HOLDER_PREFIX ".holder." /* then the pid */
+#define SCL_HOLDER_NEW_PREFIX ".new." /* then the pid, '.', and the pid of its maker */
+
+/* 1 when NAME is a claim directory still being built (or abandoned so). */
+static inline int scl_layout_is_unfinished(const char *name)
+{
+    size_t len = strlen(name);
+
+    return len > sizeof SCL_NEW_SUFFIX - 1 && strcmp(name + len - (sizeof SCL_NEW_SUFFIX - 1), SCL_NEW_SUFFIX) == 0;
+}
+
+#endif
