@@ -49,9 +49,7 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
     scl_fmt_ull(num, (unsigned long long)pid);
     if (scl_concat(path, sizeof path, "/proc/", num, "/stat", (char *)NULL) != 0)
         return -1;
-    do
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     n = scl_read_full(fd, line, sizeof line - 1);
@@ -84,22 +82,29 @@ struct scl_proc_id scl_proc_self(void)
     return id;
 }
 
-int scl_proc_alive(const struct scl_proc_id *id)
+enum scl_proc_state scl_proc_state(const struct scl_proc_id *id)
 {
     struct scl_proc_stat st;
+    enum scl_proc_state state = SCL_PROC_ALIVE;
     int saved = errno;
-    int alive = 1;
 
     if (id->pid <= 0) {
-        alive = 0;
+        state = SCL_PROC_GONE;
     } else if (kill(id->pid, 0) != 0 && errno == ESRCH) {
-        alive = 0;
+        state = SCL_PROC_GONE;
     } else if (scl_proc_read_stat(id->pid, &st) == 0) {
-        alive = st.state != 'Z' && st.state != 'X' &&
-                (id->start == 0 || st.start == id->start);
+        if (st.state == 'Z' || st.state == 'X')
+            state = SCL_PROC_GONE;
+        else if (id->start != 0 && st.start != id->start)
+            state = SCL_PROC_REUSED;
     } else if (errno == ENOENT && access("/proc/self/stat", F_OK) == 0) {
-        alive = 0; /* /proc works and the process is gone */
+        state = SCL_PROC_GONE; /* /proc works and the process is gone */
     }
     errno = saved;
-    return alive;
+    return state;
+}
+
+int scl_proc_alive(const struct scl_proc_id *id)
+{
+    return scl_proc_state(id) == SCL_PROC_ALIVE;
 }

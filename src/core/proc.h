@@ -33,11 +33,17 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
 /* This process's identity, read once per pid. */
 struct scl_proc_id scl_proc_self(void);
 
-/*
- * 1 while the process ID names runs (a zombie counts as ended, and so
- * does a process with that pid but another start time), 0 once it has
- * ended.  Without /proc, a process that exists is taken to be alive.
- */
+enum scl_proc_state {
+    SCL_PROC_ALIVE,  /* it runs (or is stopped) */
+    SCL_PROC_GONE,   /* it has ended: a zombie counts as ended */
+    SCL_PROC_REUSED, /* another process has its pid now (another start time) */
+};
+
+/* What has become of the process ID names.  Without /proc, a process
+ * that exists is taken to be alive. */
+enum scl_proc_state scl_proc_state(const struct scl_proc_id *id);
+
+/* 1 while the process ID names is alive (scl_proc_state), else 0. */
 int scl_proc_alive(const struct scl_proc_id *id);
 
 #endif

@@ -97,13 +97,21 @@ int scl_concat(char *out, size_t cap, ...)
     return 0;
 }
 
-int scl_open_dir_at(int dirfd, const char *name)
+int scl_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
     int fd;
 
     do
-        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dirfd, path, flags, mode);
     while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+int scl_open_dir_at(int dirfd, const char *name)
+{
+    int fd;
+
+    fd = scl_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     return fd;
 }
 
@@ -118,9 +126,7 @@ int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
         errno = EINVAL;
         return -1;
     }
-    do
-        fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
         return -1;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_dev != before.st_dev || st->st_ino != before.st_ino) {

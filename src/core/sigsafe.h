@@ -39,6 +39,10 @@ const char *scl_after_prefix(const char *s, const char *prefix);
 /* 1 when NEEDLE occurs in S. */
 int scl_contains(const char *s, const char *needle);
 
+/* openat(2), retrying EINTR (a FIFO or a slow filesystem may block it
+ * long enough for a signal to come); -1 with errno. */
+int scl_openat(int dirfd, const char *path, int flags, mode_t mode);
+
 /* Opens directory NAME of DIRFD, never through a symlink, close-on-exec,
  * retrying EINTR; -1 with errno. */
 int scl_open_dir_at(int dirfd, const char *name);

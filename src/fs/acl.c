@@ -110,9 +110,7 @@ static int grant_at(int dirfd, const char *path, int flags, uint32_t uid, uint16
 {
     int fd, r;
 
-    do
-        fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0)
         return -1;
     r = grant_fd(fd, uid, perm);
@@ -127,9 +125,7 @@ static int give_at(int dirfd, const char *path, int flags, uid_t uid)
 {
     int fd, r;
 
-    do
-        fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW, 0);
     if (fd < 0)
         return -1;
     r = fchown(fd, uid, (gid_t)-1);

@@ -119,9 +119,7 @@ static int reopen(void)
 {
     int fd;
 
-    do
-        fd = open(claims_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(AT_FDCWD, claims_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     if (check_fd(fd) != FD_OURS) {
@@ -215,9 +213,7 @@ static int open_base(const char *base, size_t name_len)
         scl_debug("cannot make claim directories in %s: the path is too long", base);
         return -1;
     }
-    do
-        fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(AT_FDCWD, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) {
         scl_debug("cannot open %s for claim directories: errno %d", base, errno);
         return -1;
@@ -458,9 +454,7 @@ static int attach(const char *path)
     struct stat top, claims;
     int topfd, fd;
 
-    do
-        topfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    while (topfd < 0 && errno == EINTR);
+    topfd = scl_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (topfd < 0)
         return -1;
     fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
@@ -521,9 +515,7 @@ static void remove_if_unused(int dirfd)
     memcpy(parent, dir_path, (size_t)(name - dir_path));
     parent[name - dir_path] = '\0';
     name++;
-    do
-        basefd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    while (basefd < 0 && errno == EINTR);
+    basefd = scl_openat(AT_FDCWD, parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (basefd < 0)
         return;
     topfd = scl_open_dir_at(basefd, name);

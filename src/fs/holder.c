@@ -22,16 +22,6 @@ void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
     (void)scl_concat(out, SCL_FNAME_MAX, SCL_HOLDER_PREFIX, num, (char *)NULL);
 }
 
-static int open_new(int dirfd, const char *path)
-{
-    int fd;
-
-    do
-        fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-    while (fd < 0 && errno == EINTR);
-    return fd;
-}
-
 int scl_holder_parse_id(const char *head, size_t n, struct scl_proc_id *id)
 {
     char copy[64];
@@ -345,7 +335,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     /* Readable by whoever the directory lets in: a worker that dropped to
      * another user must read the root master's header to know who holds
      * a name.  The directory itself keeps everybody else out. */
-    fd = open_new(dirfd, tmp);
+    fd = scl_openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -1;
     if (scl_write_full(fd, head, head_len) == 0) {

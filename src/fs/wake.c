@@ -33,9 +33,7 @@ int scl_wake_create(int topfd)
 {
     int fd, r;
 
-    do
-        fd = openat(topfd, SCL_WAKE_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    while (fd < 0 && errno == EINTR);
+    fd = scl_openat(topfd, SCL_WAKE_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
     r = ftruncate(fd, (off_t)MAP_SIZE);

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *inv_state_name(enum inv_state s)
+const char *inv_state_name(enum scl_proc_state s)
 {
-    return s == INV_ALIVE ? "alive" : s == INV_GONE ? "gone" : "pid-reused";
+    return s == SCL_PROC_ALIVE ? "alive" : s == SCL_PROC_GONE ? "gone" : "pid-reused";
 }
 
 static void read_command(pid_t pid, char *out, size_t cap)
@@ -39,15 +39,6 @@ static void read_command(pid_t pid, char *out, size_t cap)
     for (ssize_t i = 0; i < n - 1; i++)
         if (out[i] == '\0')
             out[i] = ' ';
-}
-
-static enum inv_state state_of(const struct scl_proc_id *id)
-{
-    struct scl_proc_stat st;
-
-    if (scl_proc_read_stat(id->pid, &st) != 0 || st.state == 'Z' || st.state == 'X')
-        return INV_GONE;
-    return id->start != 0 && st.start != id->start ? INV_REUSED : INV_ALIVE;
 }
 
 /* The whole name of a hashed claim, from its holder's journal line
@@ -162,13 +153,13 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         p = &d->procs[d->nprocs++];
         p->pid = id.pid;
         p->start = id.start;
-        p->state = state_of(&id);
+        p->state = scl_proc_state(&id);
         p->dev = st.st_dev;
         p->ino = st.st_ino;
         p->command[0] = '\0';
-        if (p->state == INV_ALIVE)
+        if (p->state == SCL_PROC_ALIVE)
             read_command(p->pid, p->command, sizeof p->command);
-        d->live |= p->state == INV_ALIVE;
+        d->live |= p->state == SCL_PROC_ALIVE;
     }
     rewinddir(dir);
     while ((e = readdir(dir)) != NULL) {
@@ -229,7 +220,7 @@ struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < dirs[i].nprocs; j++)
-            if (dirs[i].procs[j].pid == pid && dirs[i].procs[j].state == INV_ALIVE)
+            if (dirs[i].procs[j].pid == pid && dirs[i].procs[j].state == SCL_PROC_ALIVE)
                 return &dirs[i];
     return NULL;
 }

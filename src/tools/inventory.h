@@ -9,17 +9,17 @@
 #define SCL_INVENTORY_H
 
 #include "names.h"
+#include "proc.h"
 
 #include <limits.h>
 #include <sys/types.h>
 #include <time.h>
 
-enum inv_state { INV_ALIVE, INV_GONE, INV_REUSED };
 
 struct inv_proc {
     pid_t pid;
     unsigned long long start;
-    enum inv_state state;
+    enum scl_proc_state state;
     char command[512]; /* its command line, when alive */
     dev_t dev;         /* its holder file */
     ino_t ino;
@@ -55,6 +55,6 @@ struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid);
 
 void inv_free(struct inv_dir *dirs, size_t n);
 
-const char *inv_state_name(enum inv_state s);
+const char *inv_state_name(enum scl_proc_state s);
 
 #endif

@@ -428,7 +428,7 @@ static int gc(int argc, char **argv)
         }
         for (size_t j = 0; j < d->nprocs; j++) {
             const struct inv_proc *p = &d->procs[j];
-            if (p->state == INV_ALIVE)
+            if (p->state == SCL_PROC_ALIVE)
                 continue;
             for (size_t k = 0; k < d->nclaims; k++)
                 if (d->claims[k].holder == (int)j)
@@ -502,7 +502,7 @@ static int release(int argc, char **argv)
         inv_free(dirs, n);
         return TOOL_FAILURE;
     }
-    if (found->holder >= 0 && found_dir->procs[found->holder].state == INV_ALIVE)
+    if (found->holder >= 0 && found_dir->procs[found->holder].state == SCL_PROC_ALIVE)
         tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
                    (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
     {
