@@ -359,35 +359,59 @@ static int publish(const char *path, const struct stat *top, const struct stat *
     return 0;
 }
 
+/*
+ * Makes a claim directory in BASEFD: named NAME, or when NAME is NULL,
+ * SCL_DIR_PREFIX and random characters; its name in MADE.  It is built
+ * aside under a ".new" name and renamed into place whole, never over
+ * another's.  Its claims descriptor, with TOP and CLAIMS filled in, or -1
+ * with errno (EEXIST: NAME exists already).
+ */
+static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struct stat *top, struct stat *claims)
+{
+    char rnd[RANDOM_CHARS + 1], new_name[NAME_MAX + 1];
+
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int fd, saved, topfd;
+        random_chars(rnd);
+        if (scl_concat(made, NAME_MAX + 1, name != NULL ? name : SCL_DIR_PREFIX, name != NULL ? "" : rnd,
+                       (char *)NULL) != 0 ||
+            scl_concat(new_name, sizeof new_name, made, name != NULL ? "." : "", name != NULL ? rnd : "",
+                       SCL_NEW_SUFFIX, (char *)NULL) != 0)
+            return -1;
+        fd = build(basefd, new_name, top, claims);
+        if (fd < 0) {
+            if (errno == EEXIST)
+                continue; /* another's ".new": another name */
+            return -1;
+        }
+        if (renameat2(basefd, new_name, basefd, made, RENAME_NOREPLACE) == 0)
+            return fd;
+        saved = errno;
+        topfd = scl_open_dir_at(basefd, new_name);
+        if (topfd >= 0)
+            unbuild(basefd, new_name, topfd, fd);
+        else
+            scl_close_quietly(fd);
+        errno = saved;
+        if (saved != EEXIST || name != NULL)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int scl_dir_use_named_locked(const char *base, const char *name)
 {
-    char rnd[RANDOM_CHARS + 1], new_name[NAME_MAX + 1], path[PATH_MAX];
+    char made[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
-    int basefd, fd = -1, r;
+    int basefd, fd, r;
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
     basefd = open_base(base, strlen(name) + 1 + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    /* Built aside and renamed into place, as any other: whoever loses the
-     * race uses the winner's. */
-    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-        random_chars(rnd);
-        if (scl_concat(new_name, sizeof new_name, name, ".", rnd, SCL_NEW_SUFFIX, (char *)NULL) != 0)
-            break;
-        fd = build(basefd, new_name, &top, &claims);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd >= 0 && renameat2(basefd, new_name, basefd, name, RENAME_NOREPLACE) != 0) {
-        int topfd = scl_open_dir_at(basefd, new_name);
-        if (topfd >= 0)
-            unbuild(basefd, new_name, topfd, fd);
-        else
-            scl_close_quietly(fd);
-        fd = -1;
-    }
+    fd = make_dir(basefd, name, made, &top, &claims);
     scl_close_quietly(basefd);
     if (fd >= 0) {
         r = publish(path, &top, &claims, fd, getpid());
@@ -395,51 +419,31 @@ int scl_dir_use_named_locked(const char *base, const char *name)
             scl_close_quietly(fd);
         return r;
     }
+    /* Whoever made it first, we use theirs. */
+    if (errno != EEXIST)
+        return -1;
     return attach(path) == 0 && scl_dir_join_locked() >= 0 ? 0 : -1;
 }
 
 static int create_locked(void)
 {
     const char *base = scl_settings()->base_dir;
-    char rnd[RANDOM_CHARS + 1], name[NAME_MAX + 1], new_name[NAME_MAX + 1], path[PATH_MAX];
+    char name[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
-    int basefd, fd = -1;
+    int basefd, fd, saved;
 
     basefd = open_base(base, sizeof SCL_DIR_PREFIX + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
     scl_sweep_abandoned(basefd);
-    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-        random_chars(rnd);
-        (void)scl_concat(name, sizeof name, SCL_DIR_PREFIX, rnd, (char *)NULL);
-        (void)scl_concat(new_name, sizeof new_name, name, SCL_NEW_SUFFIX, (char *)NULL);
-        fd = build(basefd, new_name, &top, &claims);
-        if (fd < 0) {
-            if (errno == EEXIST)
-                continue;
-            break;
-        }
-        /* Published whole, never half-made, and never over another's. */
-        if (renameat2(basefd, new_name, basefd, name, RENAME_NOREPLACE) != 0) {
-            int saved = errno, topfd = scl_open_dir_at(basefd, new_name);
-            if (topfd >= 0)
-                unbuild(basefd, new_name, topfd, fd);
-            else
-                scl_close_quietly(fd);
-            fd = -1;
-            errno = saved;
-            if (saved != EEXIST)
-                break;
-        }
-    }
+    fd = make_dir(basefd, NULL, name, &top, &claims);
+    saved = errno;
+    scl_close_quietly(basefd);
     if (fd < 0) {
-        int saved = errno;
-        scl_close_quietly(basefd);
+        scl_debug("cannot make a claim directory in %s: errno %d", base, saved);
         errno = saved;
-        scl_debug("cannot make a claim directory in %s: errno %d", base, errno);
         return -1;
     }
-    scl_close_quietly(basefd);
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0 ||
         publish(path, &top, &claims, fd, getpid()) != 0) {
         scl_close_quietly(fd);
@@ -501,36 +505,12 @@ int scl_dir_join_locked(void)
     return fd;
 }
 
-static void remove_if_unused(int dirfd)
-{
-    char parent[PATH_MAX];
-    const char *name = strrchr(dir_path, '/');
-    struct stat st;
-    int basefd, topfd;
-
-    /* The parent from the path itself: an exec'd member may not have
-     * been given the SWERVE_TMPDIR its server was started with. */
-    if (name == NULL || (size_t)(name - dir_path) >= sizeof parent)
-        return;
-    memcpy(parent, dir_path, (size_t)(name - dir_path));
-    parent[name - dir_path] = '\0';
-    name++;
-    basefd = scl_openat(AT_FDCWD, parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    if (basefd < 0)
-        return;
-    topfd = scl_open_dir_at(basefd, name);
-    if (topfd >= 0 && fstat(topfd, &st) == 0 && st.st_dev == dir_dev && st.st_ino == dir_ino &&
-        scl_retire(basefd, name, topfd, dirfd) == 0)
-        scl_debug("removed claim directory %s", dir_path);
-    if (topfd >= 0)
-        scl_close_quietly(topfd);
-    scl_close_quietly(basefd);
-}
-
 void scl_dir_leave(int dirfd, int may_remove)
 {
     (void)scl_holder_clear(dirfd, getpid(), SCL_CLEAR_ALWAYS);
     atomic_store(&member_pid, 0);
-    if (may_remove)
-        remove_if_unused(dirfd);
+    /* The parent from the path itself: an exec'd member may not have
+     * been given the SWERVE_TMPDIR its server was started with. */
+    if (may_remove && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
+        scl_debug("removed claim directory %s", dir_path);
 }

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -62,15 +63,57 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
  */
 int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
 {
+    int alive = scl_holders_scan(claimsfd, visit_find_alive, NULL);
     struct stat st;
 
-    if (scl_holders_scan(claimsfd, visit_find_alive, NULL) != 0)
+    if (alive != 0) {
+        if (alive > 0)
+            errno = EBUSY;
         return -1;
+    }
     (void)scl_holders_scan(claimsfd, visit_clear_dead, NULL);
     if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0 ||
         (unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || fstat(topfd, &st) != 0)
         return -1;
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
+}
+
+int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    int topfd = scl_open_dir_at(basefd, name), claimsfd, r = -1;
+
+    if (topfd < 0)
+        return -1;
+    if (ino == 0 || (fstat(topfd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)) {
+        claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
+        if (claimsfd >= 0) {
+            r = scl_retire(basefd, name, topfd, claimsfd);
+            scl_close_quietly(claimsfd);
+        }
+    }
+    scl_close_quietly(topfd);
+    return r;
+}
+
+int scl_retire_path(const char *path, dev_t dev, ino_t ino)
+{
+    char parent[PATH_MAX];
+    const char *name = strrchr(path, '/');
+    int basefd, r;
+
+    if (name == NULL || (size_t)(name - path) >= sizeof parent) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(parent, path, (size_t)(name - path));
+    parent[name - path] = '\0';
+    basefd = scl_openat(AT_FDCWD, parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (basefd < 0)
+        return -1;
+    r = scl_retire_named(basefd, name + 1, dev, ino);
+    scl_close_quietly(basefd);
+    return r;
 }
 
 /* A ".new" directory this old was left by a creator that died mid-way. */
@@ -99,7 +142,6 @@ static void sweep_one(int basefd, const char *name)
 {
     struct stat st;
     struct timespec now;
-    int topfd, claimsfd;
 
     /* Our user's alone: never another user's, even for root. */
     if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
@@ -110,16 +152,8 @@ static void sweep_one(int basefd, const char *name)
             remove_unfinished(basefd, name);
         return;
     }
-    topfd = scl_open_dir_at(basefd, name);
-    if (topfd < 0)
-        return;
-    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd >= 0) {
-        if (scl_retire(basefd, name, topfd, claimsfd) == 0)
-            scl_debug("removed abandoned claim directory %s", name);
-        scl_close_quietly(claimsfd);
-    }
-    scl_close_quietly(topfd);
+    if (scl_retire_named(basefd, name, st.st_dev, st.st_ino) == 0)
+        scl_debug("removed abandoned claim directory %s", name);
 }
 
 /* How much of the base one sweep reads, and how many of its entries it

@@ -10,11 +10,21 @@
 
 #include "layout.h"
 
+#include <sys/types.h>
+
 
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead
- * holders are cleared first.  0 when removed. */
+ * holders are cleared first.  0 when removed, or -1 with errno (EBUSY: a
+ * live member is left). */
 int scl_retire(int basefd, const char *name, int topfd, int claimsfd);
+
+/* The same, opening NAME and its claims directory: when INO is not 0,
+ * only while NAME is still the directory DEV/INO. */
+int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino);
+
+/* The same for the claim directory at PATH (its parent opened by path). */
+int scl_retire_path(const char *path, dev_t dev, ino_t ino);
 
 /* Removes this user's claim directories below BASEFD with no live member
  * left, and ".new" ones their maker abandoned over an hour ago. */

@@ -367,31 +367,6 @@ static int list(int argc, char **argv)
 
 /* -------------------------------------------------------------- gc */
 
-/* Removes the claim directory at PATH unless a member is alive. */
-static int remove_abandoned(const char *path)
-{
-    char parent[PATH_MAX];
-    const char *name = strrchr(path, '/');
-    int basefd, topfd, claimsfd, r = -1;
-
-    snprintf(parent, sizeof parent, "%.*s", (int)(name - path), path);
-    name++;
-    basefd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    topfd = basefd < 0 ? -1 : scl_open_dir_at(basefd, name);
-    claimsfd = topfd < 0 ? -1 : scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd >= 0)
-        r = scl_retire(basefd, name, topfd, claimsfd);
-    if (r != 0 && claimsfd >= 0)
-        errno = EBUSY; /* a member came alive meanwhile */
-    if (claimsfd >= 0)
-        close(claimsfd);
-    if (topfd >= 0)
-        close(topfd);
-    if (basefd >= 0)
-        close(basefd);
-    return r;
-}
-
 static int gc(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -445,7 +420,7 @@ static int gc(int argc, char **argv)
         close(fd);
         if (!d->live) {
             printf("%s abandoned directory %s\n", verb, d->path);
-            if (!dry && remove_abandoned(d->path) != 0) {
+            if (!dry && scl_retire_path(d->path, 0, 0) != 0) {
                 tool_error("removing %s: %s", d->path, strerror(errno));
                 failed = 1;
             }
