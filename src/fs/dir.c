@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "dir.h"
+#include "fork_page.h"
 #include "holder.h"
 #include "hot.h"
 #include "retire.h"
@@ -400,7 +401,7 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     return -1;
 }
 
-int scl_dir_use_named_locked(const char *base, const char *name)
+static int use_named_locked(const char *base, const char *name)
 {
     char made[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
@@ -423,6 +424,18 @@ int scl_dir_use_named_locked(const char *base, const char *name)
     if (errno != EEXIST)
         return -1;
     return attach(path) == 0 && scl_dir_join_locked() >= 0 ? 0 : -1;
+}
+
+int scl_dir_use_named(const char *base, const char *name)
+{
+    int r, saved;
+
+    scl_lock();
+    r = use_named_locked(base, name);
+    saved = errno;
+    scl_unlock();
+    errno = saved;
+    return r;
 }
 
 static int create_locked(void)

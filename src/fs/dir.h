@@ -46,11 +46,11 @@ int scl_dir_claims_fd_if_member(pid_t self);
  * exec'd helper that never claims costs nothing. */
 void scl_dir_attach_later(void);
 
-/* Under scl_lock(): uses the claim directory BASE/NAME, making it if it
- * does not exist, for processes that share no ancestor but must share a
- * namespace (`swerve-claim run` without --server).  0, or -1 with errno
- * (EPERM: it exists but is not this user's). */
-int scl_dir_use_named_locked(const char *base, const char *name);
+/* Uses the claim directory BASE/NAME, making it if it does not exist, for
+ * processes that share no ancestor but must share a namespace
+ * (`swerve-claim run`).  0, or -1 with errno (EPERM: it exists but is not
+ * this user's). */
+int scl_dir_use_named(const char *base, const char *name);
 
 /* Under scl_lock(): makes the directory if there is none (or it was
  * removed) and registers this process.  Returns the descriptor, or -1

@@ -1,4 +1,5 @@
-/* The swerve-claim tool's shared pieces (tool.c, tool_run.c). */
+/* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c),
+ * and what they share (tool.c). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
 
@@ -22,6 +23,9 @@ extern int tool_base_explicit;
 /* "swerve-claim: " and the message, on standard error. */
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Says WHAT and how to get help; returns TOOL_USAGE. */
+int tool_usage_error(const char *what);
+
 /* The claim directory --server names (a member's pid, or a path), into
  * OUT; says why not and returns -1 when there is none. */
 int tool_select_dir(const char *server, char *out, size_t cap);
@@ -34,6 +38,20 @@ int tool_parse_exit_code(const char *s, int *out);
  * directories made first when CREATE. */
 int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create);
 
+struct inv_dir;
+
+/* Every claim directory below the base, and those of the user's own
+ * `run` namespace; says why not and returns -1. */
+int tool_load_all(struct inv_dir **dirs, size_t *n);
+
+/* The directories a command works on: SERVER's (when not NULL) or all
+ * of them; says why not and returns -1. */
+int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n);
+
+/* The commands: each takes its own options; returns the exit status. */
+int tool_list(int argc, char **argv);
+int tool_gc(int argc, char **argv);
+int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
 
 #endif

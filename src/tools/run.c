@@ -10,12 +10,11 @@
  * finds the holder dead and clears it.
  *
  * Without --server the claims live in a namespace of the user's own that
- * no other user can squat (tool_run_namespace()).
+ * no other user can squat (tool_run_namespace(), in tool.c).
  */
 #include "config.h"
 
 #include "holder.h"
-#include "fork_page.h"
 #include "dir.h"
 #include "swerve/claim.h"
 #include "tool.h"
@@ -25,7 +24,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,70 +40,6 @@ static void forward(int sig)
 {
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
-}
-
-/* Opens directory NAME of DIRFD (made first when CREATE), which must be
- * this user's and writable by nobody else; its descriptor, or -1. */
-static int private_dir_at(int dirfd, const char *name, int create)
-{
-    struct stat st;
-    int fd;
-
-    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
-        return -1;
-    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 022) != 0) {
-        close(fd);
-        errno = EPERM;
-        return -1;
-    }
-    return fd;
-}
-
-/* $HOME/.cache/swerve-claim from the password database (not from the
- * environment, which cron and a login shell set differently), when the
- * home directory is this user's and nobody else can write it. */
-static int home_base(char *out, size_t cap, int create)
-{
-    struct passwd *pw = getpwuid(getuid());
-    struct stat st;
-    int home, cache, mine;
-
-    if (pw == NULL || pw->pw_dir[0] != '/' || stat(pw->pw_dir, &st) != 0 || st.st_uid != getuid() ||
-        (st.st_mode & 022) != 0)
-        return -1;
-    home = open(pw->pw_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (home < 0)
-        return -1;
-    cache = private_dir_at(home, ".cache", create);
-    close(home);
-    if (cache < 0)
-        return -1;
-    mine = private_dir_at(cache, "swerve-claim", create);
-    close(cache);
-    if (mine < 0)
-        return -1;
-    close(mine);
-    return snprintf(out, cap, "%s/.cache/swerve-claim", pw->pw_dir) < (int)cap ? 0 : -1;
-}
-
-int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create)
-{
-    char host[256] = "localhost";
-
-    /* In the user's home, named for the machine: a home shared over NFS
-     * must not join two machines' claims (a live holder on one looks dead
-     * from the other). */
-    if (!tool_base_explicit && home_base(base, base_cap, create) == 0) {
-        (void)gethostname(host, sizeof host - 1);
-        snprintf(name, name_cap, "swerve-claim.run-%s", host);
-        return 0;
-    }
-    snprintf(base, base_cap, "%s", tool_base);
-    snprintf(name, name_cap, "swerve-claim.run-%d", (int)getuid());
-    return 0;
 }
 
 /* Says why BASE/NAME cannot be used: another user's name, most likely. */
@@ -142,9 +76,7 @@ static int join(const char *server)
         (void)tool_run_namespace(path, sizeof path, name, sizeof name, 1);
         base = path;
     }
-    scl_lock();
-    r = scl_dir_use_named_locked(base, name);
-    scl_unlock();
+    r = scl_dir_use_named(base, name);
     if (r != 0)
         explain_namespace(base, name, errno);
     return r;

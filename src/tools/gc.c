@@ -1,0 +1,83 @@
+/* swerve-claim gc: remove the claims of dead holders and the claim
+ * directories nobody uses any more, with the library's own race-free
+ * clearing. */
+#include "config.h"
+
+#include "holder.h"
+#include "inventory.h"
+#include "retire.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int tool_gc(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "dry-run", no_argument, NULL, 'd' }, { "server", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 },
+    };
+    const char *server = NULL, *verb;
+    int dry = 0, c, failed = 0;
+    struct inv_dir *dirs;
+    size_t n, removed = 0;
+
+    while ((c = getopt_long(argc, argv, "+ds:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dry = 1; break;
+        case 's': server = optarg; break;
+        default: return tool_usage_error("gc: unknown option");
+        }
+    }
+    if (optind != argc)
+        return tool_usage_error("gc takes no arguments");
+    if (tool_load_selected(server, &dirs, &n) != 0)
+        return TOOL_FAILURE;
+    verb = dry ? "would remove" : "removed";
+    for (size_t i = 0; i < n; i++) {
+        struct inv_dir *d = &dirs[i];
+        char claims[PATH_MAX + 16];
+        int fd;
+
+        snprintf(claims, sizeof claims, "%s/" SCL_CLAIMS_DIR, d->path);
+        fd = open(claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            tool_error("%s: %s", claims, strerror(errno));
+            failed = 1;
+            continue;
+        }
+        for (size_t j = 0; j < d->nprocs; j++) {
+            const struct inv_proc *p = &d->procs[j];
+            if (p->state == SCL_PROC_ALIVE)
+                continue;
+            for (size_t k = 0; k < d->nclaims; k++)
+                if (d->claims[k].holder == (int)j)
+                    printf("%s claim %s of dead process %d in %s\n", verb, d->claims[k].name, (int)p->pid, d->path);
+            printf("%s holder file of dead process %d in %s\n", verb, (int)p->pid, d->path);
+            /* The same race-free clearing the library does: under the
+             * holder's flock, and only while it is dead. */
+            if (!dry && scl_holder_clear(fd, p->pid, SCL_CLEAR_IF_DEAD) < 0) {
+                tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
+                failed = 1;
+            }
+            removed++;
+        }
+        close(fd);
+        if (!d->live) {
+            printf("%s abandoned directory %s\n", verb, d->path);
+            if (!dry && scl_retire_path(d->path, 0, 0) != 0) {
+                tool_error("removing %s: %s", d->path, strerror(errno));
+                failed = 1;
+            }
+            removed++;
+        }
+    }
+    if (removed == 0)
+        printf("nothing to remove\n");
+    inv_free(dirs, n);
+    return failed ? TOOL_FAILURE : TOOL_OK;
+}

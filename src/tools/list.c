@@ -1,0 +1,158 @@
+/* swerve-claim list: every claim directory, its processes and its claims,
+ * as a table, tree, raw lines or JSON (libsmartcols, as lslocks does). */
+#include "config.h"
+
+#include "inventory.h"
+#include "tool.h"
+
+#include <libsmartcols/libsmartcols.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, NCOLUMNS };
+
+static const struct {
+    const char *name;
+    double width;
+    int flags, json;
+} columns[NCOLUMNS] = {
+    [COL_TYPE] = { "TYPE", 7, 0, SCOLS_JSON_STRING },
+    [COL_NAME] = { "NAME", 0.3, SCOLS_FL_TREE, SCOLS_JSON_STRING },
+    [COL_PID] = { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+    [COL_STATE] = { "STATE", 9, 0, SCOLS_JSON_STRING },
+    [COL_SINCE] = { "SINCE", 19, 0, SCOLS_JSON_STRING },
+    [COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
+    [COL_DIR] = { "DIR", 0.2, 0, SCOLS_JSON_STRING },
+};
+
+struct row {
+    const char *type, *name, *state, *command, *dir;
+    pid_t pid;
+    time_t since;
+};
+
+static void add_row(struct libscols_table *tb, struct libscols_line *ln, const int *shown, int nshown,
+                    const struct row *r)
+{
+    char pid[24] = "", since[32] = "";
+
+    if (r->pid > 0)
+        snprintf(pid, sizeof pid, "%d", (int)r->pid);
+    if (r->since > 0)
+        strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime(&r->since));
+    (void)tb;
+    for (int i = 0; i < nshown; i++) {
+        const char *v = "";
+        switch (shown[i]) {
+        case COL_TYPE: v = r->type; break;
+        case COL_NAME: v = r->name; break;
+        case COL_PID: v = pid; break;
+        case COL_STATE: v = r->state; break;
+        case COL_SINCE: v = since; break;
+        case COL_COMMAND: v = r->command; break;
+        case COL_DIR: v = r->dir; break;
+        }
+        if (v != NULL && *v != '\0')
+            scols_line_set_data(ln, (size_t)i, v);
+    }
+}
+
+static int parse_output(const char *list, int *shown)
+{
+    char *copy = strdup(list), *tok, *save = NULL;
+    int n = 0;
+
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < NCOLUMNS; c++)
+            if (strcasecmp(tok, columns[c].name) == 0)
+                found = c;
+        if (found < 0 || n == NCOLUMNS) {
+            tool_error("unknown column '%s' (columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR)", tok);
+            free(copy);
+            return -1;
+        }
+        shown[n++] = found;
+    }
+    free(copy);
+    return n;
+}
+
+int tool_list(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "server", required_argument, NULL, 's' }, { "name", required_argument, NULL, 'n' },
+        { "json", no_argument, NULL, 'J' },         { "raw", no_argument, NULL, 'r' },
+        { "noheadings", no_argument, NULL, 'H' },   { "output", required_argument, NULL, 'o' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *server = NULL, *name = NULL;
+    int json = 0, raw = 0, noheadings = 0, shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
+    int nshown = 6, c;
+    struct libscols_table *tb;
+    struct inv_dir *dirs;
+    size_t n;
+
+    while ((c = getopt_long(argc, argv, "+s:n:JrHo:", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': server = optarg; break;
+        case 'n': name = optarg; break;
+        case 'J': json = 1; break;
+        case 'r': raw = 1; break;
+        case 'H': noheadings = 1; break;
+        case 'o':
+            if ((nshown = parse_output(optarg, shown)) < 0)
+                return TOOL_USAGE;
+            break;
+        default: return tool_usage_error("list: unknown option");
+        }
+    }
+    if (optind != argc)
+        return tool_usage_error("list takes no arguments");
+    if (tool_load_selected(server, &dirs, &n) != 0)
+        return TOOL_FAILURE;
+    tb = scols_new_table();
+    if (tb == NULL) {
+        tool_error("out of memory");
+        inv_free(dirs, n);
+        return TOOL_FAILURE;
+    }
+    scols_table_enable_json(tb, json);
+    scols_table_set_name(tb, "claims");
+    scols_table_enable_raw(tb, raw);
+    scols_table_enable_noheadings(tb, noheadings);
+    for (int i = 0; i < nshown; i++) {
+        /* Raw output is for scripts: flat, no tree art. */
+        int flags = raw ? columns[shown[i]].flags & ~SCOLS_FL_TREE : columns[shown[i]].flags;
+        struct libscols_column *col = scols_table_new_column(tb, columns[shown[i]].name, columns[shown[i]].width, flags);
+        scols_column_set_json_type(col, columns[shown[i]].json);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct inv_dir *d = &dirs[i];
+        struct libscols_line *top = scols_table_new_line(tb, NULL);
+        struct row r = { .type = "dir", .name = d->path, .state = d->live ? "live" : "abandoned", .dir = d->path };
+        add_row(tb, top, shown, nshown, &r);
+        for (size_t j = 0; j < d->nprocs && name == NULL; j++) {
+            const struct inv_proc *p = &d->procs[j];
+            struct row pr = { .type = "process", .pid = p->pid, .state = inv_state_name(p->state),
+                              .command = p->command, .dir = d->path };
+            add_row(tb, scols_table_new_line(tb, top), shown, nshown, &pr);
+        }
+        for (size_t j = 0; j < d->nclaims; j++) {
+            const struct inv_claim *cl = &d->claims[j];
+            const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
+            struct row cr = { .type = "claim", .name = cl->name, .pid = p ? p->pid : 0,
+                              .state = p ? inv_state_name(p->state) : "no-holder", .command = p ? p->command : "",
+                              .since = cl->since, .dir = d->path };
+            if (name == NULL || strcmp(name, cl->name) == 0)
+                add_row(tb, scols_table_new_line(tb, top), shown, nshown, &cr);
+        }
+    }
+    scols_print_table(tb);
+    scols_unref_table(tb);
+    inv_free(dirs, n);
+    return TOOL_OK;
+}

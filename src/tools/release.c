@@ -1,0 +1,88 @@
+/* swerve-claim release --force: remove one claim by hand, whoever holds
+ * it, loudly when its holder is alive; its holder is told (wake.h). */
+#include "config.h"
+
+#include "holder.h"
+#include "inventory.h"
+#include "tool.h"
+#include "wake.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int tool_release(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "force", no_argument, NULL, 'f' }, { "server", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 },
+    };
+    const char *server = NULL, *name;
+    struct inv_dir *dirs, *found_dir = NULL;
+    struct inv_claim *found = NULL;
+    int force = 0, c, r = TOOL_OK;
+    size_t n;
+
+    while ((c = getopt_long(argc, argv, "+fs:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': force = 1; break;
+        case 's': server = optarg; break;
+        default: return tool_usage_error("release: unknown option");
+        }
+    }
+    if (optind != argc - 1)
+        return tool_usage_error("release takes one claim NAME");
+    if (!force)
+        return tool_usage_error("release removes a claim behind its holder's back: say --force");
+    name = argv[optind];
+    if (tool_load_selected(server, &dirs, &n) != 0)
+        return TOOL_FAILURE;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < dirs[i].nclaims; j++)
+            if (strcmp(dirs[i].claims[j].name, name) == 0) {
+                if (found != NULL) {
+                    tool_error("'%s' is held in %s and in %s: say which with --server", name, found_dir->path,
+                               dirs[i].path);
+                    inv_free(dirs, n);
+                    return TOOL_FAILURE;
+                }
+                found = &dirs[i].claims[j];
+                found_dir = &dirs[i];
+            }
+    if (found == NULL) {
+        tool_error("no claim named '%s'%s%s", name, server ? " in " : "", server ? server : "");
+        inv_free(dirs, n);
+        return TOOL_FAILURE;
+    }
+    if (found->holder >= 0 && found_dir->procs[found->holder].state == SCL_PROC_ALIVE)
+        tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
+                   (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
+    {
+        char claims[PATH_MAX + 16];
+        int fd;
+        snprintf(claims, sizeof claims, "%s/" SCL_CLAIMS_DIR, found_dir->path);
+        fd = open(claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        /* The holder is told first (wake.h): its late release must then
+         * check whose the name is.  Only the claim we looked at goes: one
+         * taken since stays. */
+        if (fd >= 0 && scl_wake_revoke(fd) != 0) {
+            tool_error("releasing '%s' in %s: cannot tell its holder through %s/" SCL_WAKE_FILE
+                       " (%s): run this as root or as the directory's owner",
+                       name, found_dir->path, found_dir->path, strerror(errno));
+            r = TOOL_FAILURE;
+        } else if (fd < 0 || scl_claim_remove_if_same(fd, found->fname, found->dev, found->ino) != 0) {
+            tool_error("releasing '%s' in %s: %s", name, found_dir->path,
+                       errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
+            r = TOOL_FAILURE;
+        } else {
+            printf("released '%s' in %s\n", name, found_dir->path);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    inv_free(dirs, n);
+    return r;
+}
