@@ -90,12 +90,20 @@ if [ $quick -eq 0 ]; then
         failed=$((failed + 1))
     fi
 fi
-# No test may leave a server behind: a leak here is a failure.
+# No test may leave a server behind: a leak here is a failure.  Only this
+# checkout's servers are looked for (and stopped): another checkout's
+# tests may be running on the same machine.
 sleep 1
-if pgrep -f "/tests/prefork_server" >/dev/null; then
+leaked=()
+for pid in $(pgrep -f tests/prefork_server); do
+    case $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null) in
+    "$top"/*) leaked+=("$pid") ;;
+    esac
+done
+if [ ${#leaked[@]} -gt 0 ]; then
     echo "test.sh: test servers were left running:" >&2
-    pgrep -af "/tests/prefork_server" >&2
-    pkill -9 -f "/tests/prefork_server"
+    for pid in "${leaked[@]}"; do tr '\0' ' ' </proc/"$pid"/cmdline >&2 && echo >&2; done
+    kill -9 "${leaked[@]}"
     failed=$((failed + 1))
 fi
 echo "test.sh: $passed passed, $failed failed"

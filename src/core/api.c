@@ -14,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The seed's retry period: a waiter tries again at least this often, even
- * when no wake-up comes (a holder that died and was never reaped). */
+/* The retry period of the Swerve documentation's Claim: a waiter tries
+ * again at least this often, even when no wake-up comes (a holder that
+ * died and was never reaped). */
 #define RETRY_NS (20 * 1000 * 1000LL)
 /* Longer than this is for ever (and keeps the arithmetic in range). */
 #define FOREVER_SECONDS 1e9

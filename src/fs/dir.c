@@ -1,3 +1,8 @@
+/*
+ * The claim directory this process uses (dir.h): making it in a checked
+ * base, joining one named by SWERVE_CLAIM_DIR or by the tool, keeping its
+ * descriptor safe from the host, registering this process, and leaving.
+ */
 #include "config.h"
 
 #include "dir.h"

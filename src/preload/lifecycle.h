@@ -8,8 +8,12 @@
 
 #include <sys/types.h>
 
-/* Binds the real functions and installs the fork handlers, once; every
- * hook calls it first, since it may run before our constructor. */
+/* Binds the real functions and installs the fork handlers, once.  The
+ * fork, exec, privilege and chroot hooks call it first, since another
+ * library's constructor may call them before ours runs.  The exit and
+ * wait hooks need not: the real functions they call are bound by
+ * scl_real() on demand, and with no claim directory they have nothing to
+ * do. */
 void scl_lifecycle_init(void);
 
 /* The parent's side of a successful fork. */
