@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "claim.h"
 #include "dir.h"
 #include "fork_page.h"
 #include "holder.h"

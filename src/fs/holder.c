@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "claim.h"
 #include "holder.h"
 #include "sigsafe.h"
 #include "wake.h"
@@ -101,23 +102,6 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
     return 0;
 }
 
-int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
-{
-    struct stat now;
-
-    if (fstatat(dirfd, fname, &now, AT_SYMLINK_NOFOLLOW) != 0)
-        return -1;
-    if (now.st_dev != dev || now.st_ino != ino) {
-        errno = ESTALE;
-        return -1;
-    }
-    if (unlinkat(dirfd, fname, 0) != 0)
-        return -1;
-    if (fname[0] != '.')
-        scl_wake(fname); /* a cleared claim: its waiters may take it */
-    return 0;
-}
-
 /* A holder inode being cleared, and how many of its links are left to
  * find besides its holder file's own name. */
 struct clearing {
@@ -197,12 +181,7 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
     return 0;
 }
 
-/*
- * Clears the holder whose file (or one of its claims) FD is open on.
- * ALSO_CLAIM, when set, is a claim path that is cleared too, in case it is
- * missing from the journal.  Returns as scl_holder_clear().
- */
-static int clear_inode(int dirfd, int fd, enum scl_clear_mode mode, const char *also_claim)
+int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const char *also_claim)
 {
     struct stat st;
     struct scl_proc_id id;
@@ -247,45 +226,9 @@ int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
     fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1;
-    r = clear_inode(dirfd, fd, mode, NULL);
+    r = scl_holder_clear_open(dirfd, fd, mode, NULL);
     scl_close_quietly(fd); /* drops the flock */
     return r;
-}
-
-int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
-{
-    struct stat st;
-    int fd, r;
-
-    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
-    if (fd < 0)
-        return -1;
-    r = scl_holder_read_id(fd, id);
-    scl_close_quietly(fd);
-    return r;
-}
-
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname)
-{
-    struct scl_proc_id id;
-    struct stat st;
-    int fd, r;
-
-    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return SCL_CLAIM_FREE;
-        /* Not a regular file: nobody's claim, but it holds the name. */
-        return errno == EINVAL ? SCL_CLAIM_LIVE : SCL_CLAIM_ERROR;
-    }
-    if (scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id)) {
-        /* An unreadable header is somebody's: never taken for stale. */
-        scl_close_quietly(fd);
-        return SCL_CLAIM_LIVE;
-    }
-    r = clear_inode(dirfd, fd, SCL_CLEAR_IF_DEAD, fname);
-    scl_close_quietly(fd);
-    return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;
 }
 
 /* Puts the holder file made at TMP in place as PATH, for ID. */
@@ -313,7 +256,7 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
         return renameat(dirfd, tmp, dirfd, path);
     }
     /* The same pid with another start time: a process that has ended. */
-    r = clear_inode(dirfd, fd, SCL_CLEAR_ALWAYS, NULL);
+    r = scl_holder_clear_open(dirfd, fd, SCL_CLEAR_ALWAYS, NULL);
     scl_close_quietly(fd);
     return r == 1 ? 1 : -1;
 }

@@ -93,24 +93,11 @@ enum scl_clear_mode {
  * failed. */
 int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
 
-/* Who holds claim FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */
-int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id);
+/* Clears the holder whose file (or one of its claims) FD is open on, as
+ * scl_holder_clear() does; ALSO_CLAIM, when not NULL, is a claim of it
+ * cleared too, in case the journal does not name it (claim.c). */
+int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const char *also_claim);
 
-/* Unlinks claim FNAME only while it is still the inode DEV/INO (a claim
- * somebody took in between stays), waking its waiters: 0, or -1 with
- * errno (ESTALE: another inode stands there now). */
-int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino);
-
-enum scl_claim_state {
-    SCL_CLAIM_FREE,  /* nobody holds it now (a dead holder was cleared) */
-    SCL_CLAIM_LIVE,  /* a live process holds it */
-    SCL_CLAIM_BUSY,  /* another process is clearing its dead holder */
-    SCL_CLAIM_ERROR, /* errno says why */
-};
-
-/* Looks at claim FNAME and clears it, with all of its holder's claims,
- * when that holder has ended. */
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname);
 
 /*
  * Calls FN for every holder file (PID > 0) and every registration left in

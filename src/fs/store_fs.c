@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "claim.h"
 #include "holder.h"
 #include "fork_page.h"
 #include "dir.h"

@@ -2,6 +2,7 @@
  * it, loudly when its holder is alive; its holder is told (wake.h). */
 #include "config.h"
 
+#include "claim.h"
 #include "holder.h"
 #include "inventory.h"
 #include "tool.h"

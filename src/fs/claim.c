@@ -1,0 +1,64 @@
+#include "config.h"
+
+#include "claim.h"
+#include "holder.h"
+#include "sigsafe.h"
+#include "wake.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
+{
+    struct stat now;
+
+    if (fstatat(dirfd, fname, &now, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (now.st_dev != dev || now.st_ino != ino) {
+        errno = ESTALE;
+        return -1;
+    }
+    if (unlinkat(dirfd, fname, 0) != 0)
+        return -1;
+    if (fname[0] != '.')
+        scl_wake(fname); /* a cleared claim: its waiters may take it */
+    return 0;
+}
+
+int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
+{
+    struct stat st;
+    int fd, r;
+
+    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
+    if (fd < 0)
+        return -1;
+    r = scl_holder_read_id(fd, id);
+    scl_close_quietly(fd);
+    return r;
+}
+
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname)
+{
+    struct scl_proc_id id;
+    struct stat st;
+    int fd, r;
+
+    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return SCL_CLAIM_FREE;
+        /* Not a regular file: nobody's claim, but it holds the name. */
+        return errno == EINVAL ? SCL_CLAIM_LIVE : SCL_CLAIM_ERROR;
+    }
+    if (scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id)) {
+        /* An unreadable header is somebody's: never taken for stale. */
+        scl_close_quietly(fd);
+        return SCL_CLAIM_LIVE;
+    }
+    r = scl_holder_clear_open(dirfd, fd, SCL_CLEAR_IF_DEAD, fname);
+    scl_close_quietly(fd);
+    return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;
+}
