@@ -1,11 +1,11 @@
 /* swerve-claim list: every claim directory, its processes and its claims,
- * as a table, tree, raw lines or JSON (libsmartcols, as lslocks does). */
+ * as a tree, raw lines or JSON (table.h prints them). */
 #include "config.h"
 
 #include "inventory.h"
+#include "table.h"
 #include "tool.h"
 
-#include <libsmartcols/libsmartcols.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +14,14 @@
 
 enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, NCOLUMNS };
 
-static const struct {
-    const char *name;
-    double width;
-    int flags, json;
-} columns[NCOLUMNS] = {
-    [COL_TYPE] = { "TYPE", 7, 0, SCOLS_JSON_STRING },
-    [COL_NAME] = { "NAME", 0.3, SCOLS_FL_TREE, SCOLS_JSON_STRING },
-    [COL_PID] = { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-    [COL_STATE] = { "STATE", 9, 0, SCOLS_JSON_STRING },
-    [COL_SINCE] = { "SINCE", 19, 0, SCOLS_JSON_STRING },
-    [COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
-    [COL_DIR] = { "DIR", 0.2, 0, SCOLS_JSON_STRING },
+static const struct table_column columns[NCOLUMNS] = {
+    [COL_TYPE] = { .name = "TYPE", .width = 7 },
+    [COL_NAME] = { .name = "NAME", .width = 0.3, .tree = 1 },
+    [COL_PID] = { .name = "PID", .width = 5, .right = 1, .number = 1 },
+    [COL_STATE] = { .name = "STATE", .width = 9 },
+    [COL_SINCE] = { .name = "SINCE", .width = 19 },
+    [COL_COMMAND] = { .name = "COMMAND", .width = 0.3, .truncate = 1 },
+    [COL_DIR] = { .name = "DIR", .width = 0.2 },
 };
 
 struct row {
@@ -34,8 +30,7 @@ struct row {
     time_t since;
 };
 
-static void add_row(struct libscols_table *tb, struct libscols_line *ln, const int *shown, int nshown,
-                    const struct row *r)
+static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r)
 {
     char pid[24] = "", since[32] = "";
 
@@ -43,7 +38,6 @@ static void add_row(struct libscols_table *tb, struct libscols_line *ln, const i
         snprintf(pid, sizeof pid, "%d", (int)r->pid);
     if (r->since > 0)
         strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime(&r->since));
-    (void)tb;
     for (int i = 0; i < nshown; i++) {
         const char *v = "";
         switch (shown[i]) {
@@ -55,8 +49,7 @@ static void add_row(struct libscols_table *tb, struct libscols_line *ln, const i
         case COL_COMMAND: v = r->command; break;
         case COL_DIR: v = r->dir; break;
         }
-        if (v != NULL && *v != '\0')
-            scols_line_set_data(ln, (size_t)i, v);
+        table_set(ln, i, v);
     }
 }
 
@@ -92,7 +85,7 @@ int tool_list(int argc, char **argv)
     const char *server = NULL, *name = NULL;
     int json = 0, raw = 0, noheadings = 0, shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
     int nshown = 6, c;
-    struct libscols_table *tb;
+    struct table *tb;
     struct inv_dir *dirs;
     size_t n;
 
@@ -114,32 +107,26 @@ int tool_list(int argc, char **argv)
         return tool_usage_error("list takes no arguments");
     if (tool_load_selected(server, &dirs, &n) != 0)
         return TOOL_FAILURE;
-    tb = scols_new_table();
-    if (tb == NULL) {
-        tool_error("out of memory");
-        inv_free(dirs, n);
-        return TOOL_FAILURE;
-    }
-    scols_table_enable_json(tb, json);
-    scols_table_set_name(tb, "claims");
-    scols_table_enable_raw(tb, raw);
-    scols_table_enable_noheadings(tb, noheadings);
-    for (int i = 0; i < nshown; i++) {
-        /* Raw output is for scripts: flat, no tree art. */
-        int flags = raw ? columns[shown[i]].flags & ~SCOLS_FL_TREE : columns[shown[i]].flags;
-        struct libscols_column *col = scols_table_new_column(tb, columns[shown[i]].name, columns[shown[i]].width, flags);
-        scols_column_set_json_type(col, columns[shown[i]].json);
+    {
+        struct table_column cols[NCOLUMNS];
+        for (int i = 0; i < nshown; i++)
+            cols[i] = columns[shown[i]];
+        tb = table_new(cols, nshown, json ? TABLE_JSON : raw ? TABLE_RAW : TABLE_TREE, noheadings);
+        if (tb == NULL) {
+            inv_free(dirs, n);
+            return TOOL_FAILURE;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
-        struct libscols_line *top = scols_table_new_line(tb, NULL);
+        struct table_row *top = table_row(tb, NULL);
         struct row r = { .type = "dir", .name = d->path, .state = d->live ? "live" : "abandoned", .dir = d->path };
-        add_row(tb, top, shown, nshown, &r);
+        add_row(top, shown, nshown, &r);
         for (size_t j = 0; j < d->nprocs && name == NULL; j++) {
             const struct inv_proc *p = &d->procs[j];
             struct row pr = { .type = "process", .pid = p->pid, .state = inv_state_name(p->state),
                               .command = p->command, .dir = d->path };
-            add_row(tb, scols_table_new_line(tb, top), shown, nshown, &pr);
+            add_row(table_row(tb, top), shown, nshown, &pr);
         }
         for (size_t j = 0; j < d->nclaims; j++) {
             const struct inv_claim *cl = &d->claims[j];
@@ -148,11 +135,10 @@ int tool_list(int argc, char **argv)
                               .state = p ? inv_state_name(p->state) : "no-holder", .command = p ? p->command : "",
                               .since = cl->since, .dir = d->path };
             if (name == NULL || strcmp(name, cl->name) == 0)
-                add_row(tb, scols_table_new_line(tb, top), shown, nshown, &cr);
+                add_row(table_row(tb, top), shown, nshown, &cr);
         }
     }
-    scols_print_table(tb);
-    scols_unref_table(tb);
+    table_print_and_free(tb);
     inv_free(dirs, n);
     return TOOL_OK;
 }
