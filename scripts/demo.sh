@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/build.sh" "$top/_build" --enable-werror
 
 build=$top/_build
-make -C "$build" -s tests/prefork_server >/dev/null
+make -C "$build" -s tests/server/prefork_server >/dev/null
 lib=$build/.libs/libswerveclaim_preload.so
 work=$(mktemp -d /tmp/swerve-claim-demo.XXXXXX)
 server_pid=
@@ -36,7 +36,7 @@ wait_for_file() {
 mkdir "$work/base"
 echo "== starting: LD_PRELOAD=libswerveclaim_preload.so prefork_server --workers 4 (127.0.0.1)"
 SWERVE_TMPDIR=$work/base LD_PRELOAD=$lib \
-    "$build/tests/prefork_server" --workers 4 --report-ms 1500 \
+    "$build/tests/server/prefork_server" --workers 4 --report-ms 1500 \
     --port-file "$work/port" --pid-file "$work/pid" &
 server_pid=$!
 wait_for_file "$work/pid"

@@ -6,10 +6,11 @@
 #ifndef SCL_TESTS_REQUIRE_H
 #define SCL_TESTS_REQUIRE_H
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define REQUIRE(cond)                                                                              \
@@ -26,15 +27,6 @@ __attribute__((noreturn, unused)) static void require_failed(int line, const cha
             strerror(errno));
     fflush(stderr);
     _exit(1);
-}
-
-/* Seconds on the monotonic clock. */
-__attribute__((unused)) static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 #endif

@@ -14,7 +14,7 @@
 
 #include <swerve/claim-loader.h>
 
-#include "../lib/require.h"
+#include "require.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * seed prints (the guide's phasync coroutines become worker processes).
  * usage: php -d ffi.enable=1 seed_examples.php EXAMPLE */
 
-require __DIR__ . '/../../bindings/php/Swerve.php';
+require __DIR__ . '/../../../bindings/php/Swerve.php';
 
 use Swerve\Swerve;
 

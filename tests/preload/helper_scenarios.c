@@ -9,7 +9,9 @@
  */
 #include <swerve/claim-loader.h>
 
-#include "lib/require.h"
+#include "require.h"
+#include "scenarios.h"
+#include "testdir.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -71,12 +73,12 @@ static int claim_dirs(char *first, size_t cap)
 /* Whether claims/NAME exists in the (single) claim directory. */
 static int claim_file_exists(const char *name)
 {
-    char dir[4096], path[8192];
-    struct stat st;
+    int exists;
 
-    REQUIRE(claim_dirs(dir, sizeof dir) == 1);
-    snprintf(path, sizeof path, "%s/claims/%s", dir, name);
-    return lstat(path, &st) == 0;
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    exists = testdir_claim_exists(base(), name);
+    REQUIRE(exists >= 0);
+    return exists;
 }
 
 /* A pipe used as a one-shot signal between processes. */
@@ -340,12 +342,31 @@ static int reap_by(const char *how, pid_t child)
     return status;
 }
 
+/* A child that took NAME, SIGKILLed once it holds it: its pid. */
+static pid_t killed_holder(const char *name)
+{
+    struct gate held;
+    pid_t child;
+
+    gate_open(&held);
+    child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        take(name);
+        gate_pass(&held);
+        for (;;)
+            pause();
+    }
+    gate_wait(&held);
+    REQUIRE(kill(child, SIGKILL) == 0);
+    return child;
+}
+
 /* The claim of a SIGKILLed holder is free as soon as its parent reaps it,
  * whichever wait call does it. */
 static int reap(char **argv)
 {
     const char *how = argv[0];
-    struct gate held;
     pid_t child;
     int status;
 
@@ -355,16 +376,7 @@ static int reap(char **argv)
         sigemptyset(&sa.sa_mask);
         REQUIRE(sigaction(SIGCHLD, &sa, NULL) == 0);
     }
-    gate_open(&held);
-    child = fork();
-    if (child == 0) {
-        take("x");
-        gate_pass(&held);
-        for (;;)
-            pause();
-    }
-    gate_wait(&held);
-    REQUIRE(kill(child, SIGKILL) == 0);
+    child = killed_holder("x");
     if (strcmp(how, "sigchld-handler") != 0) {
         wait_zombie(child);
         REQUIRE(claim_file_exists("x")); /* nothing ran in the killed child */
@@ -380,23 +392,13 @@ static int reap(char **argv)
 static int unreaped_holder(char **argv)
 {
     struct swerve_claim *c;
-    struct gate held;
     pid_t child;
     char proc[64];
     struct stat st;
 
     (void)argv;
     REQUIRE(signal(SIGCHLD, SIG_IGN) != SIG_ERR);
-    gate_open(&held);
-    child = fork();
-    if (child == 0) {
-        take("x");
-        gate_pass(&held);
-        for (;;)
-            pause();
-    }
-    gate_wait(&held);
-    REQUIRE(kill(child, SIGKILL) == 0);
+    child = killed_holder("x");
     snprintf(proc, sizeof proc, "/proc/%d", (int)child);
     for (int i = 0; i < 1000 && stat(proc, &st) == 0; i++)
         usleep(10000);
@@ -627,7 +629,7 @@ static int exec_releases_and_joins(char **argv)
             snprintf(fds[i], sizeof fds[i], "%d", told.fd[i]);
             snprintf(fds[2 + i], sizeof fds[2 + i], "%d", done.fd[i]);
         }
-        execl("/proc/self/exe", "helper_scenarios", "exec-image", fds[0], fds[1], fds[2], fds[3], (char *)NULL);
+        execl("/proc/self/exe", "helper_scenarios", SCN_EXEC_IMAGE, fds[0], fds[1], fds[2], fds[3], (char *)NULL);
         _exit(127);
     }
     gate_wait(&told);
@@ -853,9 +855,9 @@ static int hold_and_wait(char **argv)
 /* The next server to start removes an abandoned directory, not a live one. */
 static int sweep(char **argv)
 {
-    const char *die[] = { "hold-and-die", NULL };
+    const char *die[] = { SCN_HOLD_AND_DIE, NULL };
     char fds[2][16];
-    const char *wait_args[] = { "hold-and-wait", fds[0], fds[1], NULL };
+    const char *wait_args[] = { SCN_HOLD_AND_WAIT, fds[0], fds[1], NULL };
     struct gate told, release;
     pid_t dead, live;
     int status;
@@ -1138,29 +1140,29 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(char **argv);
     } scenarios[] = {
-        { "fork-makes-dir-first", fork_makes_dir_first },
-        { "inherited-handle", inherited_handle },
-        { "launcher", launcher },
-        { "exit-path", exit_path },        /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
-        { "reap", reap },                  /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
-        { "unreaped-holder", unreaped_holder },
-        { "errno-kept", errno_kept },
-        { "signals-during-wait", signals_during_wait },
-        { "host-clobbers-fd", host_clobbers_fd },
-        { "bad-base", bad_base },               /* run with SWERVE_TMPDIR not a directory */
-        { "exec-releases-and-joins", exec_releases_and_joins },
-        { "exec-large-vectors", exec_large_vectors },
-        { "exec-image", exec_image },           /* run by exec-releases-and-joins */
-        { "threaded-fork", threaded_fork },
-        { "fork-in-signal-handler", fork_in_signal_handler },
-        { "orphans", orphans },
-        { "sweep", sweep },
-        { "hold-and-die", hold_and_die },       /* run by sweep */
-        { "hold-and-wait", hold_and_wait },     /* run by sweep */
-        { "stress", stress },                   /* [SECONDS [MIN-ACQUISITIONS]] */
-        { "mutex-processes", mutex_processes }, /* [WORKERS [ITERATIONS]] */
-        { "mutex-threads", mutex_threads },     /* [THREADS [ITERATIONS]] */
-        { "handoff", handoff },
+        { SCN_FORK_MAKES_DIR_FIRST, fork_makes_dir_first },
+        { SCN_INHERITED_HANDLE, inherited_handle },
+        { SCN_LAUNCHER, launcher },
+        { SCN_EXIT_PATH, exit_path },        /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
+        { SCN_REAP, reap },                  /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
+        { SCN_UNREAPED_HOLDER, unreaped_holder },
+        { SCN_ERRNO_KEPT, errno_kept },
+        { SCN_SIGNALS_DURING_WAIT, signals_during_wait },
+        { SCN_HOST_CLOBBERS_FD, host_clobbers_fd },
+        { SCN_BAD_BASE, bad_base },               /* run with SWERVE_TMPDIR not a directory */
+        { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins },
+        { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },
+        { SCN_EXEC_IMAGE, exec_image },           /* run by exec-releases-and-joins */
+        { SCN_THREADED_FORK, threaded_fork },
+        { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
+        { SCN_ORPHANS, orphans },
+        { SCN_SWEEP, sweep },
+        { SCN_HOLD_AND_DIE, hold_and_die },       /* run by sweep */
+        { SCN_HOLD_AND_WAIT, hold_and_wait },     /* run by sweep */
+        { SCN_STRESS, stress },                   /* [SECONDS [MIN-ACQUISITIONS]] */
+        { SCN_MUTEX_PROCESSES, mutex_processes }, /* [WORKERS [ITERATIONS]] */
+        { SCN_MUTEX_THREADS, mutex_threads },     /* [THREADS [ITERATIONS]] */
+        { SCN_HANDOFF, handoff },
     };
 
     if (!swerve_claim_load(&api)) {
@@ -1170,7 +1172,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* Returning from main is itself an exit path under test: a child
      * that holds a claim and returns from main must release it. */
-    if (argc == 2 && strcmp(argv[1], "return-from-main") == 0) {
+    if (argc == 2 && strcmp(argv[1], SCN_RETURN_FROM_MAIN) == 0) {
         take("x");
         printf("ok return-from-main\n");
         return 0;

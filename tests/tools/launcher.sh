@@ -4,7 +4,7 @@
 # setuid programs.
 set -u
 launcher=${SCL_HELPERS:?run through make check}/../swerve-claim-preload
-seed=$SCL_HELPERS/helper_seed
+seed=$SCL_HELPERS/preload/helper_seed
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
@@ -28,7 +28,7 @@ check "it goes in front of an existing LD_PRELOAD" \
     bash -c "LD_PRELOAD=\${LD_PRELOAD:+\$LD_PRELOAD:}/lib/x86_64-linux-gnu/libc.so.6 '$launcher' sh -c 'echo \$LD_PRELOAD' | grep -q 'libswerveclaim_preload.so:.*/lib/x86_64-linux-gnu/libc.so.6'"
 check "a missing program is 127" bash -c "'$launcher' /nonexistent/program 2>/dev/null; [ \$? -eq 127 ]"
 check "a static program: a warning, and it still runs" \
-    bash -c "out=\$('$launcher' '$SCL_HELPERS/static_program' 2>&1); [ \$? -eq 4 ] && echo \"\$out\" | grep -q 'statically linked' && echo \"\$out\" | grep -q 'static program ran'"
+    bash -c "out=\$('$launcher' '$SCL_HELPERS/tools/static_program' 2>&1); [ \$? -eq 4 ] && echo \"\$out\" | grep -q 'statically linked' && echo \"\$out\" | grep -q 'static program ran'"
 cp /bin/true "$work/setuid-true" && chmod u+s "$work/setuid-true"
 check "a setuid program: a warning" bash -c "'$launcher' '$work/setuid-true' 2>&1 | grep -q 'setuid/setgid'"
 check "--help exits 0" bash -c "'$launcher' --help >/dev/null"

@@ -57,6 +57,37 @@ char *testdir_claim_dir(const char *base)
     return found;
 }
 
+int testdir_claim_exists(const char *base, const char *name)
+{
+    char *dir = testdir_claim_dir(base), *path;
+    struct stat st;
+    int exists;
+
+    if (dir == NULL)
+        return -1;
+    if (asprintf(&path, "%s/claims/%s", dir, name) < 0)
+        abort();
+    exists = lstat(path, &st) == 0;
+    free(path);
+    free(dir);
+    return exists;
+}
+
+char *testdir_base;
+
+void testdir_setup(void)
+{
+    testdir_base = testdir_make();
+    if (setenv("SWERVE_TMPDIR", testdir_base, 1) != 0)
+        abort();
+}
+
+void testdir_teardown(void)
+{
+    testdir_remove(testdir_base);
+    testdir_base = NULL;
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;

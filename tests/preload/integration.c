@@ -11,6 +11,8 @@
 #include "config.h"
 
 #include "harness.h"
+#include "clock.h"
+#include "scenarios.h"
 #include "testdir.h"
 
 #include "run_suite.h"
@@ -31,26 +33,7 @@ struct run {
     char out[16384], err[16384];
 };
 
-static char *base;
-
-static void setup(void)
-{
-    base = testdir_make();
-}
-
-static void teardown(void)
-{
-    testdir_remove(base);
-    base = NULL;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define base testdir_base
 
 static void drain(int *fd, char *buf, size_t cap, size_t *len)
 {
@@ -147,7 +130,7 @@ static void expect_run(const char *helper, const char *const *args, const char *
 #define SEED(example, output)                                                                      \
     do {                                                                                           \
         const char *args[] = { example, NULL };                                                    \
-        expect_run("helper_seed", args, output, 30);                                               \
+        expect_run("preload/helper_seed", args, output, 30);                                               \
     } while (0)
 
 START_TEST(test_seed_guide_claims)
@@ -206,7 +189,7 @@ START_TEST(test_loader_reports_absent_shim)
     static struct run r;
     const char *args[] = { "guide-claims", NULL };
 
-    run_helper(&r, 0, "helper_seed", args, NULL, 30);
+    run_helper(&r, 0, "preload/helper_seed", args, NULL, 30);
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "helper_seed: libswerveclaim_preload.so is not loaded\n");
     ck_assert_int_eq(testdir_count(base), 0);
@@ -220,39 +203,43 @@ END_TEST
         const char *args[] = { __VA_ARGS__, NULL };                                                \
         char expected[256];                                                                        \
         snprintf(expected, sizeof expected, "ok %s\n", args[0]);                                   \
-        expect_run("helper_scenarios", args, expected, 60);                                        \
+        expect_run("preload/helper_scenarios", args, expected, 60);                                        \
     } while (0)
 
-START_TEST(test_fork_makes_dir_first) { SCENARIO("fork-makes-dir-first"); }
+/* The scenarios that check all they need themselves: each must print
+ * "ok NAME" and exit 0. */
+static const char *const self_checking[] = {
+    SCN_FORK_MAKES_DIR_FIRST,
+    SCN_LAUNCHER,
+    SCN_SIGNALS_DURING_WAIT,
+    SCN_HOST_CLOBBERS_FD,
+    SCN_EXEC_LARGE_VECTORS,
+    SCN_THREADED_FORK,
+    SCN_FORK_IN_SIGNAL_HANDLER,
+    SCN_ORPHANS,
+    SCN_INHERITED_HANDLE,
+    SCN_RETURN_FROM_MAIN,
+    SCN_UNREAPED_HOLDER,
+    SCN_ERRNO_KEPT,
+};
+
+START_TEST(test_self_checking_scenario) { SCENARIO(self_checking[_i]); }
 END_TEST
-START_TEST(test_launcher_hands_directory_on) { SCENARIO("launcher"); }
-END_TEST
-START_TEST(test_signals_during_wait) { SCENARIO("signals-during-wait"); }
-END_TEST
-START_TEST(test_host_clobbers_fd) { SCENARIO("host-clobbers-fd"); }
-END_TEST
+
 START_TEST(test_exec_releases_and_joins)
 {
-    const char *args[] = { "exec-releases-and-joins", NULL };
+    const char *args[] = { SCN_EXEC_RELEASES_AND_JOINS, NULL };
 
     /* The exec'd image reports first: the parent waits for it. */
-    expect_run("helper_scenarios", args, "ok exec-image\nok exec-releases-and-joins\n", 60);
+    expect_run("preload/helper_scenarios", args, "ok " SCN_EXEC_IMAGE "\nok " SCN_EXEC_RELEASES_AND_JOINS "\n", 60);
 }
-END_TEST
-START_TEST(test_exec_large_vectors) { SCENARIO("exec-large-vectors"); }
-END_TEST
-START_TEST(test_threaded_fork) { SCENARIO("threaded-fork"); }
-END_TEST
-START_TEST(test_fork_in_signal_handler) { SCENARIO("fork-in-signal-handler"); }
-END_TEST
-START_TEST(test_orphans) { SCENARIO("orphans"); }
 END_TEST
 
 START_TEST(test_abandoned_directory_is_swept)
 {
-    const char *args[] = { "sweep", NULL };
+    const char *args[] = { SCN_SWEEP, NULL };
 
-    expect_run("helper_scenarios", args, "ok hold-and-wait\nok sweep\n", 60);
+    expect_run("preload/helper_scenarios", args, "ok " SCN_HOLD_AND_WAIT "\nok " SCN_SWEEP "\n", 60);
 }
 END_TEST
 
@@ -260,9 +247,9 @@ START_TEST(test_stress_sigkill)
 {
     static struct run r;
     const char *soak = getenv("SCL_SOAK_SECONDS");
-    const char *args[] = { "stress", soak != NULL ? soak : "5", "10000", NULL };
+    const char *args[] = { SCN_STRESS, soak != NULL ? soak : "5", "10000", NULL };
 
-    run_helper(&r, 1, "helper_scenarios", args, NULL, soak != NULL ? atof(soak) * 6 + 60 : 120);
+    run_helper(&r, 1, "preload/helper_scenarios", args, NULL, soak != NULL ? atof(soak) * 6 + 60 : 120);
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
     ck_assert_str_eq(r.err, "");
     ck_assert_ptr_nonnull(strstr(r.out, " 0 violations"));
@@ -276,7 +263,7 @@ START_TEST(test_bad_base_is_an_error_not_a_crash)
 {
     static struct run r;
     char tmpdir[4200], file[4096];
-    const char *args[] = { "bad-base", NULL };
+    const char *args[] = { SCN_BAD_BASE, NULL };
     const char *env[] = { tmpdir, NULL };
     FILE *f;
 
@@ -286,7 +273,7 @@ START_TEST(test_bad_base_is_an_error_not_a_crash)
     ck_assert_ptr_nonnull(f);
     fclose(f);
     snprintf(tmpdir, sizeof tmpdir, "SWERVE_TMPDIR=%s", file);
-    run_helper(&r, 1, "helper_scenarios", args, env, 60);
+    run_helper(&r, 1, "preload/helper_scenarios", args, env, 60);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     ck_assert_str_eq(r.out, "ok bad-base\n");
     ck_assert_str_eq(r.err, "");
@@ -297,32 +284,24 @@ END_TEST
 START_TEST(test_debug_logs_only_when_asked)
 {
     static struct run r;
-    const char *args[] = { "inherited-handle", NULL };
+    const char *args[] = { SCN_INHERITED_HANDLE, NULL };
     const char *env[] = { "SWERVE_DEBUG=1", NULL };
 
-    run_helper(&r, 1, "helper_scenarios", args, env, 60);
+    run_helper(&r, 1, "preload/helper_scenarios", args, env, 60);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "swerve-claim["));
     ck_assert_ptr_nonnull(strstr(r.err, "made claim directory"));
     ck_assert_ptr_nonnull(strstr(r.err, "removed claim directory"));
 }
 END_TEST
-START_TEST(test_inherited_handle) { SCENARIO("inherited-handle"); }
-END_TEST
-START_TEST(test_return_from_main) { SCENARIO("return-from-main"); }
-END_TEST
-START_TEST(test_unreaped_holder) { SCENARIO("unreaped-holder"); }
-END_TEST
-START_TEST(test_errno_kept) { SCENARIO("errno-kept"); }
-END_TEST
 
 static const char *const exit_paths[] = { "exit", "_exit", "_Exit", "quick_exit", "exit-in-signal-handler" };
 
 START_TEST(test_exit_path)
 {
-    const char *args[] = { "exit-path", exit_paths[_i], NULL };
+    const char *args[] = { SCN_EXIT_PATH, exit_paths[_i], NULL };
 
-    expect_run("helper_scenarios", args, "ok exit-path\n", 60);
+    expect_run("preload/helper_scenarios", args, "ok exit-path\n", 60);
 }
 END_TEST
 
@@ -330,35 +309,35 @@ static const char *const reapers[] = { "waitpid", "wait", "wait3", "wait4", "wai
 
 START_TEST(test_reap)
 {
-    const char *args[] = { "reap", reapers[_i], NULL };
+    const char *args[] = { SCN_REAP, reapers[_i], NULL };
 
-    expect_run("helper_scenarios", args, "ok reap\n", 60);
+    expect_run("preload/helper_scenarios", args, "ok reap\n", 60);
 }
 END_TEST
 
 START_TEST(test_mutual_exclusion_processes)
 {
-    const char *args[] = { "mutex-processes", "8", "1000", NULL };
+    const char *args[] = { SCN_MUTEX_PROCESSES, "8", "1000", NULL };
 
-    expect_run("helper_scenarios", args,
+    expect_run("preload/helper_scenarios", args,
                "processes: 8000 acquisitions, 0 violations\nok mutex-processes\n", 240);
 }
 END_TEST
 
 START_TEST(test_mutual_exclusion_threads)
 {
-    const char *args[] = { "mutex-threads", "8", "1000", NULL };
+    const char *args[] = { SCN_MUTEX_THREADS, "8", "1000", NULL };
 
-    expect_run("helper_scenarios", args, "threads: 8000 acquisitions, 0 violations\nok mutex-threads\n", 240);
+    expect_run("preload/helper_scenarios", args, "threads: 8000 acquisitions, 0 violations\nok mutex-threads\n", 240);
 }
 END_TEST
 
 START_TEST(test_handoff_wakes_before_the_next_tick)
 {
     static struct run r;
-    const char *args[] = { "handoff", NULL };
+    const char *args[] = { SCN_HANDOFF, NULL };
 
-    run_helper(&r, 1, "helper_scenarios", args, NULL, 60);
+    run_helper(&r, 1, "preload/helper_scenarios", args, NULL, 60);
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "ok handoff\n"));
     ck_assert_int_eq(testdir_count(base), 0);
@@ -377,8 +356,8 @@ START_TEST(test_transparent_to_the_host)
     static struct run with, without;
     const char *args[] = { NULL };
 
-    run_helper(&without, 0, "helper_transparency", args, NULL, 60);
-    run_helper(&with, 1, "helper_transparency", args, NULL, 60);
+    run_helper(&without, 0, "preload/helper_transparency", args, NULL, 60);
+    run_helper(&with, 1, "preload/helper_transparency", args, NULL, 60);
     ck_assert_int_eq(without.status, 42);
     ck_assert_int_eq(with.status, 42);
     ck_assert_str_eq(without.err, "");
@@ -409,7 +388,7 @@ START_TEST(test_library_constructor_forks_or_exits)
              asan != NULL && *asan ? ":" : "", early_cases[_i].early_first ? early : shim,
              early_cases[_i].early_first ? shim : early);
     snprintf(mode, sizeof mode, "EARLY_MODE=%s", early_cases[_i].mode);
-    run_helper(&r, 1, "helper_seed", args, env, 30);
+    run_helper(&r, 1, "preload/helper_seed", args, env, 30);
     ck_assert_msg(r.status == early_cases[_i].status, "%s: status %d, stderr %s", preload, r.status, r.err);
     ck_assert_str_eq(r.err, "");
     if (early_cases[_i].status == 0)
@@ -423,7 +402,7 @@ static Suite *suite(void)
     Suite *s = suite_create("integration");
     TCase *seed = tcase_create("seed"), *life = tcase_create("lifecycle"), *excl = tcase_create("exclusion");
 
-    tcase_add_checked_fixture(seed, setup, teardown);
+    tcase_add_checked_fixture(seed, testdir_setup, testdir_teardown);
     tcase_set_timeout(seed, 60);
     tcase_add_test(seed, test_seed_guide_claims);
     tcase_add_test(seed, test_seed_guide_waiting);
@@ -434,32 +413,21 @@ static Suite *suite(void)
     tcase_add_test(seed, test_loader_reports_absent_shim);
     suite_add_tcase(s, seed);
 
-    tcase_add_checked_fixture(life, setup, teardown);
+    tcase_add_checked_fixture(life, testdir_setup, testdir_teardown);
     tcase_set_timeout(life, 90);
-    tcase_add_test(life, test_fork_makes_dir_first);
-    tcase_add_test(life, test_launcher_hands_directory_on);
-    tcase_add_test(life, test_signals_during_wait);
-    tcase_add_test(life, test_host_clobbers_fd);
+    tcase_add_loop_test(life, test_self_checking_scenario, 0, sizeof self_checking / sizeof self_checking[0]);
     tcase_add_test(life, test_exec_releases_and_joins);
-    tcase_add_test(life, test_exec_large_vectors);
-    tcase_add_test(life, test_threaded_fork);
-    tcase_add_test(life, test_fork_in_signal_handler);
-    tcase_add_test(life, test_orphans);
     tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0,
                         sizeof early_cases / sizeof early_cases[0]);
     tcase_add_test(life, test_bad_base_is_an_error_not_a_crash);
     tcase_add_test(life, test_debug_logs_only_when_asked);
-    tcase_add_test(life, test_inherited_handle);
-    tcase_add_test(life, test_return_from_main);
-    tcase_add_test(life, test_unreaped_holder);
-    tcase_add_test(life, test_errno_kept);
     tcase_add_loop_test(life, test_exit_path, 0, sizeof exit_paths / sizeof exit_paths[0]);
     tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
     suite_add_tcase(s, life);
 
-    tcase_add_checked_fixture(excl, setup, teardown);
+    tcase_add_checked_fixture(excl, testdir_setup, testdir_teardown);
     tcase_set_timeout(excl, 300);
     tcase_add_test(excl, test_mutual_exclusion_processes);
     tcase_add_test(excl, test_mutual_exclusion_threads);

@@ -19,15 +19,15 @@ run_example() { # LANGUAGE EXAMPLE
     out=$(mktemp) err=$(mktemp)
     case $1 in
     python) SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$src/bindings/python \
-                timeout 60 /usr/bin/python3 "$src/tests/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
+                timeout 60 /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
     php) SWERVE_TMPDIR=$base LD_PRELOAD=$preload \
              timeout 60 php -n -d extension=ffi -d ffi.enable=1 \
-             "$src/tests/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
+             "$src/tests/packaging/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
     esac
     status=$?
     if [ $status -ne 0 ]; then
         fail "$1 $2: status $status: $(cat "$err")"
-    elif ! diff -u "$src/tests/bindings/expected/$2.txt" "$out" >&2; then
+    elif ! diff -u "$src/tests/packaging/bindings/expected/$2.txt" "$out" >&2; then
         fail "$1 $2: not the seed's output"
     elif [ -s "$err" ]; then
         fail "$1 $2 wrote to stderr: $(cat "$err")"
@@ -54,14 +54,14 @@ done
 run_example python context-manager
 
 # Without the shim: a clear error, exit status 2.
-if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/bindings/seed_examples.py" class-1 2>&1) ||
+if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" class-1 2>&1) ||
     ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
     fail "python without the shim: $out"
 else
     passed=$((passed + 1))
 fi
 if [ $php -eq 1 ]; then
-    if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/bindings/seed_examples.php" class-1 2>&1) ||
+    if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/packaging/bindings/seed_examples.php" class-1 2>&1) ||
         ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
         fail "php without the shim: $out"
     else

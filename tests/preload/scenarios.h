@@ -1,0 +1,34 @@
+/*
+ * The scenarios of helper_scenarios.c, by name.  The helper's table and
+ * the tests that run them (integration.c) both spell them through these,
+ * so neither can name one the other does not know.
+ */
+#ifndef SCL_TESTS_SCENARIOS_H
+#define SCL_TESTS_SCENARIOS_H
+
+#define SCN_FORK_MAKES_DIR_FIRST    "fork-makes-dir-first"
+#define SCN_INHERITED_HANDLE        "inherited-handle"
+#define SCN_LAUNCHER                "launcher"
+#define SCN_EXIT_PATH               "exit-path"
+#define SCN_REAP                    "reap"
+#define SCN_UNREAPED_HOLDER         "unreaped-holder"
+#define SCN_ERRNO_KEPT              "errno-kept"
+#define SCN_SIGNALS_DURING_WAIT     "signals-during-wait"
+#define SCN_HOST_CLOBBERS_FD        "host-clobbers-fd"
+#define SCN_BAD_BASE                "bad-base"
+#define SCN_EXEC_RELEASES_AND_JOINS "exec-releases-and-joins"
+#define SCN_EXEC_LARGE_VECTORS      "exec-large-vectors"
+#define SCN_EXEC_IMAGE              "exec-image"
+#define SCN_THREADED_FORK           "threaded-fork"
+#define SCN_FORK_IN_SIGNAL_HANDLER  "fork-in-signal-handler"
+#define SCN_ORPHANS                 "orphans"
+#define SCN_SWEEP                   "sweep"
+#define SCN_HOLD_AND_DIE            "hold-and-die"
+#define SCN_HOLD_AND_WAIT           "hold-and-wait"
+#define SCN_STRESS                  "stress"
+#define SCN_MUTEX_PROCESSES         "mutex-processes"
+#define SCN_MUTEX_THREADS           "mutex-threads"
+#define SCN_HANDOFF                 "handoff"
+#define SCN_RETURN_FROM_MAIN        "return-from-main"
+
+#endif
