@@ -41,13 +41,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ROUNDS 11
-#define FORK_STEPS 5000
-#define EXEC_STEPS 2500
-#define REAPS 51
-#define OTHER_CLAIMS 100000
-#define PAIRS 20000
-#define HANDOFFS 200
+#define ROUNDS          11
+#define FORK_STEPS      5000
+#define EXEC_STEPS      2500
+#define REAPS           51
+#define OTHER_CLAIMS    100000
+#define PAIRS           20000
+#define HANDOFFS        200
 #define POLLED_HANDOFFS 40
 
 static struct swerve_claim_api api;
@@ -149,8 +149,7 @@ static void bench_pairs(void)
     printf("   acquire+release          %8.0f ns\n", median(claim, ROUNDS));
     printf("   bare linkat+unlinkat     %8.0f ns\n", median(link, ROUNDS));
     printf("   flock lock+unlock        %8.0f ns\n", median(lock, ROUNDS));
-    printf("   ratio claim/link         %8.2f   (median of per-round ratios; target <= 1.30)\n",
-           median(ratio, ROUNDS));
+    printf("   ratio claim/link         %8.2f   (median of per-round ratios; target <= 1.30)\n", median(ratio, ROUNDS));
     api.free(c);
     close(fd);
     unlinkat(dirfd, "holder", 0);
@@ -277,8 +276,8 @@ static void handoffs(int n, int polled, double hold_s, double *latency, double *
 static void bench_handoff(void)
 {
     double *lat = mmap(NULL, sizeof(double) * HANDOFFS, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    double *polled = mmap(NULL, sizeof(double) * POLLED_HANDOFFS, PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    double *polled =
+        mmap(NULL, sizeof(double) * POLLED_HANDOFFS, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     double cpu_long, cpu_poll_long, cpu_floor;
 
     if (lat == MAP_FAILED || polled == MAP_FAILED)

@@ -4,7 +4,7 @@
 # are); prints what it installs.
 set -euo pipefail
 
-packages=(build-essential autoconf automake libtool pkg-config check libsmartcols-dev curl python3 clang-14 libclang-rt-14-dev php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3)
+packages=(build-essential autoconf automake libtool pkg-config check libsmartcols-dev curl python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

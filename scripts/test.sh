@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh Debian 12 machine: installs what is
 # missing, builds with -Wall -Wextra -Werror and runs `make check`, builds
 # again with AddressSanitizer and UndefinedBehaviorSanitizer and runs it
-# again, then `make distcheck`.  Ends with "test.sh: N passed, N failed".
+# again, then `make distcheck`; first, every C file must be formatted.  Ends with "test.sh: N passed, N failed".
 #
 #   scripts/test.sh [--quick]    --quick: the plain build's `make check` only
 set -uo pipefail
@@ -77,6 +77,12 @@ check_build() {
 }
 
 cd "$top" || exit 1
+echo "== style: scripts/format.sh --check"
+if "$top/scripts/format.sh" --check; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
 check_build "$top/_build" plain --enable-werror
 if [ $quick -eq 0 ]; then
     check_build "$top/_build-sanitizers" sanitizers --enable-werror --enable-sanitizers=address,undefined

@@ -46,15 +46,11 @@ static inline int swerve_claim_load(struct swerve_claim_api *api)
     struct swerve_claim_api found = { 0 };
 
     /* POSIX allows converting dlsym's void * to a function pointer. */
-#define SWERVE_CLAIM_LOOKUP_(field, symbol) \
-    (*(void **)&found.field = dlsym(RTLD_DEFAULT, symbol)) != NULL
-    if (SWERVE_CLAIM_LOOKUP_(new_claim, "swerve_claim_new") &&
-        SWERVE_CLAIM_LOOKUP_(name, "swerve_claim_name") &&
+#define SWERVE_CLAIM_LOOKUP_(field, symbol) (*(void **)&found.field = dlsym(RTLD_DEFAULT, symbol)) != NULL
+    if (SWERVE_CLAIM_LOOKUP_(new_claim, "swerve_claim_new") && SWERVE_CLAIM_LOOKUP_(name, "swerve_claim_name") &&
         SWERVE_CLAIM_LOOKUP_(available, "swerve_claim_available") &&
-        SWERVE_CLAIM_LOOKUP_(acquire, "swerve_claim_acquire") &&
-        SWERVE_CLAIM_LOOKUP_(held, "swerve_claim_held") &&
-        SWERVE_CLAIM_LOOKUP_(release, "swerve_claim_release") &&
-        SWERVE_CLAIM_LOOKUP_(free, "swerve_claim_free")) {
+        SWERVE_CLAIM_LOOKUP_(acquire, "swerve_claim_acquire") && SWERVE_CLAIM_LOOKUP_(held, "swerve_claim_held") &&
+        SWERVE_CLAIM_LOOKUP_(release, "swerve_claim_release") && SWERVE_CLAIM_LOOKUP_(free, "swerve_claim_free")) {
         *api = found;
         swerve_claim_loaded_free_ = found.free;
         return 1;

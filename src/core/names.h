@@ -14,8 +14,8 @@
 
 #include <stddef.h>
 
-#define SCL_FNAME_MAX 256        /* buffer size for a file name, NUL included */
-#define SCL_FNAME_SHORT_MAX 200  /* longest encoding kept whole */
+#define SCL_FNAME_MAX       256 /* buffer size for a file name, NUL included */
+#define SCL_FNAME_SHORT_MAX 200 /* longest encoding kept whole */
 
 /* Encodes NAME (LEN bytes) into OUT; returns the file name's length. */
 size_t scl_name_encode(const char *name, size_t len, char out[SCL_FNAME_MAX]);

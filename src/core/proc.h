@@ -19,7 +19,7 @@ struct scl_proc_id {
 };
 
 struct scl_proc_stat {
-    char state;               /* 'R', 'S', 'Z', ... */
+    char state; /* 'R', 'S', 'Z', ... */
     pid_t ppid;
     unsigned long long start;
 };

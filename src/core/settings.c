@@ -48,9 +48,9 @@ static void load(void)
         return;
     /* A relative base would move with the host's chdir().  One that
      * cannot be used is an error, never /tmp instead. */
-    if (base[0] == '/' ? scl_concat(free_space, PATH_MAX, base, (char *)NULL) == 0
-                       : getcwd(cwd, sizeof cwd) != NULL &&
-                             scl_concat(free_space, PATH_MAX, cwd, "/", base, (char *)NULL) == 0) {
+    if (base[0] == '/'
+            ? scl_concat(free_space, PATH_MAX, base, (char *)NULL) == 0
+            : getcwd(cwd, sizeof cwd) != NULL && scl_concat(free_space, PATH_MAX, cwd, "/", base, (char *)NULL) == 0) {
         settings.base_dir = take(&free_space);
     } else {
         settings.base_dir = "";

@@ -18,10 +18,10 @@ struct scl_key {
     char fname[SCL_FNAME_MAX]; /* the name's file name (names.h) */
     char *journal_line;        /* what the holder's journal records */
     size_t journal_len;
-    pid_t journaled_pid;       /* the process, and directory generation, */
-    unsigned journaled_gen;    /* that journaled it already */
-    int revocations_known;     /* when the name was taken: 1 and the count */
-    unsigned revocations;      /* of forced releases (wake.h), or 0 */
+    pid_t journaled_pid;    /* the process, and directory generation, */
+    unsigned journaled_gen; /* that journaled it already */
+    int revocations_known;  /* when the name was taken: 1 and the count */
+    unsigned revocations;   /* of forced releases (wake.h), or 0 */
 };
 
 /* A waiter's state, kept by the caller for the store. */

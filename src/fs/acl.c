@@ -13,12 +13,18 @@
 #include <unistd.h>
 
 /* The kernel's xattr form of an ACL (linux/posix_acl_xattr.h). */
-#define ACL_XATTR "system.posix_acl_access"
+#define ACL_XATTR   "system.posix_acl_access"
 #define ACL_VERSION 2
-enum { TAG_USER_OBJ = 0x01, TAG_USER = 0x02, TAG_GROUP_OBJ = 0x04, TAG_GROUP = 0x08,
-       TAG_MASK = 0x10, TAG_OTHER = 0x20 };
+enum {
+    TAG_USER_OBJ = 0x01,
+    TAG_USER = 0x02,
+    TAG_GROUP_OBJ = 0x04,
+    TAG_GROUP = 0x08,
+    TAG_MASK = 0x10,
+    TAG_OTHER = 0x20
+};
 #define MAX_ENTRIES 64
-#define NO_ID 0xffffffffu
+#define NO_ID       0xffffffffu
 
 struct entry {
     uint16_t tag, perm;

@@ -98,8 +98,7 @@ static enum fd_check check_fd(int fd)
 {
     struct stat st;
 
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != claims_dev ||
-        st.st_ino != claims_ino)
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != claims_dev || st.st_ino != claims_ino)
         return FD_NOT_OURS;
     return st.st_nlink == 0 ? FD_REMOVED : FD_OURS;
 }
@@ -147,13 +146,9 @@ int scl_dir_claims_fd(void)
     for (int attempt = 0; attempt < 3; attempt++) {
         int fd = atomic_load(&dir_fd), fresh;
         switch (check_fd(fd)) {
-        case FD_OURS:
-            return fd;
-        case FD_REMOVED:
-            errno = ENOENT;
-            return -1;
-        case FD_NOT_OURS:
-            break;
+        case FD_OURS: return fd;
+        case FD_REMOVED: errno = ENOENT; return -1;
+        case FD_NOT_OURS: break;
         }
         /* The host closed or replaced our descriptor: never touch that
          * number again, open our own. */
@@ -482,9 +477,8 @@ static int attach(const char *path)
         return -1;
     fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     /* Somebody else's directory would let them fake or steal claims. */
-    if (fd < 0 || fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0 ||
-        (top.st_uid != geteuid() && top.st_uid != 0) || (top.st_mode & 0007) != 0 ||
-        publish(path, &top, &claims, fd, 0) != 0) {
+    if (fd < 0 || fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0 || (top.st_uid != geteuid() && top.st_uid != 0) ||
+        (top.st_mode & 0007) != 0 || publish(path, &top, &claims, fd, 0) != 0) {
         int saved = errno == 0 ? EPERM : errno;
         if (fd >= 0)
             scl_close_quietly(fd);

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
 {
     char num[24];
@@ -34,8 +33,8 @@ int scl_holder_parse_id(const char *head, size_t n, struct scl_proc_id *id)
         n = sizeof copy - 1;
     memcpy(copy, head, n);
     copy[n] = '\0';
-    if (scl_parse_ull(&p, &pid) != 0 || *p++ != ' ' || scl_parse_ull(&p, &start) != 0 || *p != '\n' ||
-        pid == 0 || pid > (unsigned long long)SCL_PID_MAX) {
+    if (scl_parse_ull(&p, &pid) != 0 || *p++ != ' ' || scl_parse_ull(&p, &start) != 0 || *p != '\n' || pid == 0 ||
+        pid > (unsigned long long)SCL_PID_MAX) {
         errno = EINVAL;
         return -1;
     }

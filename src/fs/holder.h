@@ -35,7 +35,6 @@
 
 #include <sys/types.h>
 
-
 /* ".holder.PID", the holder file's name. */
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);
 
@@ -81,8 +80,8 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
 int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len);
 
 enum scl_clear_mode {
-    SCL_CLEAR_IF_DEAD,    /* only when the holder has ended */
-    SCL_CLEAR_ALWAYS,     /* the caller is the holder, or knows it ended */
+    SCL_CLEAR_IF_DEAD,     /* only when the holder has ended */
+    SCL_CLEAR_ALWAYS,      /* the caller is the holder, or knows it ended */
     SCL_CLEAR_CLAIMS_ONLY, /* the caller is the holder, about to exec: it
                             * keeps its holder file (same pid, same start) */
 };
@@ -97,7 +96,6 @@ int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
  * scl_holder_clear() does; ALSO_CLAIM, when not NULL, is a claim of it
  * cleared too, in case the journal does not name it (claim.c). */
 int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const char *also_claim);
-
 
 /*
  * Calls FN for every holder file (PID > 0) and every registration left in

@@ -159,7 +159,7 @@ static void sweep_one(int basefd, const char *name)
 /* How much of the base one sweep reads, and how many of its entries it
  * looks at closely: anybody can fill /tmp with names, and the sweep runs
  * in a host's first fork.  What it leaves, `swerve-claim gc` removes. */
-#define SWEEP_MAX_ENTRIES 4096
+#define SWEEP_MAX_ENTRIES    4096
 #define SWEEP_MAX_CANDIDATES 64
 
 /*
@@ -185,7 +185,8 @@ void scl_sweep_abandoned(int basefd)
             struct dirent64 *d = (struct dirent64 *)(buf + off);
             off += d->d_reclen;
             /* d_type spares a stat of what is plainly not a directory. */
-            if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
+            if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL &&
+                (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
                 candidates++;
                 sweep_one(basefd, d->d_name);
             }

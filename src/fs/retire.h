@@ -12,7 +12,6 @@
 
 #include <sys/types.h>
 
-
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead
  * holders are cleared first.  0 when removed, or -1 with errno (EBUSY: a

@@ -143,8 +143,7 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
     if (journaled.pid != self || journaled.gen != gen)
         journaled_reset(self, gen);
     if (!journaled_has(key->fname)) {
-        if (scl_holder_journal(dirfd, self, key->journal_line, key->journal_len) != 0 ||
-            journaled_add(key->fname) != 0)
+        if (scl_holder_journal(dirfd, self, key->journal_line, key->journal_len) != 0 || journaled_add(key->fname) != 0)
             return -1;
     }
     key->journaled_pid = self;
@@ -190,16 +189,10 @@ static int fs_try_acquire(struct scl_key *key, pid_t self)
         if (errno != EEXIST)
             return -1;
         switch (scl_claim_clear_if_stale(dirfd, key->fname)) {
-        case SCL_CLAIM_FREE:
-            continue;
-        case SCL_CLAIM_LIVE:
-            errno = EWOULDBLOCK;
-            return -1;
-        case SCL_CLAIM_BUSY:
-            sched_yield();
-            continue;
-        case SCL_CLAIM_ERROR:
-            return -1;
+        case SCL_CLAIM_FREE: continue;
+        case SCL_CLAIM_LIVE: errno = EWOULDBLOCK; return -1;
+        case SCL_CLAIM_BUSY: sched_yield(); continue;
+        case SCL_CLAIM_ERROR: return -1;
         }
     }
     errno = EWOULDBLOCK;

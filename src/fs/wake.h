@@ -17,7 +17,6 @@
 
 #include <time.h>
 
-
 /* Makes the wake file in the claim directory TOPFD (at its creation). */
 int scl_wake_create(int topfd);
 

@@ -35,7 +35,7 @@ extern char **environ;
 
 /* What fits on the stack: more is mapped. */
 #define ROOM_POINTERS 64
-#define ROOM_TEXT 192
+#define ROOM_TEXT     192
 
 /* Room for one new vector (and, for an environment, its one new entry). */
 struct room {

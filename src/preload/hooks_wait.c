@@ -39,8 +39,8 @@ SCL_EXPORT pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusa
 {
     pid_t (*real)(pid_t, int *, int, struct rusage *) = scl_real()->wait4;
     int status = 0;
-    pid_t r = real != NULL ? real(pid, &status, options, rusage)
-                           : (pid_t)syscall(SYS_wait4, pid, &status, options, rusage);
+    pid_t r =
+        real != NULL ? real(pid, &status, options, rusage) : (pid_t)syscall(SYS_wait4, pid, &status, options, rusage);
 
     return after_wait(r, status, wstatus);
 }
@@ -49,8 +49,7 @@ SCL_EXPORT pid_t waitpid(pid_t pid, int *wstatus, int options)
 {
     pid_t (*real)(pid_t, int *, int) = scl_real()->waitpid;
     int status = 0;
-    pid_t r = real != NULL ? real(pid, &status, options)
-                           : (pid_t)syscall(SYS_wait4, pid, &status, options, NULL);
+    pid_t r = real != NULL ? real(pid, &status, options) : (pid_t)syscall(SYS_wait4, pid, &status, options, NULL);
 
     return after_wait(r, status, wstatus);
 }
@@ -68,8 +67,7 @@ SCL_EXPORT pid_t wait3(int *wstatus, int options, struct rusage *rusage)
 {
     pid_t (*real)(int *, int, struct rusage *) = scl_real()->wait3;
     int status = 0;
-    pid_t r = real != NULL ? real(&status, options, rusage)
-                           : (pid_t)syscall(SYS_wait4, -1, &status, options, rusage);
+    pid_t r = real != NULL ? real(&status, options, rusage) : (pid_t)syscall(SYS_wait4, -1, &status, options, rusage);
 
     return after_wait(r, status, wstatus);
 }
@@ -84,8 +82,7 @@ SCL_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)
     siginfo_t *info = infop != NULL ? infop : &local;
     int r;
 
-    r = real != NULL ? real(idtype, id, info, options)
-                     : (int)syscall(SYS_waitid, idtype, id, info, options, NULL);
+    r = real != NULL ? real(idtype, id, info, options) : (int)syscall(SYS_waitid, idtype, id, info, options, NULL);
     if (r == 0 && !(options & WNOWAIT) && info->si_pid > 0 &&
         (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)) {
         int saved = errno;

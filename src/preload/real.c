@@ -24,7 +24,7 @@ const struct scl_real *scl_real(void)
 {
     if (atomic_load_explicit(&bound, memory_order_acquire))
         return &table;
-    /* Racing binders store the same values: harmless.  RTLD_NEXT looks
+        /* Racing binders store the same values: harmless.  RTLD_NEXT looks
      * only in the objects after this one, so it never finds our hooks (and
      * taking their addresses would cost a symbol lookup each at load). */
 #define BIND(field, name) *(void **)&table.field = dlsym(RTLD_NEXT, name)

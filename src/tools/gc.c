@@ -19,7 +19,9 @@
 int tool_gc(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "dry-run", no_argument, NULL, 'd' }, { "server", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 },
+        { "dry-run", no_argument, NULL, 'd' },
+        { "server", required_argument, NULL, 's' },
+        { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *verb;
     int dry = 0, c, failed = 0;

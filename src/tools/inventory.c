@@ -201,8 +201,7 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n)
     while ((e = readdir(dir)) != NULL) {
         char path[PATH_MAX];
         struct stat st;
-        if (strncmp(e->d_name, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) != 0 ||
-            scl_layout_is_unfinished(e->d_name))
+        if (strncmp(e->d_name, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) != 0 || scl_layout_is_unfinished(e->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", base, e->d_name);
         if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||

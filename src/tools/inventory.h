@@ -15,7 +15,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-
 struct inv_proc {
     pid_t pid;
     unsigned long long start;

@@ -21,15 +21,16 @@
 
 static void usage(FILE *to)
 {
-    fprintf(to, "Usage: swerve-claim-preload COMMAND [ARG...]\n"
-                "\n"
-                "Runs COMMAND with %s preloaded (in front of any LD_PRELOAD\n"
-                "already set), so that an unmodified server gets named cross-process claims.\n"
-                "Exit status: COMMAND's; 126 if it cannot run, 127 if it is not found.\n"
-                "\n"
-                "  -h, --help     this help\n"
-                "  -V, --version  the version\n",
-                LIBRARY);
+    fprintf(to,
+            "Usage: swerve-claim-preload COMMAND [ARG...]\n"
+            "\n"
+            "Runs COMMAND with %s preloaded (in front of any LD_PRELOAD\n"
+            "already set), so that an unmodified server gets named cross-process claims.\n"
+            "Exit status: COMMAND's; 126 if it cannot run, 127 if it is not found.\n"
+            "\n"
+            "  -h, --help     this help\n"
+            "  -V, --version  the version\n",
+            LIBRARY);
 }
 
 /* The library next to us in a build tree, else the installed one. */
@@ -129,11 +130,15 @@ int main(int argc, char **argv)
     resolve(argv[1], target, sizeof target);
     if (target[0] != '\0' && stat(target, &st) == 0) {
         if (st.st_mode & (S_ISUID | S_ISGID))
-            fprintf(stderr, "swerve-claim-preload: warning: %s is setuid/setgid: the dynamic loader ignores "
-                            "LD_PRELOAD for it, so it will run without claims\n", target);
+            fprintf(stderr,
+                    "swerve-claim-preload: warning: %s is setuid/setgid: the dynamic loader ignores "
+                    "LD_PRELOAD for it, so it will run without claims\n",
+                    target);
         else if (is_static_elf(target))
-            fprintf(stderr, "swerve-claim-preload: warning: %s is statically linked: LD_PRELOAD does not "
-                            "apply to it, so it will run without claims\n", target);
+            fprintf(stderr,
+                    "swerve-claim-preload: warning: %s is statically linked: LD_PRELOAD does not "
+                    "apply to it, so it will run without claims\n",
+                    target);
     }
     if (setenv("LD_PRELOAD", preload, 1) != 0) {
         perror("swerve-claim-preload: setenv");

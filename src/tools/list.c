@@ -77,13 +77,17 @@ static int parse_output(const char *list, int *shown)
 int tool_list(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "server", required_argument, NULL, 's' }, { "name", required_argument, NULL, 'n' },
-        { "json", no_argument, NULL, 'J' },         { "raw", no_argument, NULL, 'r' },
-        { "noheadings", no_argument, NULL, 'H' },   { "output", required_argument, NULL, 'o' },
+        { "server", required_argument, NULL, 's' },
+        { "name", required_argument, NULL, 'n' },
+        { "json", no_argument, NULL, 'J' },
+        { "raw", no_argument, NULL, 'r' },
+        { "noheadings", no_argument, NULL, 'H' },
+        { "output", required_argument, NULL, 'o' },
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *name = NULL;
-    int json = 0, raw = 0, noheadings = 0, shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
+    int json = 0, raw = 0, noheadings = 0,
+        shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
     int nshown = 6, c;
     struct table *tb;
     struct inv_dir *dirs;
@@ -124,16 +128,23 @@ int tool_list(int argc, char **argv)
         add_row(top, shown, nshown, &r);
         for (size_t j = 0; j < d->nprocs && name == NULL; j++) {
             const struct inv_proc *p = &d->procs[j];
-            struct row pr = { .type = "process", .pid = p->pid, .state = inv_state_name(p->state),
-                              .command = p->command, .dir = d->path };
+            struct row pr = { .type = "process",
+                              .pid = p->pid,
+                              .state = inv_state_name(p->state),
+                              .command = p->command,
+                              .dir = d->path };
             add_row(table_row(tb, top), shown, nshown, &pr);
         }
         for (size_t j = 0; j < d->nclaims; j++) {
             const struct inv_claim *cl = &d->claims[j];
             const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
-            struct row cr = { .type = "claim", .name = cl->name, .pid = p ? p->pid : 0,
-                              .state = p ? inv_state_name(p->state) : "no-holder", .command = p ? p->command : "",
-                              .since = cl->since, .dir = d->path };
+            struct row cr = { .type = "claim",
+                              .name = cl->name,
+                              .pid = p ? p->pid : 0,
+                              .state = p ? inv_state_name(p->state) : "no-holder",
+                              .command = p ? p->command : "",
+                              .since = cl->since,
+                              .dir = d->path };
             if (name == NULL || strcmp(name, cl->name) == 0)
                 add_row(table_row(tb, top), shown, nshown, &cr);
         }

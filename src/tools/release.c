@@ -19,7 +19,9 @@
 int tool_release(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "force", no_argument, NULL, 'f' }, { "server", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 },
+        { "force", no_argument, NULL, 'f' },
+        { "server", required_argument, NULL, 's' },
+        { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *name;
     struct inv_dir *dirs, *found_dir = NULL;

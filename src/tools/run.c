@@ -106,8 +106,7 @@ enum { STAGE_CLAIM, STAGE_EXEC };
 
 /* In the child: takes CLAIM and becomes the command; tells REPORT why
  * not, and exits. */
-__attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, double wait, char **command,
-                                                    int report)
+__attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, double wait, char **command, int report)
 {
     struct outcome o = { .stage = STAGE_CLAIM };
 

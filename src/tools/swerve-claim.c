@@ -66,8 +66,10 @@ static void help(void)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "base", required_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },    { NULL, 0, NULL, 0 },
+        { "base", required_argument, NULL, 'b' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
     };
     const char *command;
     int c;

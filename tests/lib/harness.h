@@ -21,10 +21,10 @@ void harness_env(struct harness_env *env, const char *base, int preload, const c
 void harness_program(char *out, size_t cap, const char *name);
 
 struct server {
-    pid_t launched;  /* the process we started (gone early with --daemonize) */
-    pid_t master;    /* from --pid-file */
-    int port;        /* from --port-file */
-    char dir[4096];  /* a scratch directory for its files */
+    pid_t launched; /* the process we started (gone early with --daemonize) */
+    pid_t master;   /* from --pid-file */
+    int port;       /* from --port-file */
+    char dir[4096]; /* a scratch directory for its files */
 };
 
 /* In the Check runner, around a test case (an unchecked fixture): every

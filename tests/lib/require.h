@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define REQUIRE(cond)                                                                              \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            require_failed(__LINE__, #cond);                                                       \
+#define REQUIRE(cond)                                                                                                  \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            require_failed(__LINE__, #cond);                                                                           \
     } while (0)
 
 extern char *program_invocation_short_name;

@@ -35,7 +35,6 @@
 
 static struct swerve_claim_api api;
 
-
 static void *shared(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -383,8 +382,7 @@ static int reap(char **argv)
     }
     status = reap_by(how, child);
     REQUIRE(!claim_file_exists("x"));
-    REQUIRE(strcmp(how, "waitid") == 0 ? status == SIGKILL
-                                       : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    REQUIRE(strcmp(how, "waitid") == 0 ? status == SIGKILL : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     return 0;
 }
 
@@ -582,7 +580,7 @@ static int exec_image(char **argv)
 /* Vectors larger than the exec hooks keep on their stack (they map room
  * for them): 300 arguments through execle, and an environment of 300
  * entries that preloads the shim still gets SWERVE_CLAIM_DIR. */
-#define ARGS10 "a", "a", "a", "a", "a", "a", "a", "a", "a", "a"
+#define ARGS10  "a", "a", "a", "a", "a", "a", "a", "a", "a", "a"
 #define ARGS100 ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10, ARGS10
 static int exec_large_vectors(char **argv)
 {
@@ -1074,8 +1072,8 @@ static int stress(char **argv)
         }
         printf("stress: %ld acquisitions, %d violations, %ld workers SIGKILLed, %d taken from unreaped zombies, "
                "%d stale claims left\n",
-               atomic_load(&st->acquisitions), atomic_load(&st->violations), kills,
-               atomic_load(&st->after_zombies), left);
+               atomic_load(&st->acquisitions), atomic_load(&st->violations), kills, atomic_load(&st->after_zombies),
+               left);
         REQUIRE(atomic_load(&st->violations) == 0);
         REQUIRE(atomic_load(&st->acquisitions) >= wanted);
         REQUIRE(left == 0);
@@ -1128,8 +1126,8 @@ static int handoff(char **argv)
         REQUIRE(waitpid(child, &status, 0) == child);
     }
     qsort(latency, trials, sizeof latency[0], cmp_double);
-    printf("handoff latency ms: min %.3f median %.3f max %.3f\n", latency[0] * 1e3,
-           latency[trials / 2] * 1e3, latency[trials - 1] * 1e3);
+    printf("handoff latency ms: min %.3f median %.3f max %.3f\n", latency[0] * 1e3, latency[trials / 2] * 1e3,
+           latency[trials - 1] * 1e3);
     REQUIRE(latency[trials / 2] < 0.002);
     return 0;
 }
@@ -1143,16 +1141,16 @@ int main(int argc, char **argv)
         { SCN_FORK_MAKES_DIR_FIRST, fork_makes_dir_first },
         { SCN_INHERITED_HANDLE, inherited_handle },
         { SCN_LAUNCHER, launcher },
-        { SCN_EXIT_PATH, exit_path },        /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
-        { SCN_REAP, reap },                  /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
+        { SCN_EXIT_PATH, exit_path }, /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
+        { SCN_REAP, reap },           /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
         { SCN_UNREAPED_HOLDER, unreaped_holder },
         { SCN_ERRNO_KEPT, errno_kept },
         { SCN_SIGNALS_DURING_WAIT, signals_during_wait },
         { SCN_HOST_CLOBBERS_FD, host_clobbers_fd },
-        { SCN_BAD_BASE, bad_base },               /* run with SWERVE_TMPDIR not a directory */
+        { SCN_BAD_BASE, bad_base }, /* run with SWERVE_TMPDIR not a directory */
         { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins },
         { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },
-        { SCN_EXEC_IMAGE, exec_image },           /* run by exec-releases-and-joins */
+        { SCN_EXEC_IMAGE, exec_image }, /* run by exec-releases-and-joins */
         { SCN_THREADED_FORK, threaded_fork },
         { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
         { SCN_ORPHANS, orphans },

@@ -188,9 +188,12 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } examples[] = {
-        { "guide-claims", guide_claims }, { "guide-waiting", guide_waiting },
-        { "guide-releasing", guide_releasing }, { "class-1", class_1 },
-        { "class-2", class_2 }, { "class-3", class_3 },
+        { "guide-claims", guide_claims },
+        { "guide-waiting", guide_waiting },
+        { "guide-releasing", guide_releasing },
+        { "class-1", class_1 },
+        { "class-2", class_2 },
+        { "class-3", class_3 },
     };
 
     if (!swerve_claim_load(&api)) {

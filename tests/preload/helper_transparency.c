@@ -38,7 +38,10 @@ static void dispositions(const char *when)
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction sa;
         sigaction(sigs[i], NULL, &sa);
-        printf(" %d=%s", sigs[i], sa.sa_handler == SIG_DFL ? "default" : sa.sa_handler == SIG_IGN ? "ignore" : "handler");
+        printf(" %d=%s", sigs[i],
+               sa.sa_handler == SIG_DFL   ? "default"
+               : sa.sa_handler == SIG_IGN ? "ignore"
+                                          : "handler");
     }
     printf("\n");
 }
@@ -62,7 +65,10 @@ static void descriptors(const char *when)
             shims++;
             continue;
         }
-        printf(" %d:%s", fd, strncmp(target, "pipe:", 5) == 0 ? "pipe" : strncmp(target, "/dev/", 5) == 0 ? target : "file");
+        printf(" %d:%s", fd,
+               strncmp(target, "pipe:", 5) == 0   ? "pipe"
+               : strncmp(target, "/dev/", 5) == 0 ? target
+                                                  : "file");
     }
     printf("\n");
     if (shims > 1)
@@ -149,8 +155,8 @@ int main(void)
     waitpid(pid, &status, 0);
 
     /* Every exec variant, each in a child whose output is ours. */
-    static const char *const variants[] = { "execv", "execvp", "execve", "execvpe", "execl", "execlp", "execle",
-                                            "fexecve" };
+    static const char *const variants[] = { "execv", "execvp", "execve", "execvpe",
+                                            "execl", "execlp", "execle", "fexecve" };
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         fflush(stdout);
         pid = fork();
@@ -158,13 +164,20 @@ int main(void)
             const char *v = variants[i];
             printf("%s: ", v);
             fflush(stdout);
-            if (strcmp(v, "execv") == 0) execv("/bin/echo", (char *const *)echo_argv);
-            if (strcmp(v, "execvp") == 0) execvp("echo", (char *const *)echo_argv);
-            if (strcmp(v, "execve") == 0) execve("/bin/echo", (char *const *)echo_argv, environ);
-            if (strcmp(v, "execvpe") == 0) execvpe("echo", (char *const *)echo_argv, environ);
-            if (strcmp(v, "execl") == 0) execl("/bin/echo", "echo", echo_argv[1], (char *)NULL);
-            if (strcmp(v, "execlp") == 0) execlp("echo", "echo", echo_argv[1], (char *)NULL);
-            if (strcmp(v, "execle") == 0) execle("/bin/echo", "echo", echo_argv[1], (char *)NULL, environ);
+            if (strcmp(v, "execv") == 0)
+                execv("/bin/echo", (char *const *)echo_argv);
+            if (strcmp(v, "execvp") == 0)
+                execvp("echo", (char *const *)echo_argv);
+            if (strcmp(v, "execve") == 0)
+                execve("/bin/echo", (char *const *)echo_argv, environ);
+            if (strcmp(v, "execvpe") == 0)
+                execvpe("echo", (char *const *)echo_argv, environ);
+            if (strcmp(v, "execl") == 0)
+                execl("/bin/echo", "echo", echo_argv[1], (char *)NULL);
+            if (strcmp(v, "execlp") == 0)
+                execlp("echo", "echo", echo_argv[1], (char *)NULL);
+            if (strcmp(v, "execle") == 0)
+                execle("/bin/echo", "echo", echo_argv[1], (char *)NULL, environ);
             if (strcmp(v, "fexecve") == 0) {
                 int fd = open("/bin/echo", O_RDONLY | O_CLOEXEC);
                 fexecve(fd, (char *const *)echo_argv, environ);

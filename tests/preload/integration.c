@@ -121,16 +121,16 @@ static void expect_run(const char *helper, const char *const *args, const char *
     ck_assert_msg(r.status == 0, "%s %s: status %d, stderr: %s", helper, args[0], r.status, r.err);
     ck_assert_msg(r.err[0] == '\0', "%s %s wrote to stderr: %s", helper, args[0], r.err);
     ck_assert_str_eq(r.out, expected);
-    ck_assert_msg(testdir_count(base) == 0, "%s %s left %d entries in the base directory", helper,
-                  args[0], testdir_count(base));
+    ck_assert_msg(testdir_count(base) == 0, "%s %s left %d entries in the base directory", helper, args[0],
+                  testdir_count(base));
 }
 
 /* ---------------------------------------------------------- the seed */
 
-#define SEED(example, output)                                                                      \
-    do {                                                                                           \
-        const char *args[] = { example, NULL };                                                    \
-        expect_run("preload/helper_seed", args, output, 30);                                               \
+#define SEED(example, output)                                                                                          \
+    do {                                                                                                               \
+        const char *args[] = { example, NULL };                                                                        \
+        expect_run("preload/helper_seed", args, output, 30);                                                           \
     } while (0)
 
 START_TEST(test_seed_guide_claims)
@@ -198,32 +198,26 @@ END_TEST
 
 /* ----------------------------------------------------- scenarios */
 
-#define SCENARIO(...)                                                                              \
-    do {                                                                                           \
-        const char *args[] = { __VA_ARGS__, NULL };                                                \
-        char expected[256];                                                                        \
-        snprintf(expected, sizeof expected, "ok %s\n", args[0]);                                   \
-        expect_run("preload/helper_scenarios", args, expected, 60);                                        \
+#define SCENARIO(...)                                                                                                  \
+    do {                                                                                                               \
+        const char *args[] = { __VA_ARGS__, NULL };                                                                    \
+        char expected[256];                                                                                            \
+        snprintf(expected, sizeof expected, "ok %s\n", args[0]);                                                       \
+        expect_run("preload/helper_scenarios", args, expected, 60);                                                    \
     } while (0)
 
 /* The scenarios that check all they need themselves: each must print
  * "ok NAME" and exit 0. */
 static const char *const self_checking[] = {
-    SCN_FORK_MAKES_DIR_FIRST,
-    SCN_LAUNCHER,
-    SCN_SIGNALS_DURING_WAIT,
-    SCN_HOST_CLOBBERS_FD,
-    SCN_EXEC_LARGE_VECTORS,
-    SCN_THREADED_FORK,
-    SCN_FORK_IN_SIGNAL_HANDLER,
-    SCN_ORPHANS,
-    SCN_INHERITED_HANDLE,
-    SCN_RETURN_FROM_MAIN,
-    SCN_UNREAPED_HOLDER,
-    SCN_ERRNO_KEPT,
+    SCN_FORK_MAKES_DIR_FIRST, SCN_LAUNCHER,         SCN_SIGNALS_DURING_WAIT,    SCN_HOST_CLOBBERS_FD,
+    SCN_EXEC_LARGE_VECTORS,   SCN_THREADED_FORK,    SCN_FORK_IN_SIGNAL_HANDLER, SCN_ORPHANS,
+    SCN_INHERITED_HANDLE,     SCN_RETURN_FROM_MAIN, SCN_UNREAPED_HOLDER,        SCN_ERRNO_KEPT,
 };
 
-START_TEST(test_self_checking_scenario) { SCENARIO(self_checking[_i]); }
+START_TEST(test_self_checking_scenario)
+{
+    SCENARIO(self_checking[_i]);
+}
 END_TEST
 
 START_TEST(test_exec_releases_and_joins)
@@ -319,8 +313,8 @@ START_TEST(test_mutual_exclusion_processes)
 {
     const char *args[] = { SCN_MUTEX_PROCESSES, "8", "1000", NULL };
 
-    expect_run("preload/helper_scenarios", args,
-               "processes: 8000 acquisitions, 0 violations\nok mutex-processes\n", 240);
+    expect_run("preload/helper_scenarios", args, "processes: 8000 acquisitions, 0 violations\nok mutex-processes\n",
+               240);
 }
 END_TEST
 
@@ -419,8 +413,7 @@ static Suite *suite(void)
     tcase_add_test(life, test_exec_releases_and_joins);
     tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
-    tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0,
-                        sizeof early_cases / sizeof early_cases[0]);
+    tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0, sizeof early_cases / sizeof early_cases[0]);
     tcase_add_test(life, test_bad_base_is_an_error_not_a_crash);
     tcase_add_test(life, test_debug_logs_only_when_asked);
     tcase_add_loop_test(life, test_exit_path, 0, sizeof exit_paths / sizeof exit_paths[0]);

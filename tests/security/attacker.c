@@ -30,7 +30,6 @@
 
 static struct swerve_claim_api api;
 
-
 /* The claims directory of the one server in $SWERVE_TMPDIR. */
 static void claims_dir(char *out, size_t cap)
 {
@@ -371,8 +370,9 @@ static int release_after_force(char **argv)
     forced = fork();
     REQUIRE(forced >= 0);
     if (forced == 0) {
-        char *const args[] = { (char *)tool, "--base", (char *)base, "release", "--force", "--server",
-                               pidbuf, "X", NULL };
+        char *const args[] = {
+            (char *)tool, "--base", (char *)base, "release", "--force", "--server", pidbuf, "X", NULL
+        };
         char *const env[] = { "PATH=/usr/bin:/bin", "ASAN_OPTIONS=detect_leaks=0", NULL };
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 2); /* its warning that A is alive is expected */
@@ -481,7 +481,8 @@ static int torn_journal(char **argv)
             api.free(take(name));
         }
         if (4096 - st.st_size > 8) {
-            snprintf(name, sizeof name, "%.*s", (int)(4096 - st.st_size - 7), "pppppppppppppppppppppppppppppppppppppppp");
+            snprintf(name, sizeof name, "%.*s", (int)(4096 - st.st_size - 7),
+                     "pppppppppppppppppppppppppppppppppppppppp");
             api.free(take(name));
         }
         fill(base);

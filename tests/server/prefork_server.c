@@ -55,7 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_WORKERS 64
+#define MAX_WORKERS   64
 #define LISTEN_FD_ENV "PREFORK_LISTEN_FD"
 
 enum reap_mode { REAP_LOOP, REAP_HANDLER, REAP_IGNORE };
@@ -114,13 +114,20 @@ static void usage(FILE *to)
 static void parse(int argc, char **argv, struct options *o)
 {
     static const struct option longopts[] = {
-        { "port", required_argument, NULL, 'p' },      { "workers", required_argument, NULL, 'w' },
-        { "report-ms", required_argument, NULL, 'r' }, { "port-file", required_argument, NULL, 'P' },
-        { "pid-file", required_argument, NULL, 'i' },  { "daemonize", no_argument, NULL, 'd' },
-        { "reap", required_argument, NULL, 'R' },      { "user", required_argument, NULL, 'u' },
-        { "close-fds", required_argument, NULL, 'c' }, { "chroot", required_argument, NULL, 'C' },
-        { "exec-helper", no_argument, NULL, 'x' },     { "reexec", no_argument, NULL, 'X' },
-        { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
+        { "port", required_argument, NULL, 'p' },
+        { "workers", required_argument, NULL, 'w' },
+        { "report-ms", required_argument, NULL, 'r' },
+        { "port-file", required_argument, NULL, 'P' },
+        { "pid-file", required_argument, NULL, 'i' },
+        { "daemonize", no_argument, NULL, 'd' },
+        { "reap", required_argument, NULL, 'R' },
+        { "user", required_argument, NULL, 'u' },
+        { "close-fds", required_argument, NULL, 'c' },
+        { "chroot", required_argument, NULL, 'C' },
+        { "exec-helper", no_argument, NULL, 'x' },
+        { "reexec", no_argument, NULL, 'X' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     int c;
 
@@ -138,15 +145,26 @@ static void parse(int argc, char **argv, struct options *o)
         case 'x': o->exec_helper = 1; break;
         case 'X': o->reexec = 1; break;
         case 'R':
-            if (strcmp(optarg, "loop") == 0) o->reap = REAP_LOOP;
-            else if (strcmp(optarg, "handler") == 0) o->reap = REAP_HANDLER;
-            else if (strcmp(optarg, "ignore") == 0) o->reap = REAP_IGNORE;
-            else { usage(stderr); exit(2); }
+            if (strcmp(optarg, "loop") == 0)
+                o->reap = REAP_LOOP;
+            else if (strcmp(optarg, "handler") == 0)
+                o->reap = REAP_HANDLER;
+            else if (strcmp(optarg, "ignore") == 0)
+                o->reap = REAP_IGNORE;
+            else {
+                usage(stderr);
+                exit(2);
+            }
             break;
         case 'c':
-            if (strcmp(optarg, "range") == 0) o->close_fds = CLOSE_RANGE;
-            else if (strcmp(optarg, "loop") == 0) o->close_fds = CLOSE_LOOP;
-            else { usage(stderr); exit(2); }
+            if (strcmp(optarg, "range") == 0)
+                o->close_fds = CLOSE_RANGE;
+            else if (strcmp(optarg, "loop") == 0)
+                o->close_fds = CLOSE_LOOP;
+            else {
+                usage(stderr);
+                exit(2);
+            }
             break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
@@ -174,8 +192,8 @@ static void write_number(const char *path, long n)
 static void respond(int conn, const char *body)
 {
     char head[128];
-    int n = snprintf(head, sizeof head,
-                     "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n", strlen(body));
+    int n = snprintf(head, sizeof head, "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n",
+                     strlen(body));
 
     if (write(conn, head, (size_t)n) == n)
         (void)!write(conn, body, strlen(body));

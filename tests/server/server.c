@@ -107,8 +107,7 @@ static int exactly_one_runs(const char *runner)
         if (strstr(req[i].body, "runs the report") != NULL && strncmp(req[i].body, runs_text, strlen(runs_text)) == 0) {
             runs++;
             pid = atoi(req[i].body + strlen(runs_text));
-        }
-        else if (strstr(req[i].body, "someone else is on it") != NULL)
+        } else if (strstr(req[i].body, "someone else is on it") != NULL)
             others++;
         else
             ck_abort_msg("unexpected answer: %s", req[i].body);

@@ -485,8 +485,8 @@ END_TEST
 
 START_TEST(test_path_like_names_stay_inside)
 {
-    static const char *names[] = { "../../escape", "/etc/passwd", "..", ".", "a/b", "a%2Fb",
-                                   "x", "x\n", "%", "sp ace", "\xff\xfe" };
+    static const char *names[] = { "../../escape", "/etc/passwd", "..",     ".",       "a/b", "a%2Fb", "x",
+                                   "x\n",          "%",           "sp ace", "\xff\xfe" };
     enum { n = sizeof names / sizeof names[0] };
     struct swerve_claim *c[n];
     char *dir, *claims;
@@ -544,7 +544,7 @@ START_TEST(test_directory_is_private)
     ck_assert_int_ne(asprintf(&path, "%s/claims/nightly-report", dir), -1);
     ck_assert_int_eq(lstat(path, &st), 0);
     ck_assert_int_eq(st.st_mode & 07777, 0644); /* the directory is the boundary */
-    ck_assert_uint_eq(st.st_nlink, 2); /* the holder file and this claim */
+    ck_assert_uint_eq(st.st_nlink, 2);          /* the holder file and this claim */
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
@@ -565,9 +565,8 @@ START_TEST(test_forked_child_holds_nothing)
     ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c); /* makes the directory */
     child = fork();
     if (child == 0) {
-        int ok = swerve_claim_held(c) == 0 && swerve_claim_release(c) == 0 &&
-                 swerve_claim_acquire(c, 0.0) == NULL && errno == EWOULDBLOCK &&
-                 swerve_claim_available(c) == 0;
+        int ok = swerve_claim_held(c) == 0 && swerve_claim_release(c) == 0 && swerve_claim_acquire(c, 0.0) == NULL &&
+                 errno == EWOULDBLOCK && swerve_claim_available(c) == 0;
         exit(ok ? 0 : 1);
     }
     ck_assert_int_eq(wait_exit_code(child), 0);
