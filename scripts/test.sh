@@ -1,8 +1,9 @@
 #!/bin/bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is
-# missing, builds with -Wall -Wextra -Werror and runs `make check`, builds
-# again with AddressSanitizer and UndefinedBehaviorSanitizer and runs it
-# again, then `make distcheck`; first, every C file must be formatted.  Ends with "test.sh: N passed, N failed".
+# missing, checks that every C file is formatted, builds with -Wall
+# -Wextra -Werror and runs `make check`, builds again with AddressSanitizer
+# and UndefinedBehaviorSanitizer and runs it again, then `make distcheck`.
+# Ends with "test.sh: N passed, N failed".
 #
 #   scripts/test.sh [--quick]    --quick: the plain build's `make check` only
 set -uo pipefail
