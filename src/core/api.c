@@ -23,12 +23,10 @@
 
 struct swerve_claim {
     char *name;
-    struct scl_key key;
+    struct scl_key *key;
     pid_t held_by;     /* the process in which this handle holds the name, */
     unsigned held_era; /* and the era of this process it took it in */
 };
-
-static const struct scl_store_ops *store = &scl_store_fs;
 
 /* Bumped when the exec hooks release every claim of the process. */
 static atomic_uint era;
@@ -69,7 +67,7 @@ SCL_EXPORT struct swerve_claim *swerve_claim_new(const char *name)
     if (claim == NULL)
         return NULL;
     claim->name = strdup(name);
-    if (claim->name == NULL || store->key_init(&claim->key, name, len) != 0) {
+    if (claim->name == NULL || (claim->key = scl_store()->key_new(name, len)) == NULL) {
         free(claim->name);
         free(claim);
         errno = ENOMEM;
@@ -91,7 +89,7 @@ SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
 
 SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
 {
-    int saved = errno, r = store->available(&claim->key);
+    int saved = errno, r = scl_store()->available(claim->key);
 
     if (r >= 0)
         errno = saved;
@@ -119,7 +117,7 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
     }
     if (holds(claim, self))
         return claim;
-    if (store->try_acquire(&claim->key, self) == 0)
+    if (scl_store()->try_acquire(claim->key, self) == 0)
         return taken(claim, self, saved);
     if (errno != EWOULDBLOCK || timeout == 0)
         return NULL;
@@ -127,15 +125,15 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
     forever = timeout > FOREVER_SECONDS;
     if (!forever)
         deadline = now_ns() + (int64_t)(timeout * 1e9);
-    store->wait_enter(&wait, &claim->key);
+    scl_store()->wait_enter(&wait, claim->key);
     for (;;) {
         int64_t left = forever ? RETRY_NS : deadline - now_ns();
         struct timespec rel;
 
         /* Arm first, then try: a release between the two still wakes us. */
-        store->wait_arm(&wait);
-        if (store->try_acquire(&claim->key, self) == 0) {
-            store->wait_leave(&wait);
+        scl_store()->wait_arm(&wait);
+        if (scl_store()->try_acquire(claim->key, self) == 0) {
+            scl_store()->wait_leave(&wait);
             return taken(claim, self, saved);
         }
         if (errno != EWOULDBLOCK)
@@ -148,11 +146,11 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
             left = RETRY_NS;
         rel.tv_sec = (time_t)(left / 1000000000LL);
         rel.tv_nsec = (long)(left % 1000000000LL);
-        store->wait_sleep(&wait, &rel); /* a signal only shortens a round */
+        scl_store()->wait_sleep(&wait, &rel); /* a signal only shortens a round */
     }
     {
         int failed = errno;
-        store->wait_leave(&wait);
+        scl_store()->wait_leave(&wait);
         errno = failed;
     }
     return NULL;
@@ -164,7 +162,7 @@ SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
 
     if (!swerve_claim_held(claim))
         return 0;
-    if (store->release(&claim->key) != 0)
+    if (scl_store()->release(claim->key) != 0)
         return -1;
     claim->held_by = 0;
     errno = saved;
@@ -178,7 +176,7 @@ SCL_EXPORT void swerve_claim_free(struct swerve_claim *claim)
     if (claim == NULL)
         return;
     (void)swerve_claim_release(claim);
-    store->key_fini(&claim->key);
+    scl_store()->key_free(claim->key);
     free(claim->name);
     free(claim);
     errno = saved;

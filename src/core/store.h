@@ -1,43 +1,42 @@
 /*
- * The claim store: where claims live.  The public API (api.c) only talks
- * to this interface, so that a second store (PostgreSQL advisory locks,
- * for servers on several machines) can sit beside the filesystem one.
+ * The claim store: where claims live.  The public API (api.c) and the
+ * process lifecycle (src/preload) talk only to this interface, so that a
+ * second store (PostgreSQL advisory locks, for servers on several
+ * machines) can plug in beside the filesystem one without touching them.
+ *
+ * Keys and wait state are the store's own: the callers only hold them.
  */
 #ifndef SCL_STORE_H
 #define SCL_STORE_H
-
-#include "names.h"
-#include "wake.h"
 
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
 
-/* A claim name as the store knows it; made once per handle. */
-struct scl_key {
-    char fname[SCL_FNAME_MAX]; /* the name's file name (names.h) */
-    char *journal_line;        /* what the holder's journal records */
-    size_t journal_len;
-    pid_t journaled_pid;    /* the process, and directory generation, */
-    unsigned journaled_gen; /* that journaled it already */
-    int revocations_known;  /* when the name was taken: 1 and the count */
-    unsigned revocations;   /* of forced releases (wake.h), or 0 */
+/* A claim name as a store knows it: made by key_new(), once per handle. */
+struct scl_key;
+
+/* A waiter's state, on the caller's stack: room for any store's. */
+struct scl_wait {
+    _Alignas(16) unsigned char room[64];
 };
 
-/* A waiter's state, kept by the caller for the store. */
-struct scl_wait {
-    struct scl_wake_ticket ticket;
-};
+/* The lifecycle's iterator over this process's children (children.h):
+ * calls FN for every child it recorded; -1 when some went unrecorded. */
+typedef int scl_children_each_fn(void (*fn)(pid_t pid, void *arg), void *arg);
 
 struct scl_store_ops {
-    /* 0, or -1 with errno (ENOMEM). */
-    int (*key_init)(struct scl_key *key, const char *name, size_t len);
-    void (*key_fini)(struct scl_key *key);
+    /* ---- claims: called by the API (never from a hook) */
+
+    /* NULL with errno (ENOMEM) when it cannot be made. */
+    struct scl_key *(*key_new)(const char *name, size_t len);
+    void (*key_free)(struct scl_key *key);
     /* Takes the name once for process SELF (the caller's pid): 0, or -1
      * with errno EWOULDBLOCK when a live process holds it, or the system
      * error. */
     int (*try_acquire)(struct scl_key *key, pid_t self);
-    /* Gives up a name this process holds: 0, or -1 with errno. */
+    /* Gives up a name this process holds: 0 (also when it is no longer
+     * this process's), or -1 with errno. */
     int (*release)(struct scl_key *key);
     /* 1 nobody holds the name, 0 somebody does, -1 with errno. */
     int (*available)(const struct scl_key *key);
@@ -48,9 +47,46 @@ struct scl_store_ops {
     void (*wait_arm)(struct scl_wait *w);
     void (*wait_sleep)(struct scl_wait *w, const struct timespec *rel);
     void (*wait_leave)(struct scl_wait *w);
+
+    /* ---- the process lifecycle: called by the hooks.  Every one of these
+     * may run in a signal handler, or in the child of a fork another thread
+     * made: async-signal-safe (no allocation, no stdio, no lock but
+     * scl_lock()), no network, and errno as it was (a store that has
+     * nothing to do does not even touch errno: in a forked child, that
+     * write would cost a page fault).  They never fail the host's call: a
+     * failure is a SWERVE_DEBUG line at most. */
+
+    /* At load, in the constructor or the first hook: reads what the
+     * environment named (settings.h), opens nothing. */
+    void (*at_load)(void);
+    /* Before every fork, in the parent: what its children must share
+     * exists once this returns.  Cheap once done: a server forks often. */
+    void (*before_fork)(void);
+    /* In the child, just after fork: writes nothing it need not (each page
+     * written costs a copy-on-write fault, on the host's hot path). */
+    void (*after_fork_in_child)(void);
+    /* This process reaped CHILD (it exited or was killed): what CHILD held
+     * is free before the host's wait call returns. */
+    void (*child_reaped)(pid_t child);
+    /* This process is about to exec: what it holds is released; what the
+     * new image needs to join the same claims is kept.  Called between fork
+     * and exec too: touches nothing when this process holds nothing.  1
+     * when this process may have held something, else 0. */
+    int (*process_execs)(void);
+    /* What the exec'd image's environment must carry so that it joins the
+     * same claims: 1 with *NAME and *VALUE, or 0 when nothing. */
+    int (*exec_env)(const char **name, const char **value);
+    /* This process is about to end (once): what it holds is released.
+     * PARENT is the parent it knew: when getppid() says otherwise it is an
+     * orphan, and may have been handed things as its parent ended.
+     * EACH_CHILD lists the children that live on. */
+    void (*process_ends)(pid_t parent, scl_children_each_fn *each_child);
+    /* This root process is about to become UID for good (real, effective
+     * and saved uid): UID must still reach what this process holds. */
+    void (*becoming_user)(uid_t uid);
 };
 
-/* The filesystem store: claims as hard links (holder.h, dir.h). */
-extern const struct scl_store_ops scl_store_fs;
+/* The store in use: the filesystem one. */
+const struct scl_store_ops *scl_store(void);
 
 #endif

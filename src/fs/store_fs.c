@@ -1,14 +1,20 @@
 #include "config.h"
 
+#include "acl.h"
 #include "claim.h"
-#include "holder.h"
-#include "fork_page.h"
 #include "dir.h"
+#include "fork_page.h"
+#include "holder.h"
+#include "log.h"
+#include "proc.h"
+#include "settings.h"
 #include "sigsafe.h"
 #include "store.h"
+#include "wake.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,16 +23,34 @@
  * a dead holder of the name (it takes microseconds). */
 #define BUSY_RETRIES 64
 
-static int fs_key_init(struct scl_key *key, const char *name, size_t len)
+/* A claim name as this store knows it. */
+struct scl_key {
+    char fname[SCL_FNAME_MAX]; /* the name's file name (names.h) */
+    char *journal_line;        /* what the holder's journal records */
+    size_t journal_len;
+    pid_t journaled_pid;    /* the process, and directory generation, */
+    unsigned journaled_gen; /* that journaled it already */
+    int revocations_known;  /* when the name was taken: 1 and the count */
+    unsigned revocations;   /* of forced releases (wake.h), or 0 */
+};
+
+static struct scl_key *fs_key_new(const char *name, size_t len)
 {
-    size_t flen = scl_name_encode(name, len, key->fname);
+    struct scl_key *key = calloc(1, sizeof *key);
+    size_t flen;
+
+    if (key == NULL)
+        return NULL;
+    flen = scl_name_encode(name, len, key->fname);
 
     /* A hashed name's journal line also carries the whole name, so that
      * tools can show what the application wrote. */
     key->journal_len = flen + 1 + (scl_name_is_hashed(key->fname) ? 1 + 3 * len : 0);
     key->journal_line = malloc(key->journal_len + 1);
-    if (key->journal_line == NULL)
-        return -1;
+    if (key->journal_line == NULL) {
+        free(key);
+        return NULL;
+    }
     memcpy(key->journal_line, key->fname, flen);
     if (scl_name_is_hashed(key->fname)) {
         key->journal_line[flen] = '\t';
@@ -34,15 +58,13 @@ static int fs_key_init(struct scl_key *key, const char *name, size_t len)
     }
     key->journal_line[flen] = '\n';
     key->journal_len = flen + 1;
-    key->journaled_pid = 0;
-    key->journaled_gen = 0;
-    return 0;
+    return key;
 }
 
-static void fs_key_fini(struct scl_key *key)
+static void fs_key_free(struct scl_key *key)
 {
     free(key->journal_line);
-    key->journal_line = NULL;
+    free(key);
 }
 
 /*
@@ -241,29 +263,165 @@ static int fs_available(const struct scl_key *key)
     return !scl_proc_alive(&id);
 }
 
+/* A waiter's state is its wake-up ticket, in the caller's room. */
+_Static_assert(sizeof(struct scl_wake_ticket) <= sizeof(struct scl_wait), "struct scl_wait is too small");
+
+static struct scl_wake_ticket *ticket(struct scl_wait *w)
+{
+    return (struct scl_wake_ticket *)(void *)w->room;
+}
+
 static void fs_wait_enter(struct scl_wait *w, const struct scl_key *key)
 {
-    (void)scl_wake_enter(&w->ticket, key->fname);
+    (void)scl_wake_enter(ticket(w), key->fname);
 }
 
 static void fs_wait_arm(struct scl_wait *w)
 {
-    scl_wake_arm(&w->ticket);
+    scl_wake_arm(ticket(w));
 }
 
 static void fs_wait_sleep(struct scl_wait *w, const struct timespec *rel)
 {
-    scl_wake_sleep(&w->ticket, rel);
+    scl_wake_sleep(ticket(w), rel);
 }
 
 static void fs_wait_leave(struct scl_wait *w)
 {
-    scl_wake_leave(&w->ticket);
+    scl_wake_leave(ticket(w));
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void fs_at_load(void)
+{
+    scl_dir_attach_later();
+}
+
+/*
+ * Before every fork, hooked or libc-internal (daemon(3)): the claim
+ * directory must exist in the parent so that all its children share it,
+ * and the parent becomes a member of it.  Once it is, this writes
+ * nothing: a server forking its workers pays a few loads.
+ */
+static void fs_before_fork(void)
+{
+    int saved;
+
+    if (scl_dir_is_member(getpid()))
+        return;
+    saved = errno;
+    scl_lock();
+    if (scl_dir_join_locked() < 0)
+        scl_debug("no claim directory before fork: errno %d", errno);
+    scl_unlock();
+    errno = saved;
+}
+
+static void fs_after_fork_in_child(void)
+{
+    /* A child writes nothing until it claims or forks: it is not a member
+     * (its pid is not the member's), and that is all it needs to know. */
+}
+
+static void fs_child_reaped(pid_t child)
+{
+    int saved = errno, dirfd;
+
+    /* One failed look-up for a child that never claimed: no scan. */
+    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 &&
+        scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
+        scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
+    errno = saved;
+}
+
+static int fs_process_execs(void)
+{
+    pid_t self = getpid();
+    int saved, dirfd;
+
+    /* Only a member can hold anything; the others touch nothing here, not
+     * even errno (a fork+exec child shares its pages with its parent). */
+    if (!scl_dir_is_member(self))
+        return 0;
+    saved = errno;
+    if ((dirfd = scl_dir_claims_fd()) >= 0)
+        (void)scl_holder_clear(dirfd, self, SCL_CLEAR_CLAIMS_ONLY);
+    errno = saved;
+    return 1;
+}
+
+static int fs_exec_env(const char **name, const char **value)
+{
+    if (!scl_dir_in_use())
+        return 0;
+    *name = SCL_DIR_ENV;
+    *value = scl_dir_path();
+    return 1;
+}
+
+/* Registers a live child as a member, so the directory outlives us. */
+static void hand_over(pid_t child, void *arg)
+{
+    int dirfd = *(int *)arg;
+    struct scl_proc_stat st;
+    struct scl_proc_id id = { .pid = child, .start = 0 };
+
+    if (scl_proc_read_stat(child, &st) == 0) {
+        if (st.state == 'Z' || st.state == 'X' || st.ppid != getpid())
+            return;
+        id.start = st.start;
+    } else if (!scl_proc_alive(&id)) {
+        return;
+    }
+    if (scl_holder_register(dirfd, &id, 0) != 0)
+        scl_debug("could not hand the claim directory to child %d: errno %d", (int)child, errno);
+}
+
+static _Atomic pid_t ended_pid;
+
+static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)
+{
+    pid_t self = getpid();
+    int saved = errno, dirfd, member;
+
+    if (!scl_dir_in_use())
+        goto out;
+    member = scl_dir_is_member(self);
+    /* The common case, a worker that never claimed anything and whose
+     * parent still runs, costs two system calls, no file work and no
+     * write to memory it shares with its parent. */
+    if (!member && getppid() == parent)
+        goto out;
+    if (atomic_exchange(&ended_pid, self) == self)
+        goto out;
+    dirfd = scl_dir_claims_fd();
+    /* An orphan may have been registered by its parent as that ended. */
+    if (dirfd < 0 || (!member && !scl_dir_has_holder(dirfd, self)))
+        goto out;
+    if (each_child(hand_over, &dirfd) != 0)
+        scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
+    else
+        scl_dir_leave(dirfd, 1);
+out:
+    errno = saved;
+}
+
+static void fs_becoming_user(uid_t uid)
+{
+    pid_t self = getpid();
+    int saved = errno, dirfd;
+
+    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 &&
+        (scl_acl_grant(dirfd, uid) != 0 ||
+         scl_acl_give(dirfd, uid, scl_dir_is_member(self) ? self : 0, scl_dir_made_here()) != 0))
+        scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)uid, errno);
+    errno = saved;
 }
 
 const struct scl_store_ops scl_store_fs = {
-    .key_init = fs_key_init,
-    .key_fini = fs_key_fini,
+    .key_new = fs_key_new,
+    .key_free = fs_key_free,
     .try_acquire = fs_try_acquire,
     .release = fs_release,
     .available = fs_available,
@@ -271,4 +429,12 @@ const struct scl_store_ops scl_store_fs = {
     .wait_arm = fs_wait_arm,
     .wait_sleep = fs_wait_sleep,
     .wait_leave = fs_wait_leave,
+    .at_load = fs_at_load,
+    .before_fork = fs_before_fork,
+    .after_fork_in_child = fs_after_fork_in_child,
+    .child_reaped = fs_child_reaped,
+    .process_execs = fs_process_execs,
+    .exec_env = fs_exec_env,
+    .process_ends = fs_process_ends,
+    .becoming_user = fs_becoming_user,
 };

@@ -20,9 +20,8 @@
 #include "export.h"
 #include "lifecycle.h"
 #include "real.h"
-#include "dir.h"
-#include "settings.h"
 #include "sigsafe.h"
+#include "store.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -89,34 +88,39 @@ static int preloads_us(char *const *envp)
 }
 
 /*
- * ENVP as the new image should get it: when this process has a claim
- * directory and ENVP preloads us, a copy in R with SWERVE_CLAIM_DIR
- * replaced or added; otherwise (or without room) ENVP itself.
+ * ENVP as the new image should get it: when ENVP preloads us and the
+ * store needs a variable passed on (SWERVE_CLAIM_DIR, for the filesystem
+ * store), a copy in R with it replaced or added; otherwise (or without
+ * room) ENVP itself.
  */
 static char *const *with_claim_dir(char *const *envp, struct room *r)
 {
-    const char *dir;
+    const char *name, *value;
     char **fixed, *var;
     size_t n = 0, entries = 0;
 
     r->mapped = NULL;
-    if (!scl_dir_in_use() || !preloads_us(envp))
+    if (!preloads_us(envp) || !scl_store()->exec_env(&name, &value))
         return envp;
-    dir = scl_dir_path();
     while (envp[entries] != NULL)
         entries++;
-    for (const char *c = dir; *c != '\0'; c++)
+    for (const char *c = name; *c != '\0'; c++)
         n++;
-    if (room_take(r, entries + 2, sizeof SCL_DIR_ENV "=" + n, &fixed, &var) != 0 ||
-        scl_concat(var, sizeof SCL_DIR_ENV "=" + n, SCL_DIR_ENV "=", dir, (char *)NULL) != 0) {
+    for (const char *c = value; *c != '\0'; c++)
+        n++;
+    n += 2; /* '=' and the NUL */
+    if (room_take(r, entries + 2, n, &fixed, &var) != 0 ||
+        scl_concat(var, n, name, "=", value, (char *)NULL) != 0) {
         room_free(r);
         r->mapped = NULL;
         return envp;
     }
     n = 0;
-    for (size_t i = 0; envp[i] != NULL; i++)
-        if (scl_after_prefix(envp[i], SCL_DIR_ENV "=") == NULL)
+    for (size_t i = 0; envp[i] != NULL; i++) {
+        const char *rest = scl_after_prefix(envp[i], name);
+        if (rest == NULL || *rest != '=')
             fixed[n++] = envp[i];
+    }
     fixed[n++] = var;
     fixed[n] = NULL;
     return fixed;

@@ -11,13 +11,11 @@
  */
 #include "config.h"
 
-#include "acl.h"
 #include "export.h"
 #include "lifecycle.h"
-#include "log.h"
 #include "proc.h"
 #include "real.h"
-#include "dir.h"
+#include "store.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -31,17 +29,11 @@
  */
 static void before_becoming(uid_t new_ruid, uid_t new_euid, uid_t new_suid)
 {
-    pid_t self = getpid();
-    int saved = errno, dirfd;
+    int saved = errno;
 
     scl_lifecycle_init();
-    if (new_ruid != new_euid || new_euid != new_suid || new_euid == 0 || geteuid() != 0 || !scl_dir_in_use() ||
-        (dirfd = scl_dir_claims_fd()) < 0)
-        goto out;
-    if (scl_acl_grant(dirfd, new_euid) != 0 ||
-        scl_acl_give(dirfd, new_euid, scl_dir_is_member(self) ? self : 0, scl_dir_made_here()) != 0)
-        scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)new_euid, errno);
-out:
+    if (new_ruid == new_euid && new_euid == new_suid && new_euid != 0 && geteuid() == 0)
+        scl_store()->becoming_user(new_euid);
     errno = saved;
 }
 
