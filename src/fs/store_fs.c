@@ -329,8 +329,7 @@ static void fs_child_reaped(pid_t child)
     int saved = errno, dirfd;
 
     /* One failed look-up for a child that never claimed: no scan. */
-    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 &&
-        scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
+    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 && scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
         scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
     errno = saved;
 }

@@ -109,8 +109,7 @@ static char *const *with_claim_dir(char *const *envp, struct room *r)
     for (const char *c = value; *c != '\0'; c++)
         n++;
     n += 2; /* '=' and the NUL */
-    if (room_take(r, entries + 2, n, &fixed, &var) != 0 ||
-        scl_concat(var, n, name, "=", value, (char *)NULL) != 0) {
+    if (room_take(r, entries + 2, n, &fixed, &var) != 0 || scl_concat(var, n, name, "=", value, (char *)NULL) != 0) {
         room_free(r);
         r->mapped = NULL;
         return envp;
