@@ -79,16 +79,13 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
     for (size_t i = 0; i < n; i++) {
         char c = buf[i];
         if (c == '\n') {
-            int named = r->state == IN_NAME || r->state == IN_TAIL;
+            int named = (r->state == IN_NAME || r->state == IN_TAIL) && scl_name_is_fname(r->fname, r->len);
+            int stop = 0;
             r->fname[r->len] = '\0';
             r->state = IN_NAME;
-            if (named && scl_name_is_fname(r->fname, r->len)) {
-                int stop = fn(r->fname, arg);
-                r->len = 0;
-                if (stop != 0)
-                    return stop;
-            }
             r->len = 0;
+            if (named && (stop = fn(r->fname, arg)) != 0)
+                return stop;
         } else if (r->state == IN_NAME) {
             if (c == '\t')
                 r->state = IN_TAIL;
