@@ -40,6 +40,7 @@ final class Claim
                     int swerve_claim_available(const swerve_claim *claim);
                     swerve_claim *swerve_claim_acquire(swerve_claim *claim, double timeout);
                     int swerve_claim_held(const swerve_claim *claim);
+                    uint64_t swerve_claim_token(const swerve_claim *claim);
                     int swerve_claim_release(swerve_claim *claim);
                     void swerve_claim_free(swerve_claim *claim);
                     int *__errno_location(void);
@@ -105,6 +106,17 @@ final class Claim
     public function held(): bool
     {
         return self::ffi()->swerve_claim_held($this->handle) === 1;
+    }
+
+    /**
+     * A fencing token for this hold of the name, 0 when nothing is held:
+     * greater than every earlier hold's.  Send it with what the holder
+     * writes elsewhere, and have that system refuse a smaller one than the
+     * largest it has seen (swerve_claim_token(3)).
+     */
+    public function token(): int
+    {
+        return self::ffi()->swerve_claim_token($this->handle);
     }
 
     /** Give the claim up, so that another can take it. */

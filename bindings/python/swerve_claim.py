@@ -57,6 +57,10 @@ def _shim():
                     "libswerveclaim_preload.so is not loaded: run under "
                     "LD_PRELOAD=libswerveclaim_preload.so (or swerve-claim-preload)") from None
             fn.restype, fn.argtypes = restype, argtypes
+        # Since SWERVECLAIM_1.1; an older library has none.
+        token = getattr(lib, "swerve_claim_token", None)
+        if token is not None:
+            token.restype, token.argtypes = ctypes.c_uint64, [ctypes.c_void_p]
         _lib = lib
     return _lib
 
@@ -100,6 +104,15 @@ class Claim:
     def held(self):
         """Whether this handle holds the name: acquired and not released."""
         return bool(_lib.swerve_claim_held(self._handle))
+
+    def token(self):
+        """A fencing token for this hold of the name, 0 when nothing is held:
+        greater than every earlier hold's.  Send it with what the holder
+        writes elsewhere, and have that system refuse a smaller one than the
+        largest it has seen (swerve_claim_token(3))."""
+        if not hasattr(_lib, "swerve_claim_token"):
+            raise NotImplementedError("this libswerveclaim_preload.so has no swerve_claim_token")
+        return _lib.swerve_claim_token(self._handle)
 
     def release(self):
         """Gives the name up; does nothing when nothing is held."""

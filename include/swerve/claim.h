@@ -37,6 +37,8 @@
 #ifndef SWERVE_CLAIM_H
 #define SWERVE_CLAIM_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -101,6 +103,20 @@ struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double tim
  * (the parent still does).
  */
 int swerve_claim_held(const struct swerve_claim *claim);
+
+/*
+ * swerve_claim_token - a fencing token for this hold of the name.
+ *
+ * Returns a number, never 0, greater than the token of every earlier hold
+ * of the same name in the same namespace (the server's claim directory),
+ * and the same for as long as this hold lasts; 0 when the handle holds
+ * nothing (in a forked child too).  Pass it along with what the holder
+ * writes to a system outside: that system keeps the largest token it has
+ * seen and refuses writes that carry a smaller one, so a holder that lost
+ * the name without knowing it (stopped, then released by force) cannot
+ * undo its successor's work.  Since version SWERVECLAIM_1.1.
+ */
+uint64_t swerve_claim_token(const struct swerve_claim *claim);
 
 /*
  * swerve_claim_release - give the name up; the handle lives on.

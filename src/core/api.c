@@ -87,6 +87,11 @@ SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
     return holds(claim, getpid());
 }
 
+SCL_EXPORT uint64_t swerve_claim_token(const struct swerve_claim *claim)
+{
+    return swerve_claim_held(claim) ? scl_store()->token(claim->key) : 0;
+}
+
 SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
 {
     int saved = errno, r = scl_store()->available(claim->key);

@@ -10,6 +10,7 @@
 #define SCL_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -40,6 +41,10 @@ struct scl_store_ops {
     int (*release)(struct scl_key *key);
     /* 1 nobody holds the name, 0 somebody does, -1 with errno. */
     int (*available)(const struct scl_key *key);
+    /* The fencing token of this process's hold of the name (the API has
+     * checked that it holds it): never 0, greater than every earlier
+     * hold's in the store's namespace. */
+    uint64_t (*token)(const struct scl_key *key);
     /* Waiting for a name: enter once, arm before each try, sleep between
      * tries (up to REL, less when the holder lets go or a signal comes),
      * leave at the end.  Without wake-ups, sleeping just sleeps. */

@@ -115,7 +115,10 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     if (swerve_claim_acquire(claim, wait) != NULL) {
-        execvp(command[0], command);
+        char token[24];
+        snprintf(token, sizeof token, "%llu", (unsigned long long)swerve_claim_token(claim));
+        if (setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0)
+            execvp(command[0], command);
         o.stage = STAGE_EXEC;
     }
     o.err = errno;

@@ -47,7 +47,7 @@ if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
     echo "note: the PHP examples run in the plain build only: ASan refuses PHP's RTLD_DEEPBIND dlopen"
     php=0
 fi
-for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-3; do
+for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-3 fencing-token; do
     run_example python "$example"
     [ $php -eq 1 ] && run_example php "$example"
 done

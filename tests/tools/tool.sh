@@ -64,6 +64,10 @@ pids+=($holder)
 check "run: a held name exits 75, quietly" bash -c "out=\$('$tool' --base '$base' run '$name' -- true 2>&1); [ \$? -eq 75 ] && [ -z \"\$out\" ]"
 check "run: -E sets that status" status_is 9 sc run -E 9 "$name" -- true
 check "run: --wait gives up after its time" status_is 75 sc run --wait 0.2 "$name" -- true
+first=$(sc run token -- sh -c 'echo "$SWERVE_CLAIM_TOKEN"')
+second=$(sc run token -- sh -c 'echo "$SWERVE_CLAIM_TOKEN"')
+check "run: SWERVE_CLAIM_TOKEN is the hold's token, greater with every run" \
+    bash -c "[ '$first' -gt 0 ] 2>/dev/null && [ '$second' -gt '$first' ]"
 check "run: the command's status passes through" status_is 3 sc run other -- sh -c 'exit 3'
 check "run: a missing command is 127" status_is 127 sc run other -- /nonexistent/command
 if sc list --json >/dev/null 2>&1; then

@@ -439,6 +439,54 @@ START_TEST(test_two_handles_conflict_in_one_process)
 }
 END_TEST
 
+/* Fencing tokens: 0 unless held, fixed while held, and greater with every
+ * hold of the name, by another handle, another process, or after a dead
+ * holder is cleared. */
+START_TEST(test_token_grows_with_every_hold)
+{
+    struct swerve_claim *a = swerve_claim_new("tok"), *b = swerve_claim_new("tok");
+    uint64_t first, second, dead;
+    int report[2], status;
+    pid_t child;
+
+    ck_assert(swerve_claim_token(a) == 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(a, 0.0), a);
+    first = swerve_claim_token(a);
+    ck_assert(first > 0);
+    ck_assert(swerve_claim_token(a) == first);
+    ck_assert(swerve_claim_token(b) == 0);
+    ck_assert_int_eq(swerve_claim_release(a), 0);
+    ck_assert(swerve_claim_token(a) == 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(b, 0.0), b);
+    second = swerve_claim_token(b);
+    ck_assert(second > first);
+    ck_assert_int_eq(swerve_claim_release(b), 0);
+
+    /* A child takes it, says its token, and dies holding it (no hooks
+     * here: its claim is stale until somebody clears it). */
+    ck_assert_int_eq(pipe(report), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        uint64_t mine;
+        if (swerve_claim_token(a) != 0 || swerve_claim_acquire(a, 0.0) != a)
+            _exit(1);
+        mine = swerve_claim_token(a);
+        _exit(write(report[1], &mine, sizeof mine) == (ssize_t)sizeof mine ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(read(report[0], &dead, sizeof dead), (ssize_t)sizeof dead);
+    ck_assert(dead > second);
+    ck_assert_ptr_eq(swerve_claim_acquire(b, 0.0), b);
+    ck_assert(swerve_claim_token(b) > dead);
+    close(report[0]);
+    close(report[1]);
+    swerve_claim_free(a);
+    swerve_claim_free(b);
+}
+END_TEST
+
 START_TEST(test_acquire_rejects_bad_timeouts)
 {
     struct swerve_claim *c = swerve_claim_new("t");
@@ -729,6 +777,7 @@ static Suite *suite(void)
     tcase_add_test(api, test_new_rejects_bad_names);
     tcase_add_test(api, test_two_handles_conflict_in_one_process);
     tcase_add_test(api, test_acquire_rejects_bad_timeouts);
+    tcase_add_test(api, test_token_grows_with_every_hold);
     tcase_add_test(api, test_timeout_passes);
     tcase_add_test(api, test_success_keeps_errno);
     tcase_add_test(api, test_path_like_names_stay_inside);

@@ -86,6 +86,19 @@ $examples = [
         }
         echo 'held: ', var_export($claim->held(), true), "\n";
     },
+    'fencing-token' => function () {
+        $claim = Swerve::claim('report');
+        echo 'not held: ', $claim->token(), "\n";
+        $claim->acquire();
+        $first = $claim->token();
+        echo 'held: ', $first > 0 ? 'positive' : $first, "\n";
+        echo 'same while held: ', var_export($claim->token() === $first, true), "\n";
+        $claim->release();
+        echo 'after release: ', $claim->token(), "\n";
+        $other = Swerve::claim('report');
+        $other->acquire();
+        echo 'next hold greater: ', var_export($other->token() > $first, true), "\n";
+    },
 ];
 
 try {

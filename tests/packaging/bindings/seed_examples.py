@@ -103,11 +103,25 @@ def context_manager():
     print("after:", "free" if claim("cron").available() else "held")
 
 
+def fencing_token():
+    c = claim("report")
+    print("not held:", c.token())
+    c.acquire()
+    first = c.token()
+    print("held:", "positive" if first > 0 else first)
+    print("same while held:", str(c.token() == first).lower())
+    c.release()
+    print("after release:", c.token())
+    other = claim("report")
+    other.acquire()
+    print("next hold greater:", str(other.token() > first).lower())
+
+
 if __name__ == "__main__":
     try:
         {"guide-claims": guide_claims, "guide-waiting": guide_waiting, "guide-releasing": guide_releasing,
          "class-1": class_1, "class-2": class_2, "class-3": class_3,
-         "context-manager": context_manager}[sys.argv[1]]()
+         "context-manager": context_manager, "fencing-token": fencing_token}[sys.argv[1]]()
     except swerve_claim.ShimNotLoaded as e:
         print(f"seed_examples.py: {e}", file=sys.stderr)
         sys.exit(2)
