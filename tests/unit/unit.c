@@ -15,6 +15,7 @@
 #include "sha256.h"
 #include "sigsafe.h"
 #include "swerve/claim.h"
+#include "wake.h"
 #include "clock.h"
 #include "testdir.h"
 
@@ -22,6 +23,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -487,6 +489,75 @@ START_TEST(test_token_grows_with_every_hold)
 }
 END_TEST
 
+/* A worker may put a hard link to another file where this process's
+ * holder file was: the journal is then never written (nor rolled back). */
+START_TEST(test_journal_only_into_own_holder)
+{
+    struct swerve_claim *a = swerve_claim_new("first"), *b = swerve_claim_new("second");
+    char *dir, *holder, *decoy, *tmp;
+    struct stat before, after;
+    int fd;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(a, 0.0), a);
+    dir = testdir_claim_dir(base);
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_ne(asprintf(&holder, "%s/claims/.holder.%d", dir, (int)getpid()), -1);
+    ck_assert_int_ne(asprintf(&tmp, "%s/claims/.swap", dir), -1);
+    ck_assert_int_ne(asprintf(&decoy, "%s/decoy", base), -1);
+    fd = open(decoy, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "precious\n", 9), 9);
+    close(fd);
+    ck_assert_int_eq(link(decoy, tmp), 0);
+    ck_assert_int_eq(rename(tmp, holder), 0);
+    ck_assert_int_eq(stat(decoy, &before), 0);
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_acquire(b, 0.0));
+    ck_assert_int_eq(errno, ESTALE);
+    ck_assert_int_eq(stat(decoy, &after), 0);
+    ck_assert(after.st_size == before.st_size && after.st_mtime == before.st_mtime);
+    ck_assert_int_eq(unlink(holder), 0);
+    swerve_claim_free(a);
+    swerve_claim_free(b);
+    free(dir);
+    free(holder);
+    free(tmp);
+    free(decoy);
+}
+END_TEST
+
+/* A wake file with a second name may be another file's link: never
+ * mapped.  With one name again, it is. */
+START_TEST(test_wake_file_with_two_names_is_not_mapped)
+{
+    char *top, *path, *other;
+    unsigned count;
+    int topfd, claimsfd;
+
+    ck_assert_int_ne(asprintf(&top, "%s/swerve-claim.test", base), -1);
+    ck_assert_int_eq(mkdir(top, 0700), 0);
+    topfd = open(top, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge(topfd, 0);
+    ck_assert_int_eq(scl_wake_create(topfd), 0);
+    ck_assert_int_eq(mkdirat(topfd, "claims", 0700), 0);
+    claimsfd = openat(topfd, "claims", O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge(claimsfd, 0);
+    ck_assert_int_ne(asprintf(&path, "%s/wake", top), -1);
+    ck_assert_int_ne(asprintf(&other, "%s/other-name", base), -1);
+    ck_assert_int_eq(link(path, other), 0);
+    scl_wake_map(claimsfd, 1001);
+    ck_assert_int_eq(scl_wake_revocations(&count), -1);
+    ck_assert_int_eq(unlink(other), 0);
+    scl_wake_map(claimsfd, 1002);
+    ck_assert_int_eq(scl_wake_revocations(&count), 0);
+    close(claimsfd);
+    close(topfd);
+    free(top);
+    free(path);
+    free(other);
+}
+END_TEST
+
 START_TEST(test_acquire_rejects_bad_timeouts)
 {
     struct swerve_claim *c = swerve_claim_new("t");
@@ -778,6 +849,8 @@ static Suite *suite(void)
     tcase_add_test(api, test_two_handles_conflict_in_one_process);
     tcase_add_test(api, test_acquire_rejects_bad_timeouts);
     tcase_add_test(api, test_token_grows_with_every_hold);
+    tcase_add_test(api, test_journal_only_into_own_holder);
+    tcase_add_test(api, test_wake_file_with_two_names_is_not_mapped);
     tcase_add_test(api, test_timeout_passes);
     tcase_add_test(api, test_success_keeps_errno);
     tcase_add_test(api, test_path_like_names_stay_inside);
