@@ -154,21 +154,9 @@ int scl_acl_grant(int claimsfd, uid_t uid)
     return fchown(claimsfd, uid, (gid_t)-1) == 0 ? give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid) : -1;
 }
 
-int scl_acl_give(int claimsfd, uid_t uid, pid_t holder, int top_too)
+int scl_acl_give(int claimsfd, uid_t uid, int holder_fd, int top_too)
 {
-    char path[SCL_FNAME_MAX];
-    struct stat st;
-    int fd, r = 0;
-
-    if (holder != 0) {
-        scl_holder_path(path, holder);
-        fd = scl_open_file_at(claimsfd, path, O_RDONLY, &st);
-        if (fd < 0 || fchown(fd, uid, (gid_t)-1) != 0)
-            r = -1;
-        if (fd >= 0)
-            scl_close_quietly(fd);
-    }
-    if (r == 0 && top_too)
-        r = give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid);
-    return r;
+    if (holder_fd >= 0 && fchown(holder_fd, uid, (gid_t)-1) != 0)
+        return -1;
+    return top_too ? give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid) : 0;
 }

@@ -19,10 +19,11 @@
  * with errno. */
 int scl_acl_grant(int claimsfd, uid_t uid);
 
-/* For a process that becomes UID for good: gives UID the holder file of
- * HOLDER (when not 0), which the process must still link and append to,
- * and, when TOP_TOO, the claim directory itself, so that its last member
- * may remove it from a sticky base.  0, or -1 with errno. */
-int scl_acl_give(int claimsfd, uid_t uid, pid_t holder, int top_too);
+/* For a process that becomes UID for good: gives UID its holder file,
+ * open as HOLDER_FD (when not -1; scl_dir_open_own_holder() opened it),
+ * which the process must still link and append to, and, when TOP_TOO, the
+ * claim directory itself, so that its last member may remove it from a
+ * sticky base.  0, or -1 with errno. */
+int scl_acl_give(int claimsfd, uid_t uid, int holder_fd, int top_too);
 
 #endif

@@ -275,6 +275,21 @@ static int note_own_holder(int claimsfd)
     return 0;
 }
 
+int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st)
+{
+    char path[SCL_FNAME_MAX];
+    int fd;
+
+    scl_holder_path(path, getpid());
+    fd = scl_open_file_at(dirfd, path, flags, st);
+    if (fd >= 0 && (st->st_dev != own_holder_dev || st->st_ino != own_holder_ino)) {
+        scl_close_quietly(fd);
+        errno = ESTALE;
+        return -1;
+    }
+    return fd;
+}
+
 int scl_dir_remove_own_claim(const char *fname)
 {
     int fd = scl_dir_claims_fd();

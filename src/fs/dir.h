@@ -16,6 +16,7 @@
 #ifndef SCL_DIR_H
 #define SCL_DIR_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* 1 when this process has a claim directory (made here or inherited). */
@@ -61,6 +62,12 @@ int scl_dir_join_locked(void);
  * holder file: 0, or -1 with errno (ENOENT: it, or the directory, is gone;
  * ESTALE: somebody else holds it now). */
 int scl_dir_remove_own_claim(const char *fname);
+
+/* Opens this process's own holder file in the claims directory DIRFD with
+ * FLAGS, filling ST: only the inode it registered (a worker may have put
+ * a hard link to another file in its place).  -1 with errno (ESTALE:
+ * something else stands there). */
+int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st);
 
 /* 1 when this process made its claim directory (it was not handed it). */
 int scl_dir_made_here(void);

@@ -294,25 +294,17 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     return r == 0 ? 0 : -1;
 }
 
-int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len)
+int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len)
 {
-    char path[SCL_FNAME_MAX];
-    struct stat st;
-    int fd, r = 0;
-
-    scl_holder_path(path, pid);
-    fd = scl_open_file_at(dirfd, path, O_WRONLY | O_APPEND, &st);
-    if (fd < 0)
-        return -1;
-    if (st.st_size + (off_t)len <= SCL_JOURNAL_MAX && scl_write_full(fd, line, len) != 0) {
-        /* A torn line would hide the next one from every reader. */
+    if (st->st_size + (off_t)len > SCL_JOURNAL_MAX || scl_write_full(fd, line, len) == 0)
+        return 0;
+    /* A torn line would hide the next one from every reader. */
+    {
         int saved = errno;
-        (void)ftruncate(fd, st.st_size);
+        (void)ftruncate(fd, st->st_size);
         errno = saved;
-        r = -1;
     }
-    scl_close_quietly(fd);
-    return r;
+    return -1;
 }
 
 struct holder_visit {

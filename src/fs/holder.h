@@ -33,6 +33,7 @@
 #include "names.h"
 #include "proc.h"
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* ".holder.PID", the holder file's name. */
@@ -74,10 +75,11 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
  */
 int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
 
-/* Appends LINE (LEN bytes, newline included) to PID's journal, whole or
- * not at all: 0, or -1 with errno (ENOSPC, EDQUOT: the journal is as it
- * was).  Past SCL_JOURNAL_MAX nothing is written, and that is success. */
-int scl_holder_journal(int dirfd, pid_t pid, const char *line, size_t len);
+/* Appends LINE (LEN bytes, newline included) to the journal open as FD
+ * (ST its stat, O_APPEND), whole or not at all: 0, or -1 with errno
+ * (ENOSPC, EDQUOT: the journal is as it was).  Past SCL_JOURNAL_MAX
+ * nothing is written, and that is success. */
+int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len);
 
 enum scl_clear_mode {
     SCL_CLEAR_IF_DEAD,     /* only when the holder has ended */

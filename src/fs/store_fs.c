@@ -13,11 +13,13 @@
 #include "wake.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,7 +170,13 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
     if (journaled.pid != self || journaled.gen != gen)
         journaled_reset(self, gen);
     if (!journaled_has(key->fname)) {
-        if (scl_holder_journal(dirfd, self, key->journal_line, key->journal_len) != 0 || journaled_add(key->fname) != 0)
+        struct stat st;
+        int fd = scl_dir_open_own_holder(dirfd, O_WRONLY | O_APPEND, &st), r;
+        if (fd < 0)
+            return -1;
+        r = scl_holder_journal(fd, &st, key->journal_line, key->journal_len);
+        scl_close_quietly(fd);
+        if (r != 0 || journaled_add(key->fname) != 0)
             return -1;
     }
     key->journaled_pid = self;
@@ -435,10 +443,15 @@ static void fs_becoming_user(uid_t uid)
     pid_t self = getpid();
     int saved = errno, dirfd;
 
-    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 &&
-        (scl_acl_grant(dirfd, uid) != 0 ||
-         scl_acl_give(dirfd, uid, scl_dir_is_member(self) ? self : 0, scl_dir_made_here()) != 0))
-        scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)uid, errno);
+    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0) {
+        struct stat st;
+        int holder = scl_dir_is_member(self) ? scl_dir_open_own_holder(dirfd, O_RDONLY, &st) : -1;
+        if (scl_acl_grant(dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
+            scl_acl_give(dirfd, uid, holder, scl_dir_made_here()) != 0)
+            scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)uid, errno);
+        if (holder >= 0)
+            scl_close_quietly(holder);
+    }
     errno = saved;
 }
 

@@ -52,9 +52,11 @@ void scl_wake_map(int claimsfd, unsigned gen)
     fd = scl_open_file_at(claimsfd, "../" SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return;
-    /* Mapped only when nobody else can write it: truncated under a
-     * mapping, it would kill this process with SIGBUS at its next wake-up. */
-    if (st.st_size != (off_t)MAP_SIZE || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    /* Mapped only when nobody else can write it (truncated under a
+     * mapping, it would kill this process with SIGBUS at its next wake-up),
+     * and only when it has no other name (a hard link to another file put
+     * in its place would be written to). */
+    if (st.st_size != (off_t)MAP_SIZE || st.st_uid != geteuid() || (st.st_mode & 077) != 0 || st.st_nlink != 1) {
         scl_close_quietly(fd);
         return;
     }
@@ -95,8 +97,8 @@ int scl_wake_revoke(int claimsfd)
     fd = scl_open_file_at(claimsfd, "../" SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return errno == ENOENT ? 0 : -1; /* nobody can have it mapped */
-    if (st.st_size != (off_t)MAP_SIZE) {
-        r = 0; /* nobody maps a wake file of another size */
+    if (st.st_size != (off_t)MAP_SIZE || st.st_nlink != 1) {
+        r = 0; /* nobody maps it: another size, or another file's link */
     } else if (pread(fd, &count, sizeof count, at) == (ssize_t)sizeof count) {
         /* Written, not mapped: the file is not the caller's to map (its
          * owner could truncate it under the mapping).  Two forced releases
