@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include "dir.h"
 #include "holder.h"
 #include "names.h"
 #include "proc.h"
@@ -558,6 +559,25 @@ START_TEST(test_wake_file_with_two_names_is_not_mapped)
 }
 END_TEST
 
+/* A named claim directory that others may change is refused with EPERM,
+ * as dir.h says, not with whatever errno an earlier call left. */
+START_TEST(test_named_directory_open_to_others_is_eperm)
+{
+    char *top, *claims;
+
+    ck_assert_int_ne(asprintf(&top, "%s/swerve-claim.named", base), -1);
+    ck_assert_int_ne(asprintf(&claims, "%s/claims", top), -1);
+    ck_assert_int_eq(mkdir(top, 0700), 0);
+    ck_assert_int_eq(mkdir(claims, 0700), 0);
+    ck_assert_int_eq(chmod(top, 0707), 0);
+    errno = 0;
+    ck_assert_int_eq(scl_dir_use_named(base, "swerve-claim.named"), -1);
+    ck_assert_int_eq(errno, EPERM);
+    free(top);
+    free(claims);
+}
+END_TEST
+
 START_TEST(test_acquire_rejects_bad_timeouts)
 {
     struct swerve_claim *c = swerve_claim_new("t");
@@ -851,6 +871,7 @@ static Suite *suite(void)
     tcase_add_test(api, test_token_grows_with_every_hold);
     tcase_add_test(api, test_journal_only_into_own_holder);
     tcase_add_test(api, test_wake_file_with_two_names_is_not_mapped);
+    tcase_add_test(api, test_named_directory_open_to_others_is_eperm);
     tcase_add_test(api, test_timeout_passes);
     tcase_add_test(api, test_success_keeps_errno);
     tcase_add_test(api, test_path_like_names_stay_inside);
