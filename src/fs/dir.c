@@ -491,10 +491,16 @@ static int attach(const char *path)
     if (topfd < 0)
         return -1;
     fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    /* Somebody else's directory would let them fake or steal claims. */
-    if (fd < 0 || fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0 || (top.st_uid != geteuid() && top.st_uid != 0) ||
-        (top.st_mode & 0007) != 0 || publish(path, &top, &claims, fd, 0) != 0) {
-        int saved = errno == 0 ? EPERM : errno;
+    if (fd >= 0 && (fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0)) {
+        scl_close_quietly(fd);
+        fd = -1;
+    } else if (fd >= 0 && ((top.st_uid != geteuid() && top.st_uid != 0) || (top.st_mode & 0007) != 0)) {
+        scl_close_quietly(fd);
+        fd = -1;
+        errno = EPERM; /* somebody else's directory would let them fake or steal claims */
+    }
+    if (fd < 0 || publish(path, &top, &claims, fd, 0) != 0) {
+        int saved = errno;
         if (fd >= 0)
             scl_close_quietly(fd);
         scl_close_quietly(topfd);
