@@ -2,6 +2,7 @@
 
 #include "api.h"
 #include "export.h"
+#include "sigsafe.h"
 #include "store.h"
 #include "swerve/claim.h"
 
@@ -11,13 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-/* The retry period of the Swerve documentation's Claim: a waiter tries
- * again at least this often, even when no wake-up comes (a holder that
- * died and was never reaped). */
-#define RETRY_NS (20 * 1000 * 1000LL)
 /* Longer than this is for ever (and keeps the arithmetic in range). */
 #define FOREVER_SECONDS 1e9
 
@@ -39,14 +35,6 @@ void scl_api_forget_claims(void)
 static int holds(const struct swerve_claim *claim, pid_t self)
 {
     return claim->held_by == self && claim->held_era == atomic_load(&era);
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 SCL_EXPORT struct swerve_claim *swerve_claim_new(const char *name)
@@ -84,7 +72,7 @@ SCL_EXPORT const char *swerve_claim_name(const struct swerve_claim *claim)
 SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
 {
     /* A forked child inherits the handle, not the claim. */
-    return holds(claim, getpid());
+    return holds(claim, getpid()) && scl_store()->held(claim->key);
 }
 
 SCL_EXPORT uint64_t swerve_claim_token(const struct swerve_claim *claim)
@@ -111,9 +99,8 @@ static struct swerve_claim *taken(struct swerve_claim *claim, pid_t self, int sa
 
 SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout)
 {
-    struct scl_wait wait;
-    int64_t deadline = 0;
-    int forever, saved = errno;
+    int64_t deadline = -1;
+    int saved = errno;
     pid_t self = getpid(); /* one system call per acquire: it is on the fast path */
 
     if (isnan(timeout) || timeout < 0) {
@@ -127,37 +114,10 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
     if (errno != EWOULDBLOCK || timeout == 0)
         return NULL;
 
-    forever = timeout > FOREVER_SECONDS;
-    if (!forever)
-        deadline = now_ns() + (int64_t)(timeout * 1e9);
-    scl_store()->wait_enter(&wait, claim->key);
-    for (;;) {
-        int64_t left = forever ? RETRY_NS : deadline - now_ns();
-        struct timespec rel;
-
-        /* Arm first, then try: a release between the two still wakes us. */
-        scl_store()->wait_arm(&wait);
-        if (scl_store()->try_acquire(claim->key, self) == 0) {
-            scl_store()->wait_leave(&wait);
-            return taken(claim, self, saved);
-        }
-        if (errno != EWOULDBLOCK)
-            break;
-        if (left <= 0) {
-            errno = ETIMEDOUT;
-            break;
-        }
-        if (left > RETRY_NS)
-            left = RETRY_NS;
-        rel.tv_sec = (time_t)(left / 1000000000LL);
-        rel.tv_nsec = (long)(left % 1000000000LL);
-        scl_store()->wait_sleep(&wait, &rel); /* a signal only shortens a round */
-    }
-    {
-        int failed = errno;
-        scl_store()->wait_leave(&wait);
-        errno = failed;
-    }
+    if (timeout <= FOREVER_SECONDS)
+        deadline = scl_monotonic_ns() + (int64_t)(timeout * 1e9);
+    if (scl_store()->acquire_wait(claim->key, self, deadline) == 0)
+        return taken(claim, self, saved);
     return NULL;
 }
 

@@ -5,7 +5,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <time.h>
 #include <unistd.h>
+
+int64_t scl_monotonic_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 ssize_t scl_read_full(int fd, void *buf, size_t n)
 {

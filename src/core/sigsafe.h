@@ -8,8 +8,12 @@
 #define SCL_SIGSAFE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call). */
+int64_t scl_monotonic_ns(void);
 
 /* Reads up to N bytes, retrying EINTR and short reads; -1 with errno. */
 ssize_t scl_read_full(int fd, void *buf, size_t n);

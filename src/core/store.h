@@ -17,11 +17,6 @@
 /* A claim name as a store knows it: made by key_new(), once per handle. */
 struct scl_key;
 
-/* A waiter's state, on the caller's stack: room for any store's. */
-struct scl_wait {
-    _Alignas(16) unsigned char room[64];
-};
-
 /* The lifecycle's iterator over this process's children (children.h):
  * calls FN for every child it recorded; -1 when some went unrecorded. */
 typedef int scl_children_each_fn(void (*fn)(pid_t pid, void *arg), void *arg);
@@ -45,13 +40,16 @@ struct scl_store_ops {
      * checked that it holds it): never 0, greater than every earlier
      * hold's in the store's namespace. */
     uint64_t (*token)(const struct scl_key *key);
-    /* Waiting for a name: enter once, arm before each try, sleep between
-     * tries (up to REL, less when the holder lets go or a signal comes),
-     * leave at the end.  Without wake-ups, sleeping just sleeps. */
-    void (*wait_enter)(struct scl_wait *w, const struct scl_key *key);
-    void (*wait_arm)(struct scl_wait *w);
-    void (*wait_sleep)(struct scl_wait *w, const struct timespec *rel);
-    void (*wait_leave)(struct scl_wait *w);
+    /* Waits for the name until DEADLINE (CLOCK_MONOTONIC nanoseconds; -1
+     * for ever), after try_acquire() said EWOULDBLOCK: 0 once it is this
+     * process's, or -1 with errno ETIMEDOUT or the system error.  A
+     * signal does not end the wait.  How to wait is the store's: the
+     * filesystem sleeps on a futex, PostgreSQL queues in the server. */
+    int (*acquire_wait)(struct scl_key *key, pid_t self, int64_t deadline);
+    /* 0 when a hold the API recorded has been lost behind its back (the
+     * session that held it ended), else 1.  No round trip: it is called
+     * as often as the application likes. */
+    int (*held)(const struct scl_key *key);
 
     /* ---- the process lifecycle: called by the hooks.  Every one of these
      * may run in a signal handler, or in the child of a fork another thread

@@ -214,10 +214,7 @@ static int ready_for(struct scl_key *key, pid_t self)
  */
 static uint64_t now_token(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)scl_monotonic_ns();
 }
 
 static int fs_try_acquire(struct scl_key *key, pid_t self)
@@ -290,37 +287,56 @@ static int fs_available(const struct scl_key *key)
     return !scl_proc_alive(&id);
 }
 
-/* A waiter's state is its wake-up ticket, in the caller's room. */
-_Static_assert(sizeof(struct scl_wake_ticket) <= sizeof(struct scl_wait), "struct scl_wait is too small");
-
-static struct scl_wake_ticket *ticket(struct scl_wait *w)
-{
-    return (struct scl_wake_ticket *)(void *)w->room;
-}
-
 static uint64_t fs_token(const struct scl_key *key)
 {
     return key->token;
 }
 
-static void fs_wait_enter(struct scl_wait *w, const struct scl_key *key)
+/* The retry period of the Swerve documentation's Claim: a waiter tries
+ * again at least this often, even when no wake-up comes (a holder that
+ * died and was never reaped). */
+#define RETRY_NS (20 * 1000 * 1000LL)
+
+static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
-    (void)scl_wake_enter(ticket(w), key->fname);
+    struct scl_wake_ticket ticket;
+    int failed;
+
+    (void)scl_wake_enter(&ticket, key->fname);
+    for (;;) {
+        int64_t left = deadline < 0 ? RETRY_NS : deadline - scl_monotonic_ns();
+        struct timespec rel;
+
+        /* Arm first, then try: a release between the two still wakes us. */
+        scl_wake_arm(&ticket);
+        if (fs_try_acquire(key, self) == 0) {
+            scl_wake_leave(&ticket);
+            return 0;
+        }
+        if (errno != EWOULDBLOCK)
+            break;
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            break;
+        }
+        if (left > RETRY_NS)
+            left = RETRY_NS;
+        rel.tv_sec = (time_t)(left / 1000000000LL);
+        rel.tv_nsec = (long)(left % 1000000000LL);
+        scl_wake_sleep(&ticket, &rel); /* a signal only shortens a round */
+    }
+    failed = errno;
+    scl_wake_leave(&ticket);
+    errno = failed;
+    return -1;
 }
 
-static void fs_wait_arm(struct scl_wait *w)
+/* A hold here is a link on disk: nothing takes it away but a release
+ * (--force included, which release() notices). */
+static int fs_held(const struct scl_key *key)
 {
-    scl_wake_arm(ticket(w));
-}
-
-static void fs_wait_sleep(struct scl_wait *w, const struct timespec *rel)
-{
-    scl_wake_sleep(ticket(w), rel);
-}
-
-static void fs_wait_leave(struct scl_wait *w)
-{
-    scl_wake_leave(ticket(w));
+    (void)key;
+    return 1;
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -462,10 +478,8 @@ const struct scl_store_ops scl_store_fs = {
     .release = fs_release,
     .available = fs_available,
     .token = fs_token,
-    .wait_enter = fs_wait_enter,
-    .wait_arm = fs_wait_arm,
-    .wait_sleep = fs_wait_sleep,
-    .wait_leave = fs_wait_leave,
+    .acquire_wait = fs_acquire_wait,
+    .held = fs_held,
     .at_load = fs_at_load,
     .before_fork = fs_before_fork,
     .after_fork_in_child = fs_after_fork_in_child,
