@@ -11,11 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-SCL_HOT static struct scl_settings settings = { .base_dir = "/tmp", .claim_dir = "" };
+SCL_HOT static struct scl_settings settings = { .base_dir = "/tmp", .claim_dir = "", .scope = "default" };
 SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
 /* Copies of what the environment set (a host may overwrite its
  * environment to retitle itself), packed so a process touches one page. */
 static char copies[2 * PATH_MAX];
+static char store_copy[SCL_STORE_MAX + 1], scope_copy[SCL_SCOPE_MAX + 1];
 
 static const char *first_set(const char *a, const char *b)
 {
@@ -35,6 +36,25 @@ static const char *take(char **free_space)
     return copy;
 }
 
+/* The PostgreSQL store's settings.  One too long to keep is an error of
+ * that store, never the local store instead: that would split one fleet
+ * into one claim space per machine. */
+static void load_store(void)
+{
+    const char *store = secure_getenv("SWERVE_CLAIM_STORE"), *scope = secure_getenv("SWERVE_CLAIM_SCOPE");
+
+    if (store == NULL || *store == '\0')
+        return;
+    if (scl_concat(store_copy, sizeof store_copy, store, (char *)NULL) != 0)
+        settings.store_error = ENAMETOOLONG;
+    settings.store = store_copy;
+    if (scope != NULL && *scope != '\0') {
+        if (scl_concat(scope_copy, sizeof scope_copy, scope, (char *)NULL) != 0)
+            settings.store_error = ENAMETOOLONG;
+        settings.scope = scope_copy;
+    }
+}
+
 static void load(void)
 {
     const char *base = first_set("SWERVE_TMPDIR", "TMPDIR");
@@ -42,6 +62,7 @@ static void load(void)
     char *free_space = copies, cwd[PATH_MAX];
 
     settings.debug = debug != NULL && strcmp(debug, "1") == 0;
+    load_store();
     if (dir != NULL && dir[0] == '/' && scl_concat(free_space, PATH_MAX, dir, (char *)NULL) == 0)
         settings.claim_dir = take(&free_space);
     if (base == NULL)

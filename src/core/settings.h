@@ -18,7 +18,18 @@ struct scl_settings {
     int base_error;        /* then why (ENAMETOOLONG: longer than PATH_MAX) */
     const char *claim_dir; /* SWERVE_CLAIM_DIR, or "" */
     int debug;             /* SWERVE_DEBUG=1: log to standard error */
+    const char *store;     /* SWERVE_CLAIM_STORE: a libpq connection URI or
+                            * conninfo, for the PostgreSQL store; NULL for
+                            * the filesystem one */
+    const char *scope;     /* SWERVE_CLAIM_SCOPE: the PostgreSQL store's
+                            * namespace, "default" unless set */
+    int store_error;       /* ENAMETOOLONG: either was too long to keep (the
+                            * PostgreSQL store is still the one in use) */
 };
+
+/* The longest SWERVE_CLAIM_STORE and SWERVE_CLAIM_SCOPE taken. */
+#define SCL_STORE_MAX 4096
+#define SCL_SCOPE_MAX 255
 
 /* Reads the environment on the first call (the constructor makes that
  * early); later calls return the same settings. */

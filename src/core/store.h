@@ -17,6 +17,18 @@
 /* A claim name as a store knows it: made by key_new(), once per handle. */
 struct scl_key;
 
+/* One holder or waiter of a claim, as the tools list them. */
+struct scl_listed {
+    const char *name; /* as the application wrote it */
+    int held;         /* 1 its holder, 0 a waiter */
+    const char *host; /* the holder's or waiter's host, "" when unknown */
+    long pid;         /* its process there, 0 when unknown */
+    long session;     /* its session in the store's server, 0 when none */
+    time_t since;     /* held or waiting since, 0 when unknown */
+    uint64_t token;   /* the hold's fencing token, 0 when unknown or waiting */
+};
+typedef void scl_listed_fn(const struct scl_listed *row, void *arg);
+
 /* The lifecycle's iterator over this process's children (children.h):
  * calls FN for every child it recorded; -1 when some went unrecorded. */
 typedef int scl_children_each_fn(void (*fn)(pid_t pid, void *arg), void *arg);
@@ -87,9 +99,27 @@ struct scl_store_ops {
     /* This root process is about to become UID for good (real, effective
      * and saved uid): UID must still reach what this process holds. */
     void (*becoming_user)(uid_t uid);
+
+    /* ---- the tools (swerve-claim), never the API's callers or the hooks.
+     * NULL where the tool reads the store itself: the filesystem's claim
+     * directories are its inventory.c's to read. */
+
+    /* Calls EACH for every holder and waiter of the namespace in use:
+     * 0, or -1 with errno. */
+    int (*list)(scl_listed_fn *each, void *arg);
+    /* Ends the session that holds NAME, and so every claim it holds
+     * (release --force): 1 and *WHO, 0 when nobody holds it, or -1 with
+     * errno. */
+    int (*end_holder)(const char *name, struct scl_listed *who);
+    /* Creates what the store needs (its schema): 0, or -1 with errno. */
+    int (*init)(void);
+    /* What this process holds must outlive its exec (swerve-claim run
+     * hands its claim to the command): 0, or -1 with errno. */
+    int (*keep_across_exec)(void);
 };
 
-/* The store in use: the filesystem one. */
+/* The store in use: PostgreSQL when SWERVE_CLAIM_STORE is set, else the
+ * filesystem. */
 const struct scl_store_ops *scl_store(void);
 
 #endif

@@ -488,4 +488,6 @@ const struct scl_store_ops scl_store_fs = {
     .exec_env = fs_exec_env,
     .process_ends = fs_process_ends,
     .becoming_user = fs_becoming_user,
+    /* The tools read claim directories themselves (inventory.c); a
+     * claim, a link naming the holder's pid, survives exec as it is. */
 };

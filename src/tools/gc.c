@@ -6,6 +6,7 @@
 #include "holder.h"
 #include "inventory.h"
 #include "retire.h"
+#include "store.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -37,6 +38,11 @@ int tool_gc(int argc, char **argv)
     }
     if (optind != argc)
         return tool_usage_error("gc takes no arguments");
+    if (scl_store()->list != NULL) {
+        printf(
+            "nothing to collect: with SWERVE_CLAIM_STORE, the server frees a claim when its holder's session ends\n");
+        return TOOL_OK;
+    }
     if (tool_load_selected(server, &dirs, &n) != 0)
         return TOOL_FAILURE;
     verb = dry ? "would remove" : "removed";

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "inventory.h"
+#include "store.h"
 #include "table.h"
 #include "tool.h"
 
@@ -53,27 +54,6 @@ static void add_row(struct table_row *ln, const int *shown, int nshown, const st
     }
 }
 
-static int parse_output(const char *list, int *shown)
-{
-    char *copy = strdup(list), *tok, *save = NULL;
-    int n = 0;
-
-    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int c = 0; c < NCOLUMNS; c++)
-            if (strcasecmp(tok, columns[c].name) == 0)
-                found = c;
-        if (found < 0 || n == NCOLUMNS) {
-            tool_error("unknown column '%s' (columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR)", tok);
-            free(copy);
-            return -1;
-        }
-        shown[n++] = found;
-    }
-    free(copy);
-    return n;
-}
-
 int tool_list(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -85,7 +65,7 @@ int tool_list(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { NULL, 0, NULL, 0 },
     };
-    const char *server = NULL, *name = NULL;
+    const char *server = NULL, *name = NULL, *output = NULL;
     int json = 0, raw = 0, noheadings = 0,
         shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
     int nshown = 6, c;
@@ -100,15 +80,19 @@ int tool_list(int argc, char **argv)
         case 'J': json = 1; break;
         case 'r': raw = 1; break;
         case 'H': noheadings = 1; break;
-        case 'o':
-            if ((nshown = parse_output(optarg, shown)) < 0)
-                return TOOL_USAGE;
-            break;
+        case 'o': output = optarg; break;
         default: return tool_usage_error("list: unknown option");
         }
     }
     if (optind != argc)
         return tool_usage_error("list takes no arguments");
+    if (scl_store()->list != NULL) {
+        if (server != NULL)
+            return tool_usage_error("list: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+        return tool_list_store(name, output, json ? TABLE_JSON : raw ? TABLE_RAW : TABLE_TREE, noheadings);
+    }
+    if (output != NULL && (nshown = tool_parse_columns(output, columns, NCOLUMNS, shown)) < 0)
+        return TOOL_USAGE;
     if (tool_load_selected(server, &dirs, &n) != 0)
         return TOOL_FAILURE;
     {

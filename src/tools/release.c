@@ -5,6 +5,8 @@
 #include "claim.h"
 #include "holder.h"
 #include "inventory.h"
+#include "settings.h"
+#include "store.h"
 #include "tool.h"
 #include "wake.h"
 
@@ -15,6 +17,29 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+/* A claim of a shared store goes with its holder's session: every claim
+ * that session holds goes too, and the holder is told only by held(). */
+static int release_in_store(const char *name)
+{
+    struct scl_listed who;
+    int r = scl_store()->end_holder(name, &who);
+
+    if (r < 0) {
+        tool_error("releasing '%s': %s%s", name, strerror(errno),
+                   errno == EACCES ? " (ending another role's session needs pg_signal_backend)" : "");
+        return TOOL_FAILURE;
+    }
+    if (r == 0) {
+        tool_error("no claim named '%s' in scope '%s'", name, scl_settings()->scope);
+        return TOOL_FAILURE;
+    }
+    tool_error("WARNING: ended the database session %ld of process %ld on %s, which held '%s' (token %llu): "
+               "every claim of that session is released, and the process may still be running",
+               who.session, who.pid, who.host[0] ? who.host : "an unknown host", name, (unsigned long long)who.token);
+    printf("released '%s' in scope '%s'\n", name, scl_settings()->scope);
+    return TOOL_OK;
+}
 
 int tool_release(int argc, char **argv)
 {
@@ -41,6 +66,11 @@ int tool_release(int argc, char **argv)
     if (!force)
         return tool_usage_error("release removes a claim behind its holder's back: say --force");
     name = argv[optind];
+    if (scl_store()->end_holder != NULL) {
+        if (server != NULL)
+            return tool_usage_error("release: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+        return release_in_store(name);
+    }
     if (tool_load_selected(server, &dirs, &n) != 0)
         return TOOL_FAILURE;
     for (size_t i = 0; i < n; i++)

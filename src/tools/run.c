@@ -11,12 +11,18 @@
  *
  * Without --server the claims live in a namespace of the user's own that
  * no other user can squat (tool_run_namespace(), in tool.c).
+ *
+ * With SWERVE_CLAIM_STORE the claim is the fleet's: the command inherits
+ * the database session that holds it (its socket stays open across exec),
+ * so that the claim ends when the command and whatever kept the socket
+ * end, as flock(1)'s lock does with its descriptor.
  */
 #include "config.h"
 
 #include "holder.h"
 #include "dir.h"
 #include "swerve/claim.h"
+#include "store.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -117,7 +123,8 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     if (swerve_claim_acquire(claim, wait) != NULL) {
         char token[24];
         snprintf(token, sizeof token, "%llu", (unsigned long long)swerve_claim_token(claim));
-        if (setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0)
+        if (setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0 &&
+            (scl_store()->keep_across_exec == NULL || scl_store()->keep_across_exec() == 0))
             execvp(command[0], command);
         o.stage = STAGE_EXEC;
     }
@@ -130,7 +137,7 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
  * preloaded library does when it reaps a child and when it exits. */
 static int leave(struct swerve_claim *claim, pid_t command, int status)
 {
-    int dirfd = scl_dir_claims_fd();
+    int dirfd = scl_store()->list == NULL ? scl_dir_claims_fd() : -1;
 
     swerve_claim_free(claim);
     if (dirfd >= 0) {
@@ -189,7 +196,11 @@ int tool_run(int argc, char **argv)
         tool_error("run needs a COMMAND after the claim name");
         return TOOL_USAGE;
     }
-    if (join(server) != 0) {
+    if (scl_store()->list != NULL && server != NULL) {
+        swerve_claim_free(claim);
+        return tool_usage_error("run: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+    }
+    if (scl_store()->list == NULL && join(server) != 0) {
         swerve_claim_free(claim);
         return TOOL_FAILURE;
     }

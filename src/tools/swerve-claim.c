@@ -8,6 +8,7 @@
  *   swerve-claim [--base DIR] release --force [--server PID|DIR] NAME
  *   swerve-claim [--base DIR] run [--wait SECONDS] [--server PID|DIR]
  *                                 [--conflict-exit-code N] NAME -- COMMAND...
+ *   swerve-claim db init
  */
 #include "config.h"
 
@@ -30,6 +31,7 @@ static void help(void)
            "  gc        remove the claims of dead holders and abandoned directories\n"
            "  release   remove one claim by hand (needs --force)\n"
            "  run       run a command while holding a claim, like flock(1)\n"
+           "  db init   make the PostgreSQL store's schema (SWERVE_CLAIM_STORE)\n"
            "\n"
            "Options of list:\n"
            "  -s, --server PID|DIR     only the directory PID is a member of, or DIR\n"
@@ -50,6 +52,11 @@ static void help(void)
            "                           of your own, shared by all your `run`s)\n"
            "  -E, --conflict-exit-code N  exit status when the claim is not taken\n"
            "                           (default %d)\n"
+           "\n"
+           "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
+           "in PostgreSQL: list shows TYPE,NAME,HOST,PID,SINCE,TOKEN,SESSION of every\n"
+           "holder and waiter; release --force ends the holder's session; gc has\n"
+           "nothing to do; --server does not apply.\n"
            "\n"
            "Global options:\n"
            "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
@@ -100,6 +107,8 @@ int main(int argc, char **argv)
         return tool_release(argc, argv);
     if (strcmp(command, "run") == 0)
         return tool_run(argc, argv);
-    tool_error("unknown command '%s' (commands: list, gc, release, run)", command);
+    if (strcmp(command, "db") == 0)
+        return tool_db(argc, argv);
+    tool_error("unknown command '%s' (commands: list, gc, release, run, db)", command);
     return TOOL_USAGE;
 }

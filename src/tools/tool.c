@@ -6,6 +6,7 @@
 
 #include "inventory.h"
 #include "layout.h"
+#include "table.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -223,4 +224,31 @@ int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n)
         return -1;
     }
     return 0;
+}
+
+int tool_parse_columns(const char *list, const struct table_column *cols, int ncols, int *shown)
+{
+    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
+    int n = 0;
+
+    if (copy == NULL) {
+        tool_error("out of memory");
+        return -1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < ncols; c++)
+            if (strcasecmp(tok, cols[c].name) == 0)
+                found = c;
+        if (found < 0 || n == ncols) {
+            for (int c = 0; c < ncols; c++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
+            tool_error("unknown column '%s' (columns: %s)", tok, names);
+            free(copy);
+            return -1;
+        }
+        shown[n++] = found;
+    }
+    free(copy);
+    return n;
 }

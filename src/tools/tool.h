@@ -48,10 +48,21 @@ int tool_load_all(struct inv_dir **dirs, size_t *n);
  * of them; says why not and returns -1. */
 int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n);
 
+struct table_column;
+
+/* Parses LIST, comma-separated names of COLS (any case), into SHOWN: how
+ * many, or says why not and returns -1. */
+int tool_parse_columns(const char *list, const struct table_column *cols, int ncols, int *shown);
+
 /* The commands: each takes its own options; returns the exit status. */
 int tool_list(int argc, char **argv);
 int tool_gc(int argc, char **argv);
 int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
+int tool_db(int argc, char **argv);
+
+/* list when the store lists itself (list_store.c): NAME or NULL for all,
+ * OUTPUT the -o columns or NULL; STYLE is an enum table_style. */
+int tool_list_store(const char *name, const char *output, int style, int noheadings);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * Unit tests of the claim engine, linked directly (no hooks): names, the
  * SHA-256 behind long names, /proc parsing, the signal-safe string
- * helpers, the settings read from the environment, and the public API's
- * contract in one process and across plain forks.  Each test runs in its
+ * helpers, the settings read from the environment, and what the
+ * filesystem store adds to the API's contract (tests/contract).  Each test runs in its
  * own forked child (Check's default); the API's with a fresh
  * SWERVE_TMPDIR.
  */
@@ -19,6 +19,7 @@
 #include "wake.h"
 #include "clock.h"
 #include "testdir.h"
+#include "wait_child.h"
 
 #include "run_suite.h"
 
@@ -38,14 +39,6 @@
 #include <unistd.h>
 
 #define base testdir_base
-
-static int wait_exit_code(pid_t pid)
-{
-    int status;
-
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 /* ---------------------------------------------------------------- names */
 
@@ -385,108 +378,17 @@ START_TEST(test_settings_too_long_is_an_error)
 }
 END_TEST
 
-/* ------------------------------------------------------------------ API */
+/* ------------------------------------------------------------------ API
+ * The API's contract, whatever the store, is tests/contract/contract.c;
+ * here is what the filesystem store adds to it. */
 
-START_TEST(test_new_rejects_bad_names)
+START_TEST(test_nothing_on_disk_until_used)
 {
-    char *big = malloc(SWERVE_CLAIM_NAME_MAX + 2);
-    struct swerve_claim *c;
+    struct swerve_claim *c = swerve_claim_new("unused");
 
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_new(NULL));
-    ck_assert_int_eq(errno, EINVAL);
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_new(""));
-    ck_assert_int_eq(errno, EINVAL);
-    memset(big, 'x', SWERVE_CLAIM_NAME_MAX + 1);
-    big[SWERVE_CLAIM_NAME_MAX + 1] = '\0';
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_new(big));
-    ck_assert_int_eq(errno, ENAMETOOLONG);
-    big[SWERVE_CLAIM_NAME_MAX] = '\0';
-    c = swerve_claim_new(big);
     ck_assert_ptr_nonnull(c);
-    ck_assert_str_eq(swerve_claim_name(c), big);
-    ck_assert_ptr_ne(swerve_claim_name(c), big);
     swerve_claim_free(c);
-    free(big);
-    /* Nothing is touched on disk until a claim is used. */
     ck_assert_int_eq(testdir_count(base), 0);
-}
-END_TEST
-
-/* The class reference's Example 1, as a contract. */
-START_TEST(test_two_handles_conflict_in_one_process)
-{
-    struct swerve_claim *mine = swerve_claim_new("import");
-    struct swerve_claim *yours = swerve_claim_new("import");
-
-    ck_assert_int_eq(swerve_claim_available(mine), 1);
-    ck_assert_ptr_eq(swerve_claim_acquire(mine, 0.0), mine);
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_acquire(yours, 0.0));
-    ck_assert_int_eq(errno, EWOULDBLOCK);
-    ck_assert_int_eq(swerve_claim_held(mine), 1);
-    ck_assert_int_eq(swerve_claim_held(yours), 0);
-    ck_assert_int_eq(swerve_claim_available(mine), 0);
-    ck_assert_int_eq(swerve_claim_available(yours), 0);
-    ck_assert_ptr_eq(swerve_claim_acquire(mine, 0.0), mine); /* held already */
-    ck_assert_int_eq(swerve_claim_release(mine), 0);
-    ck_assert_int_eq(swerve_claim_held(mine), 0);
-    ck_assert_int_eq(swerve_claim_release(mine), 0); /* not held: nothing */
-    ck_assert_ptr_eq(swerve_claim_acquire(yours, 0.0), yours);
-    swerve_claim_free(yours); /* releases */
-    ck_assert_int_eq(swerve_claim_available(mine), 1);
-    swerve_claim_free(mine);
-    swerve_claim_free(NULL);
-}
-END_TEST
-
-/* Fencing tokens: 0 unless held, fixed while held, and greater with every
- * hold of the name, by another handle, another process, or after a dead
- * holder is cleared. */
-START_TEST(test_token_grows_with_every_hold)
-{
-    struct swerve_claim *a = swerve_claim_new("tok"), *b = swerve_claim_new("tok");
-    uint64_t first, second, dead;
-    int report[2], status;
-    pid_t child;
-
-    ck_assert(swerve_claim_token(a) == 0);
-    ck_assert_ptr_eq(swerve_claim_acquire(a, 0.0), a);
-    first = swerve_claim_token(a);
-    ck_assert(first > 0);
-    ck_assert(swerve_claim_token(a) == first);
-    ck_assert(swerve_claim_token(b) == 0);
-    ck_assert_int_eq(swerve_claim_release(a), 0);
-    ck_assert(swerve_claim_token(a) == 0);
-    ck_assert_ptr_eq(swerve_claim_acquire(b, 0.0), b);
-    second = swerve_claim_token(b);
-    ck_assert(second > first);
-    ck_assert_int_eq(swerve_claim_release(b), 0);
-
-    /* A child takes it, says its token, and dies holding it (no hooks
-     * here: its claim is stale until somebody clears it). */
-    ck_assert_int_eq(pipe(report), 0);
-    child = fork();
-    ck_assert_int_ge(child, 0);
-    if (child == 0) {
-        uint64_t mine;
-        if (swerve_claim_token(a) != 0 || swerve_claim_acquire(a, 0.0) != a)
-            _exit(1);
-        mine = swerve_claim_token(a);
-        _exit(write(report[1], &mine, sizeof mine) == (ssize_t)sizeof mine ? 0 : 1);
-    }
-    ck_assert_int_eq(waitpid(child, &status, 0), child);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert_int_eq(read(report[0], &dead, sizeof dead), (ssize_t)sizeof dead);
-    ck_assert(dead > second);
-    ck_assert_ptr_eq(swerve_claim_acquire(b, 0.0), b);
-    ck_assert(swerve_claim_token(b) > dead);
-    close(report[0]);
-    close(report[1]);
-    swerve_claim_free(a);
-    swerve_claim_free(b);
 }
 END_TEST
 
@@ -578,50 +480,6 @@ START_TEST(test_named_directory_open_to_others_is_eperm)
 }
 END_TEST
 
-START_TEST(test_acquire_rejects_bad_timeouts)
-{
-    struct swerve_claim *c = swerve_claim_new("t");
-
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_acquire(c, -1.0));
-    ck_assert_int_eq(errno, EINVAL);
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_acquire(c, NAN));
-    ck_assert_int_eq(errno, EINVAL);
-    ck_assert_int_eq(swerve_claim_held(c), 0);
-    swerve_claim_free(c);
-}
-END_TEST
-
-START_TEST(test_timeout_passes)
-{
-    struct swerve_claim *a = swerve_claim_new("busy"), *b = swerve_claim_new("busy");
-    double t0;
-
-    ck_assert_ptr_eq(swerve_claim_acquire(a, 0.0), a);
-    t0 = now_s();
-    errno = 0;
-    ck_assert_ptr_null(swerve_claim_acquire(b, 0.15));
-    ck_assert_int_eq(errno, ETIMEDOUT);
-    ck_assert(now_s() - t0 >= 0.15);
-    swerve_claim_free(a);
-    swerve_claim_free(b);
-}
-END_TEST
-
-START_TEST(test_success_keeps_errno)
-{
-    struct swerve_claim *c = swerve_claim_new("errno");
-
-    errno = 4242;
-    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
-    ck_assert_int_eq(swerve_claim_available(c), 0);
-    ck_assert_int_eq(swerve_claim_release(c), 0);
-    swerve_claim_free(c);
-    ck_assert_int_eq(errno, 4242);
-}
-END_TEST
-
 START_TEST(test_path_like_names_stay_inside)
 {
     static const char *names[] = { "../../escape", "/etc/passwd", "..",     ".",       "a/b", "a%2Fb", "x",
@@ -647,23 +505,6 @@ START_TEST(test_path_like_names_stay_inside)
     ck_assert_int_eq(testdir_count(claims) - testdir_count_prefix(claims, "."), 0);
     free(claims);
     free(dir);
-}
-END_TEST
-
-START_TEST(test_long_names_differing_at_the_end)
-{
-    char a[SWERVE_CLAIM_NAME_MAX + 1];
-    struct swerve_claim *x, *y;
-
-    memset(a, 'n', SWERVE_CLAIM_NAME_MAX);
-    a[SWERVE_CLAIM_NAME_MAX] = '\0';
-    x = swerve_claim_new(a);
-    a[SWERVE_CLAIM_NAME_MAX - 1] = 'm';
-    y = swerve_claim_new(a);
-    ck_assert_ptr_eq(swerve_claim_acquire(x, 0.0), x);
-    ck_assert_ptr_eq(swerve_claim_acquire(y, 0.0), y);
-    swerve_claim_free(x);
-    swerve_claim_free(y);
 }
 END_TEST
 
@@ -693,25 +534,6 @@ START_TEST(test_directory_is_private)
     swerve_claim_free(c);
     free(path);
     free(dir);
-}
-END_TEST
-
-START_TEST(test_forked_child_holds_nothing)
-{
-    struct swerve_claim *c = swerve_claim_new("leader");
-    pid_t child;
-
-    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c); /* makes the directory */
-    child = fork();
-    if (child == 0) {
-        int ok = swerve_claim_held(c) == 0 && swerve_claim_release(c) == 0 && swerve_claim_acquire(c, 0.0) == NULL &&
-                 errno == EWOULDBLOCK && swerve_claim_available(c) == 0;
-        exit(ok ? 0 : 1);
-    }
-    ck_assert_int_eq(wait_exit_code(child), 0);
-    ck_assert_int_eq(swerve_claim_held(c), 1); /* the parent keeps it */
-    ck_assert_int_eq(swerve_claim_available(c), 0);
-    swerve_claim_free(c);
 }
 END_TEST
 
@@ -865,20 +687,13 @@ static Suite *suite(void)
 
     tcase_add_checked_fixture(api, testdir_setup, testdir_teardown);
     tcase_set_timeout(api, 60);
-    tcase_add_test(api, test_new_rejects_bad_names);
-    tcase_add_test(api, test_two_handles_conflict_in_one_process);
-    tcase_add_test(api, test_acquire_rejects_bad_timeouts);
-    tcase_add_test(api, test_token_grows_with_every_hold);
+    tcase_add_test(api, test_nothing_on_disk_until_used);
     tcase_add_test(api, test_journal_only_into_own_holder);
     tcase_add_test(api, test_wake_file_with_two_names_is_not_mapped);
     tcase_add_test(api, test_named_directory_open_to_others_is_eperm);
-    tcase_add_test(api, test_timeout_passes);
-    tcase_add_test(api, test_success_keeps_errno);
     tcase_add_test(api, test_path_like_names_stay_inside);
-    tcase_add_test(api, test_long_names_differing_at_the_end);
     tcase_add_test(api, test_directory_is_private);
     tcase_add_test(api, test_journal_records_each_name_once);
-    tcase_add_test(api, test_forked_child_holds_nothing);
     tcase_add_test(api, test_dead_holder_counts_as_free);
     tcase_add_test(api, test_stale_clearing_is_race_free);
     suite_add_tcase(s, api);

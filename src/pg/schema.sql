@@ -1,0 +1,133 @@
+-- The PostgreSQL store of swerve-claim (doc/cluster.md).
+--
+-- Run once per database, by a role that may create schemas and roles:
+--     swerve-claim db init            (with SWERVE_CLAIM_STORE set)
+--     psql -f schema.sql "postgresql://..."
+-- Running it again is harmless.  Then let the servers' role in:
+--     GRANT swerve_claim_user TO app;
+--
+-- A claim is a session advisory lock with the two-int4 key
+-- (1398231638, id): 1398231638 is 'SWRV', and the two-key space is not
+-- the single-bigint one that Rails, GoodJob and most others use.  The id
+-- comes from a registry, never from a hash of the name: two names never
+-- share a lock.
+
+BEGIN;
+
+CREATE SCHEMA IF NOT EXISTS swerve_claim;
+
+-- Names to ids.  A name is bytes (bytea: not every name is UTF-8), within
+-- a scope (SWERVE_CLAIM_SCOPE).  The digest only indexes them, because a
+-- btree entry holds at most 2,704 bytes and a name may be 4,096; lookups
+-- compare the scope and the name themselves.
+CREATE TABLE IF NOT EXISTS swerve_claim.names (
+    id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    scope bytea NOT NULL,
+    name bytea NOT NULL,
+    digest bytea GENERATED ALWAYS AS (sha256(scope || '\x00'::bytea || name)) STORED UNIQUE
+);
+
+-- Fencing tokens.  One sequence for every name, taken after the grant:
+-- each token is greater than every one handed out before it, across
+-- restarts (nextval never goes back, and logs ahead of what it hands out;
+-- the session keeps synchronous_commit on, so that log is flushed first).
+CREATE SEQUENCE IF NOT EXISTS swerve_claim.tokens AS bigint;
+
+-- Who took what, when, with which token: for swerve-claim list.  Written
+-- with each grant and never removed: whether a claim is held is the
+-- lock's to say.  Unlogged: no WAL, no fsync on the claim's path; a crash
+-- empties it, as it empties the locks.
+CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
+    id integer PRIMARY KEY,
+    backend integer NOT NULL,
+    token bigint NOT NULL,
+    since timestamptz NOT NULL
+);
+
+CREATE OR REPLACE FUNCTION swerve_claim.granted(claim integer) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    t bigint := nextval('swerve_claim.tokens');
+BEGIN
+    INSERT INTO swerve_claim.holds VALUES (claim, pg_backend_pid(), t, clock_timestamp())
+        ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
+    RETURN t;
+END $$;
+
+-- Takes the claim if it is free: its token, or NULL.
+CREATE OR REPLACE FUNCTION swerve_claim.try_acquire(claim integer) RETURNS bigint
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF pg_try_advisory_lock(1398231638, claim) THEN
+        RETURN swerve_claim.granted(claim);
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- Drops the lock if this session holds it: after a statement that failed
+-- with the lock granted (session locks outlive the statement's rollback).
+CREATE OR REPLACE FUNCTION swerve_claim.unlock_if_held(claim integer) RETURNS void
+LANGUAGE sql AS $$
+    SELECT pg_advisory_unlock(1398231638, claim) FROM pg_locks
+     WHERE locktype = 'advisory' AND classid = 1398231638 AND objid = claim::oid AND objsubid = 2
+       AND pid = pg_backend_pid() AND granted
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+$$;
+
+-- Waits in the server's queue for up to WAIT_MS (> 0): the token, or NULL
+-- when the time is up.  A grant can slip in while the timeout cancels the
+-- wait: the server then keeps the lock (LockErrorCleanup in proc.c) though
+-- the wait reports the timeout; it is given back here, so nothing leaks.
+CREATE OR REPLACE FUNCTION swerve_claim.acquire_within(claim integer, wait_ms integer) RETURNS bigint
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('lock_timeout', wait_ms || 'ms', true);
+    BEGIN
+        PERFORM pg_advisory_lock(1398231638, claim);
+    EXCEPTION WHEN lock_not_available THEN
+        PERFORM swerve_claim.unlock_if_held(claim);
+        RETURN NULL;
+    END;
+    RETURN swerve_claim.granted(claim);
+END $$;
+
+CREATE OR REPLACE FUNCTION swerve_claim.release(claim integer) RETURNS boolean
+LANGUAGE sql AS $$ SELECT pg_advisory_unlock(1398231638, claim) $$;
+
+CREATE OR REPLACE FUNCTION swerve_claim.available(claim integer) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT NOT EXISTS (SELECT 1 FROM pg_locks
+         WHERE locktype = 'advisory' AND classid = 1398231638 AND objid = claim::oid AND objsubid = 2 AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+$$;
+
+-- Every claim held or waited for, for people (and swerve-claim list): one
+-- row per holder and per waiter.  The holder's process and host are in
+-- the session's application_name ('swerve-claim pid=P host=H').
+CREATE OR REPLACE VIEW swerve_claim.claims AS
+SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name, a.client_addr,
+       CASE WHEN l.granted AND h.backend = l.pid THEN h.token END AS token,
+       CASE WHEN l.granted THEN CASE WHEN h.backend = l.pid THEN h.since END ELSE l.waitstart END AS since
+  FROM pg_locks l
+  JOIN swerve_claim.names n ON l.objid = n.id::oid
+  LEFT JOIN swerve_claim.holds h ON h.id = n.id
+  LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+ WHERE l.locktype = 'advisory' AND l.classid = 1398231638 AND l.objsubid = 2
+   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());
+
+-- The role the servers' own role is made a member of.  A member can take
+-- and release claims and read the view; it cannot rename or renumber a
+-- name (INSERT of the scope and name only), nor rewind tokens.
+DO $$ BEGIN
+    CREATE ROLE swerve_claim_user NOLOGIN;
+EXCEPTION WHEN duplicate_object THEN NULL;
+END $$;
+GRANT USAGE ON SCHEMA swerve_claim TO swerve_claim_user;
+GRANT SELECT, INSERT (scope, name) ON swerve_claim.names TO swerve_claim_user;
+GRANT USAGE ON SEQUENCE swerve_claim.tokens TO swerve_claim_user;
+GRANT SELECT, INSERT, UPDATE ON swerve_claim.holds TO swerve_claim_user;
+GRANT SELECT ON swerve_claim.claims TO swerve_claim_user;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA swerve_claim FROM PUBLIC;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA swerve_claim TO swerve_claim_user;
+
+COMMIT;

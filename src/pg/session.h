@@ -1,0 +1,64 @@
+/*
+ * The process's one session with the PostgreSQL server that holds its
+ * claims: opened on the first claim operation, never shared across fork()
+ * (a child closes its copy of the socket without a word to the server:
+ * libpq's PQfinish() would send Terminate and end the parent's session),
+ * closed by exec (libpq sets FD_CLOEXEC), and ended by the server when the
+ * process dies, which frees what it held.
+ *
+ * Every function but scl_pg_forget_inherited() is for the claim API, with
+ * the session lock held (scl_pg_lock()): libpq allows one query at a time
+ * on a connection.
+ */
+#ifndef SCL_PG_SESSION_H
+#define SCL_PG_SESSION_H
+
+#include "libpq.h"
+
+#include <sys/types.h>
+
+void scl_pg_lock(void);
+/* 0 when another thread has the session (it is then busy with a query). */
+int scl_pg_trylock(void);
+void scl_pg_unlock(void);
+
+/* Makes sure the session is this process's and usable, connecting when it
+ * is not: 0, or -1 with errno (doc/cluster.md lists them: ELIBACC no
+ * libpq, ECONNREFUSED no server, EROFS a standby, ENAMETOOLONG settings
+ * too long, EACCES refused, ENOMEM) and a SWERVE_DEBUG line. */
+int scl_pg_open(pid_t self);
+
+/* Counts the sessions this process has had: it changes whenever one is
+ * lost or forgotten, so a hold taken in an older one is gone. */
+unsigned scl_pg_generation(void);
+
+/* Whether the server has ended the session, learnt without a round trip:
+ * what already arrived on the socket is read, nothing is sent.  1 it is
+ * (or may be) alive, 0 it ended (then it is closed).  Needs no lock: when
+ * another thread has the session, that thread will notice. */
+int scl_pg_alive(void);
+
+/* Runs SQL with NPARAMS parameters (binary when FORMATS says 1) and returns
+ * its result, or NULL with errno: ENOENT when the schema is missing (run
+ * swerve-claim db init), EACCES without its grants, ECONNRESET when the
+ * session was lost (it is then closed), EIO for anything else.  The
+ * caller PQclear()s the result. */
+PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
+                     const int *formats);
+
+/* The connection itself (scl_pg_open() succeeded before). */
+PGconn *scl_pg_conn(void);
+
+/* The loaded libpq (scl_pg_open() succeeded before). */
+const struct scl_libpq *scl_pg_libpq(void);
+
+/* Lets the session's socket through exec (clears FD_CLOEXEC): the exec'd
+ * image keeps the session, and with it the claims, without knowing it. */
+int scl_pg_keep_across_exec(void);
+
+/* In the child of a fork, and async-signal-safe: forgets the parent's
+ * session without ending it, and closes the child's copy of its socket so
+ * that the child does not keep it alive either. */
+void scl_pg_forget_inherited(void);
+
+#endif

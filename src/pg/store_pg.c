@@ -1,0 +1,384 @@
+/*
+ * The PostgreSQL store: a claim is a session advisory lock, named through
+ * the registry of schema.sql, in the process's one session (session.h).
+ * Claims go with the session: the server frees them when the process dies,
+ * so the lifecycle hooks have almost nothing to do here.
+ */
+#include "config.h"
+
+#include "log.h"
+#include "pg.h"
+#include "session.h"
+#include "settings.h"
+#include "sigsafe.h"
+#include "store.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A wait in the server's queue lasts at most this long before the session
+ * is let go for a moment: other threads of the process need it to release
+ * what they hold, or one of them could wait on another for ever. */
+#define WAIT_SLICE_MS 250
+/* How often a handle retries while another handle of this process holds
+ * the name (advisory locks are re-entrant in a session: the server would
+ * say yes). */
+#define LOCAL_RETRY_NS (20 * 1000 * 1000LL)
+
+struct scl_key {
+    int32_t id;                  /* in swerve_claim.names; 0 until known */
+    unsigned held_generation;    /* the session it holds the name in */
+    uint64_t token;              /* that hold's */
+    size_t len;
+    char name[];
+};
+
+/* The names this process holds, in the current session. */
+static struct {
+    int32_t *ids;
+    size_t n, cap;
+    unsigned generation;
+} held;
+
+static void held_sync(void)
+{
+    if (held.generation != scl_pg_generation()) {
+        held.n = 0;
+        held.generation = scl_pg_generation();
+    }
+}
+
+static int held_here(int32_t id)
+{
+    held_sync();
+    for (size_t i = 0; i < held.n; i++)
+        if (held.ids[i] == id)
+            return 1;
+    return 0;
+}
+
+static int held_add(int32_t id)
+{
+    held_sync();
+    if (held.n == held.cap) {
+        size_t cap = held.cap ? 2 * held.cap : 16;
+        int32_t *ids = realloc(held.ids, cap * sizeof *ids);
+        if (ids == NULL)
+            return -1;
+        held.ids = ids;
+        held.cap = cap;
+    }
+    held.ids[held.n++] = id;
+    return 0;
+}
+
+static void held_remove(int32_t id)
+{
+    held_sync();
+    for (size_t i = 0; i < held.n; i++)
+        if (held.ids[i] == id) {
+            held.ids[i] = held.ids[--held.n];
+            return;
+        }
+}
+
+static struct scl_key *pg_key_new(const char *name, size_t len)
+{
+    struct scl_key *key = calloc(1, sizeof *key + len + 1);
+
+    if (key == NULL)
+        return NULL;
+    key->len = len;
+    memcpy(key->name, name, len);
+    return key;
+}
+
+static void pg_key_free(struct scl_key *key)
+{
+    free(key);
+}
+
+/* Runs SQL on the scope and NAME (binary bytea): the result, or NULL. */
+PGresult *scl_pg_run_named(const char *sql, const char *name, size_t len)
+{
+    const char *scope = scl_settings()->scope;
+    const unsigned types[2] = { SCL_BYTEAOID, SCL_BYTEAOID };
+    const char *values[2] = { scope, name };
+    const int lengths[2] = { (int)strlen(scope), (int)len }, formats[2] = { 1, 1 };
+
+    return scl_pg_run(sql, 2, types, values, lengths, formats);
+}
+
+/* Runs SQL on the claim id ID: the result, or NULL. */
+static PGresult *run_on_id(const char *sql, int32_t id)
+{
+    char text[16];
+    const char *values[1] = { text };
+
+    snprintf(text, sizeof text, "%d", (int)id);
+    return scl_pg_run(sql, 1, NULL, values, NULL, NULL);
+}
+
+/* The value of the one-row RES as a number, 0 when NULL; RES is cleared. */
+static long long single_value(PGresult *res)
+{
+    const struct scl_libpq *pq = scl_pg_libpq();
+    long long v = 0;
+
+    if (pq->ntuples(res) == 1 && !pq->getisnull(res, 0, 0))
+        v = strtoll(pq->getvalue(res, 0, 0), NULL, 10);
+    pq->clear(res);
+    return v;
+}
+
+static const char lookup_sql[] = "SELECT id FROM swerve_claim.names "
+                                 "WHERE digest = sha256($1 || '\\x00'::bytea || $2) AND scope = $1 AND name = $2";
+static const char register_sql[] =
+    "INSERT INTO swerve_claim.names (scope, name) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING RETURNING id";
+
+/* Finds KEY's id, registering the name when CREATE says so: 0 (KEY->id
+ * is 0 only when the name is unregistered and CREATE is 0), or -1. */
+static int resolve(struct scl_key *key, int create)
+{
+    PGresult *res;
+
+    if (key->id != 0)
+        return 0;
+    /* Looked up first: INSERT ... ON CONFLICT would spend an id of the
+     * sequence on every call, and a worker may make a handle per request. */
+    for (int round = 0; round < 2 && key->id == 0; round++) {
+        if ((res = scl_pg_run_named(round == 0 ? lookup_sql : register_sql, key->name, key->len)) == NULL)
+            return -1;
+        key->id = (int32_t)single_value(res);
+        if (!create)
+            return 0;
+    }
+    if (key->id != 0)
+        return 0;
+    /* Lost the race to register it: the winner has committed by now. */
+    if ((res = scl_pg_run_named(lookup_sql, key->name, key->len)) == NULL)
+        return -1;
+    if ((key->id = (int32_t)single_value(res)) == 0) {
+        scl_debug("PostgreSQL store: the name registry has no row for a name it refused as a duplicate");
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* The statement that should have taken KEY failed: if it failed after the
+ * grant, the session holds the lock all the same (session locks outlive a
+ * rollback).  Gives it back; keeps errno. */
+static void undo_slipped_grant(const struct scl_key *key)
+{
+    int err = errno;
+    PGresult *res;
+
+    if (err != ECONNRESET && (res = run_on_id("SELECT swerve_claim.unlock_if_held($1)", key->id)) != NULL)
+        scl_pg_libpq()->clear(res);
+    errno = err;
+}
+
+/* Ran SQL that hands back a token or NULL: 0 and the token, or -1 with
+ * EWOULDBLOCK (not granted) or the error.  Session locked. */
+static int take(struct scl_key *key, PGresult *res)
+{
+    long long token;
+
+    if (res == NULL) {
+        undo_slipped_grant(key);
+        return -1;
+    }
+    if ((token = single_value(res)) <= 0) {
+        errno = EWOULDBLOCK;
+        return -1;
+    }
+    if (held_add(key->id) != 0) {
+        PGresult *undo = run_on_id("SELECT swerve_claim.release($1)", key->id);
+        if (undo != NULL)
+            scl_pg_libpq()->clear(undo);
+        errno = ENOMEM;
+        return -1;
+    }
+    key->token = (uint64_t)token;
+    key->held_generation = scl_pg_generation();
+    return 0;
+}
+
+/* The session, locked and open, and KEY's id: 0, or -1 (unlocked). */
+static int begin(struct scl_key *key, pid_t self, int create)
+{
+    scl_pg_lock();
+    if (scl_pg_open(self) != 0 || resolve(key, create) != 0) {
+        int err = errno;
+        scl_pg_unlock();
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+static int finish(int r)
+{
+    int err = errno;
+
+    scl_pg_unlock();
+    errno = err;
+    return r;
+}
+
+static int pg_try_acquire(struct scl_key *key, pid_t self)
+{
+    if (begin(key, self, 1) != 0)
+        return -1;
+    if (held_here(key->id)) {
+        errno = EWOULDBLOCK;
+        return finish(-1);
+    }
+    return finish(take(key, run_on_id("SELECT swerve_claim.try_acquire($1)", key->id)));
+}
+
+static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline < 0 ? WAIT_SLICE_MS * 1000000LL : deadline - scl_monotonic_ns();
+        char args[2][16];
+        const char *values[2] = { args[0], args[1] };
+        int r;
+
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        if (begin(key, self, 1) != 0)
+            return -1;
+        if (held_here(key->id)) {
+            /* Another handle of this process: only it can let go. */
+            struct timespec pause = { 0, (long)(left < LOCAL_RETRY_NS ? left : LOCAL_RETRY_NS) };
+            scl_pg_unlock();
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        snprintf(args[0], sizeof args[0], "%d", (int)key->id);
+        /* Rounded up: a wait never ends before its deadline. */
+        snprintf(args[1], sizeof args[1], "%d",
+                 (int)(left >= WAIT_SLICE_MS * 1000000LL ? WAIT_SLICE_MS : (left + 999999) / 1000000));
+        r = take(key, scl_pg_run("SELECT swerve_claim.acquire_within($1, $2)", 2, NULL, values, NULL, NULL));
+        if (finish(r) == 0 || errno != EWOULDBLOCK)
+            return r;
+    }
+}
+
+static int pg_release(struct scl_key *key)
+{
+    PGresult *res;
+
+    scl_pg_lock();
+    if (key->held_generation != scl_pg_generation() || !held_here(key->id))
+        return finish(0); /* its session ended: so did the hold */
+    held_remove(key->id);
+    res = run_on_id("SELECT swerve_claim.release($1)", key->id);
+    if (res == NULL)
+        return finish(errno == ECONNRESET ? 0 : -1);
+    scl_pg_libpq()->clear(res);
+    return finish(0);
+}
+
+static int pg_available(const struct scl_key *ckey)
+{
+    struct scl_key *key = (struct scl_key *)ckey; /* only its id is filled in */
+    PGresult *res;
+    int r;
+
+    if (begin(key, getpid(), 0) != 0)
+        return -1;
+    if (key->id == 0)
+        return finish(1); /* never registered: never claimed */
+    if (held_here(key->id))
+        return finish(0);
+    if ((res = run_on_id("SELECT swerve_claim.available($1)", key->id)) == NULL)
+        return finish(-1);
+    r = strcmp(scl_pg_libpq()->getvalue(res, 0, 0), "t") == 0;
+    scl_pg_libpq()->clear(res);
+    return finish(r);
+}
+
+static uint64_t pg_token(const struct scl_key *key)
+{
+    return key->token;
+}
+
+static int pg_held(const struct scl_key *key)
+{
+    return scl_pg_alive() && key->held_generation == scl_pg_generation();
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void nothing(void)
+{
+}
+
+static void pg_after_fork_in_child(void)
+{
+    scl_pg_forget_inherited();
+}
+
+static void pg_child_reaped(pid_t child)
+{
+    (void)child; /* its session ended with it */
+}
+
+static int pg_process_execs(void)
+{
+    /* libpq's socket is close-on-exec: the session ends with the image. */
+    return held.n > 0 && held.generation == scl_pg_generation();
+}
+
+static int pg_exec_env(const char **name, const char **value)
+{
+    /* SWERVE_CLAIM_STORE may carry a password: an exec'd image gets it
+     * from the host's environment, as the host decides, never from us. */
+    (void)name;
+    (void)value;
+    return 0;
+}
+
+static void pg_process_ends(pid_t parent, scl_children_each_fn *each_child)
+{
+    (void)parent; /* the kernel closes the socket; the server frees the rest */
+    (void)each_child;
+}
+
+static void pg_becoming_user(uid_t uid)
+{
+    (void)uid; /* the session does not depend on the uid */
+}
+
+const struct scl_store_ops scl_store_pg = {
+    .key_new = pg_key_new,
+    .key_free = pg_key_free,
+    .try_acquire = pg_try_acquire,
+    .release = pg_release,
+    .available = pg_available,
+    .token = pg_token,
+    .acquire_wait = pg_acquire_wait,
+    .held = pg_held,
+    .at_load = nothing,
+    .before_fork = nothing,
+    .after_fork_in_child = pg_after_fork_in_child,
+    .child_reaped = pg_child_reaped,
+    .process_execs = pg_process_execs,
+    .exec_env = pg_exec_env,
+    .process_ends = pg_process_ends,
+    .becoming_user = pg_becoming_user,
+    .list = scl_pg_list,
+    .end_holder = scl_pg_end_holder,
+    .init = scl_pg_init,
+    .keep_across_exec = scl_pg_keep_across_exec,
+};

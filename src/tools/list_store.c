@@ -1,0 +1,91 @@
+/* swerve-claim list, when the store lists its claims itself (the
+ * PostgreSQL store): one row per holder and per waiter, across every
+ * machine that shares the database. */
+#include "config.h"
+
+#include "settings.h"
+#include "store.h"
+#include "table.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+enum column { COL_TYPE, COL_NAME, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN, COL_SESSION, NCOLUMNS };
+
+static const struct table_column columns[NCOLUMNS] = {
+    [COL_TYPE] = { .name = "TYPE", .width = 6 },
+    [COL_NAME] = { .name = "NAME", .width = 0.3, .tree = 1 },
+    [COL_HOST] = { .name = "HOST", .width = 0.2, .truncate = 1 },
+    [COL_PID] = { .name = "PID", .width = 7, .right = 1, .number = 1 },
+    [COL_SINCE] = { .name = "SINCE", .width = 19 },
+    [COL_TOKEN] = { .name = "TOKEN", .width = 6, .right = 1, .number = 1 },
+    [COL_SESSION] = { .name = "SESSION", .width = 7, .right = 1, .number = 1 },
+};
+
+struct listing {
+    struct table *table;
+    struct table_row *holder; /* the last holder row: its waiters go under it */
+    const char *only;
+    int shown[NCOLUMNS], nshown, rows;
+};
+
+static void add(const struct scl_listed *r, void *arg)
+{
+    struct listing *l = arg;
+    char pid[24] = "", since[32] = "", token[24] = "", session[24] = "";
+    struct table_row *row;
+
+    if (l->only != NULL && strcmp(l->only, r->name) != 0)
+        return;
+    if (r->pid > 0)
+        snprintf(pid, sizeof pid, "%ld", r->pid);
+    if (r->since > 0)
+        strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime(&r->since));
+    if (r->token > 0)
+        snprintf(token, sizeof token, "%" PRIu64, r->token);
+    if (r->session > 0)
+        snprintf(session, sizeof session, "%ld", r->session);
+    row = table_row(l->table, r->held || l->holder == NULL ? NULL : l->holder);
+    if (r->held)
+        l->holder = row;
+    for (int i = 0; i < l->nshown; i++) {
+        const char *v = "";
+        switch (l->shown[i]) {
+        case COL_TYPE: v = r->held ? "holder" : "waiter"; break;
+        case COL_NAME: v = r->name; break;
+        case COL_HOST: v = r->host; break;
+        case COL_PID: v = pid; break;
+        case COL_SINCE: v = since; break;
+        case COL_TOKEN: v = token; break;
+        case COL_SESSION: v = session; break;
+        }
+        table_set(row, i, v);
+    }
+    l->rows++;
+}
+
+int tool_list_store(const char *name, const char *output, int style, int noheadings)
+{
+    struct listing l = { .only = name, .shown = { COL_TYPE, COL_NAME, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN } };
+    struct table_column cols[NCOLUMNS];
+
+    l.nshown = 6;
+    if (output != NULL && (l.nshown = tool_parse_columns(output, columns, NCOLUMNS, l.shown)) < 0)
+        return TOOL_USAGE;
+    for (int i = 0; i < l.nshown; i++)
+        cols[i] = columns[l.shown[i]];
+    if ((l.table = table_new(cols, l.nshown, (enum table_style)style, noheadings)) == NULL)
+        return TOOL_FAILURE;
+    if (scl_store()->list(add, &l) != 0) {
+        tool_error("cannot list the claims of scope '%s': %s%s", scl_settings()->scope, strerror(errno),
+                   errno == ENOENT ? " (run 'swerve-claim db init')" : "");
+        table_print_and_free(l.table);
+        return TOOL_FAILURE;
+    }
+    table_print_and_free(l.table);
+    return TOOL_OK;
+}

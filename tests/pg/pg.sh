@@ -1,0 +1,182 @@
+#!/bin/bash
+# The PostgreSQL store (doc/cluster.md) against a private PostgreSQL
+# cluster this test starts (cluster.sh) and stops: the API contract, the
+# failures a fleet meets (a holder SIGKILLed, its session terminated, the
+# database restarted, a standby), fork without exec, two "machines" of
+# prefork servers sharing one database, and the tools.  The silent
+# partition is partition.sh, in a network namespace of its own.
+. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/cluster.sh"
+trap 'finish_servers; pg_cluster_stop' EXIT
+
+helper=$SCL_HELPERS/pg/pg_helper
+tool=$SCL_HELPERS/../swerve-claim
+# An array, not a function: "${under_shim[@]}" CMD & makes $! CMD's own pid.
+under_shim=(env LD_PRELOAD="$preload")
+now_ns() { date +%s%N; }
+
+pg_cluster_start || exit 1
+check "swerve-claim db init makes the schema" pg_cluster_init "$tool"
+check "db init again changes nothing and succeeds" env SWERVE_CLAIM_STORE="$SCL_PG_ADMIN_URL" "$tool" db init
+export SWERVE_CLAIM_STORE=$SCL_PG_URL
+
+# ---- the contract, and what loading libpq may not do to a host
+check "the API contract holds (tests/contract, as role app)" "$SCL_HELPERS/contract/contract"
+check "the shim does not link libpq" bash -c "! ldd '$SCL_PRELOAD' | grep -q libpq"
+check "a process that never claims never loads libpq" \
+    bash -c "[ \$(env LD_PRELOAD='$preload' sh -c 'grep -c libpq /proc/\$\$/maps') = 0 ]"
+"${under_shim[@]}" "$helper" hold loaded >"$work/loaded" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/loaded" && break; sleep 0.05; done
+check "a process that claims has loaded libpq" grep -q libpq "/proc/${server_pids[-1]}/maps"
+kill -9 "${server_pids[-1]}"
+
+SWERVE_CLAIM_STORE=postgresql://app@127.0.0.1:1/claims SWERVE_DEBUG=1 "${under_shim[@]}" "$helper" take x 0 \
+    >"$work/refused" 2>"$work/refused.err"
+check "no server: ECONNREFUSED" grep -qx "failed ECONNREFUSED" "$work/refused"
+check "no server: one SWERVE_DEBUG line says why" \
+    bash -c "[ \$(grep -c 'cannot connect' '$work/refused.err') = 1 ]"
+SWERVE_DEBUG= "${under_shim[@]}" "$helper" take x 0 >/dev/null 2>"$work/quiet.err"
+check "without SWERVE_DEBUG the library prints nothing" test ! -s "$work/quiet.err"
+# libpq hidden from the host in a mount namespace of its own
+libpq=$(ldconfig -p | awk '/libpq.so.5 .*x86-64/ { print $NF; exit }')
+if [ -n "$libpq" ] && unshare -m true 2>/dev/null; then
+    unshare -m bash -c "mount --bind /dev/null '$(readlink -f "$libpq")' && \
+        env LD_PRELOAD='$preload' '$helper' take x 0" >"$work/nolibpq" 2>&1
+    check "no libpq: ELIBACC, and the host runs on" grep -qx "failed ELIBACC" "$work/nolibpq"
+fi
+
+check "a grant that slips in as a timed wait ends does not leak (200 races)" \
+    "${under_shim[@]}" "$helper" slip slip 200
+
+# ---- a holder's end
+"${under_shim[@]}" "$helper" hold killed >"$work/killed" &
+holder=$!
+server_pids+=($holder)
+for _ in $(seq 100); do grep -q held "$work/killed" && break; sleep 0.05; done
+"${under_shim[@]}" "$helper" take killed 10 >"$work/killed.taker" &
+taker=$!
+sleep 0.3 # the taker waits in the server's queue
+killed_at=$(now_ns)
+kill -9 "$holder"
+wait "$taker"
+took_at=$(awk '/^took/ { print $3 }' "$work/killed.taker")
+echo "SIGKILLed holder: a waiter took the claim $(( (took_at - killed_at) / 1000000 )) ms later"
+check "SIGKILLed holder: free within 100 ms" test $(( took_at - killed_at )) -lt 100000000
+
+"${under_shim[@]}" "$helper" hold terminated >"$work/terminated" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/terminated" && break; sleep 0.05; done
+terminated_at=$(now_ns)
+pg_sql "SELECT pg_terminate_backend(backend) FROM swerve_claim.claims WHERE name = 'terminated'" >/dev/null
+for _ in $(seq 100); do grep -q lost "$work/terminated" && break; sleep 0.02; done
+lost_at=$(awk '/^lost/ { print $2 }' "$work/terminated")
+echo "pg_terminate_backend: held() turned 0 after $(( (${lost_at:-0} - terminated_at) / 1000000 )) ms"
+check "pg_terminate_backend: held() is 0 within 100 ms" \
+    test -n "$lost_at" -a $(( ${lost_at:-0} - terminated_at )) -lt 100000000
+check "pg_terminate_backend: someone else takes it" "${under_shim[@]}" "$helper" take terminated 0
+
+# ---- restart: holders learn it; new claims work once it is back; tokens go on growing
+"${under_shim[@]}" "$helper" hold restarted >"$work/restarted" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/restarted" && break; sleep 0.05; done
+before=$(awk '/^held/ { print $2 }' "$work/restarted")
+check "the database restarts" pg_cluster_restart
+for _ in $(seq 100); do grep -q lost "$work/restarted" && break; sleep 0.05; done
+check "restart: the holder sees held() 0" grep -q lost "$work/restarted"
+"${under_shim[@]}" "$helper" take restarted 5 >"$work/after-restart"
+after=$(awk '/^took/ { print $2 }' "$work/after-restart")
+check "restart: a new acquisition works once it is back" test -n "$after"
+check "restart: the token still grows ($before, then $after)" test "${after:-0}" -gt "${before:-0}"
+
+# ---- a standby grants advisory locks of its own: refused
+standby=$PG_DIR/standby
+standby_port=$(free_port)
+if pg_as_postgres env PGPASSWORD="$(cat "$PG_DIR/pw")" "$pg_bin/pg_basebackup" -h 127.0.0.1 -p "$PG_PORT" \
+        -U postgres -D "$standby" -R -X stream >/dev/null 2>&1 &&
+    pg_as_postgres "$pg_bin/pg_ctl" -D "$standby" -l "$PG_DIR/standby.log" -w -t 30 \
+        -o "-p $standby_port -k $PG_DIR -c listen_addresses=127.0.0.1" start >/dev/null; then
+    SWERVE_CLAIM_STORE=${SCL_PG_URL/:$PG_PORT/:$standby_port}?target_session_attrs=any \
+        "${under_shim[@]}" "$helper" take standby 0 >"$work/standby"
+    check "a standby is refused: EROFS" grep -qx "failed EROFS" "$work/standby"
+    pg_as_postgres "$pg_bin/pg_ctl" -D "$standby" -m immediate stop >/dev/null
+else
+    echo "FAIL: cannot make a standby to test against" >&2
+    failed=$((failed + 1))
+fi
+
+# ---- fork without exec in a holder: the child's exit ends nothing; nor
+# does the child keep the parent's session alive after the parent dies
+"${under_shim[@]}" "$helper" fork-holder forked >"$work/forked" &
+parent=$!
+server_pids+=($parent)
+for _ in $(seq 100); do grep -q sleeper "$work/forked" && break; sleep 0.05; done
+check "fork: the child's exit neither frees nor ends the parent's claim" grep -qx kept "$work/forked"
+sleeper=$(awk '/^sleeper/ { print $2 }' "$work/forked")
+server_pids+=($sleeper)
+kill -9 "$parent"
+check "fork: the parent's claim goes with it while its child lives on" "${under_shim[@]}" "$helper" take forked 2
+check "(the child was alive)" kill -0 "$sleeper"
+kill -9 "$sleeper"
+
+# ---- two machines: two prefork servers, two SWERVE_TMPDIRs, one database
+for m in 1 2; do
+    mkdir -p "$work/machine$m"
+    SWERVE_TMPDIR=$work/machine$m "${under_shim[@]}" "$SCL_HELPERS/server/prefork_server" --port 0 --workers 4 \
+        --report-ms 1500 --port-file "$work/port$m" >"$work/server$m.log" 2>&1 &
+    server_pids+=($!)
+done
+for _ in $(seq 100); do [ -s "$work/port1" ] && [ -s "$work/port2" ] && break; sleep 0.05; done
+port1=$(cat "$work/port1") port2=$(cat "$work/port2")
+wait_port "$port1" && wait_port "$port2"
+fleet_round() {
+    rm -f "$work"/answer.*
+    for i in $(seq 6); do
+        get "$port1" /report >"$work/answer.1.$i" &
+        get "$port2" /report >"$work/answer.2.$i" &
+    done
+    wait $(jobs -p | grep -vxF -f <(printf '%s\n' "${server_pids[@]}")) 2>/dev/null
+    [ "$(cat "$work"/answer.* | grep -c "runs the report")" -eq 1 ] &&
+        [ "$(cat "$work"/answer.* | grep -c "someone else is on it")" -eq 11 ] ||
+        { echo "answers: $(cat "$work"/answer.*)" >&2; return 1; }
+}
+for round in 1 2 3; do
+    check "two machines, round $round: of 12 requests exactly one runs the report" fleet_round
+    sleep 1.6
+done
+check "no local claim directory on either machine" \
+    bash -c "[ -z \"\$(ls -A '$work/machine1' '$work/machine2' | grep swerve-claim)\" ]"
+
+# ---- the tools
+SWERVE_TMPDIR=$work/machine1 "$tool" run -w 5 nightly -- sh -c 'echo "$SWERVE_CLAIM_TOKEN" >"$0"; sleep 1.5' \
+    "$work/token1" &
+runner=$!
+sleep 0.5
+SWERVE_TMPDIR=$work/machine2 "$tool" run nightly -- true
+check "run: the fleet's claim is taken on the other machine: exit 75" test $? -eq 75
+SWERVE_TMPDIR=$work/machine2 "$tool" run -w 5 nightly -- sh -c 'echo "$SWERVE_CLAIM_TOKEN" >"$0"' "$work/token2" &
+waiter=$!
+sleep 0.3
+"$tool" list --raw --noheadings -o TYPE,NAME,PID,TOKEN >"$work/list"
+check "list shows the holder with its pid and token" \
+    grep -qx "holder nightly $(pgrep -P $runner) $(cat "$work/token1")" "$work/list"
+check "list shows the waiter" grep -q "^waiter nightly [0-9]" "$work/list"
+"$tool" list --json >"$work/list.json"
+check "list --json parses, with a token" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
+assert d['claims'][0]['token'] > 0" "$work/list.json"
+wait "$runner" "$waiter"
+check "run: the waiter ran next, with a greater token" test "$(cat "$work/token2")" -gt "$(cat "$work/token1")"
+
+"${under_shim[@]}" "$helper" hold forced >"$work/forced" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/forced" && break; sleep 0.05; done
+SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$tool" release --force forced >"$work/release.out" 2>"$work/release.err"
+check "release --force ends the holder's session" grep -q "released 'forced'" "$work/release.out"
+check "release --force says so loudly" grep -q "WARNING: ended the database session" "$work/release.err"
+for _ in $(seq 100); do grep -q lost "$work/forced" && break; sleep 0.02; done
+check "release --force: the holder's held() turns 0" grep -q lost "$work/forced"
+"$tool" release --force nobody-holds-this 2>/dev/null
+check "release --force of a free name: exit 1" test $? -eq 1
+check "gc has nothing to do" "$tool" gc
+
+finish
