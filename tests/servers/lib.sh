@@ -20,6 +20,15 @@ finish_servers() {
 }
 trap finish_servers EXIT
 
+# SCL_STORE=postgresql (tests/pg/*-server.sh): the same test with the claims
+# in a private PostgreSQL cluster (tests/pg/cluster.sh) instead of $base.
+if [ "${SCL_STORE:-}" = postgresql ]; then
+    . "$SCL_SRCDIR/tests/pg/cluster.sh"
+    trap 'finish_servers; pg_cluster_stop' EXIT
+    pg_cluster_start && pg_cluster_init "$SCL_HELPERS/../swerve-claim" || exit 1
+    export SWERVE_CLAIM_STORE=$SCL_PG_URL
+fi
+
 check() { # DESCRIPTION COMMAND...
     local what=$1
     shift
@@ -86,9 +95,14 @@ exactly_one_runs() {
 
 # The pid holding NAME, from the swerve-claim tool: in the server's one
 # claim directory, named, since `list` alone shows only the invoking user's
-# and a master that dropped privileges makes its own.
+# and a master that dropped privileges makes its own; or in the database.
 holder_of() {
     local dir
+    if [ -n "${SWERVE_CLAIM_STORE:-}" ]; then
+        "$SCL_HELPERS/../swerve-claim" list --raw --noheadings -o TYPE,NAME,PID |
+            awk -v n="$1" '$1 == "holder" && $2 == n { print $3 }'
+        return
+    fi
     dir=$(ls -d "$base"/swerve-claim.* 2>/dev/null | head -1)
     [ -n "$dir" ] || return 0
     "$SCL_HELPERS/../swerve-claim" list --server "$dir" --raw --noheadings -o TYPE,NAME,PID |
