@@ -16,7 +16,10 @@ static const struct {
     const char *symbol;
     size_t offset;
 } wanted[] = {
-#define FN(field, symbol) { symbol, offsetof(struct scl_libpq, field) }
+#define FN(field, symbol)                                                                                              \
+    {                                                                                                                  \
+        symbol, offsetof(struct scl_libpq, field)                                                                      \
+    }
     FN(connectdbParams, "PQconnectdbParams"),
     FN(status, "PQstatus"),
     FN(errorMessage, "PQerrorMessage"),
@@ -25,6 +28,8 @@ static const struct {
     FN(backendPID, "PQbackendPID"),
     FN(exec, "PQexec"),
     FN(execParams, "PQexecParams"),
+    FN(prepare, "PQprepare"),
+    FN(execPrepared, "PQexecPrepared"),
     FN(resultStatus, "PQresultStatus"),
     FN(resultErrorField, "PQresultErrorField"),
     FN(ntuples, "PQntuples"),

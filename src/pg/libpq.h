@@ -30,6 +30,10 @@ struct scl_libpq {
     PGresult *(*execParams)(PGconn *conn, const char *command, int nParams, const unsigned int *paramTypes,
                             const char *const *paramValues, const int *paramLengths, const int *paramFormats,
                             int resultFormat);
+    PGresult *(*prepare)(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                         const unsigned int *paramTypes);
+    PGresult *(*execPrepared)(PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues,
+                              const int *paramLengths, const int *paramFormats, int resultFormat);
     int (*resultStatus)(const PGresult *res);
     char *(*resultErrorField)(const PGresult *res, int fieldcode);
     int (*ntuples)(const PGresult *res);

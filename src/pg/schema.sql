@@ -33,10 +33,12 @@ CREATE TABLE IF NOT EXISTS swerve_claim.names (
 -- the session keeps synchronous_commit on, so that log is flushed first).
 CREATE SEQUENCE IF NOT EXISTS swerve_claim.tokens AS bigint;
 
--- Who took what, when, with which token: for swerve-claim list.  Written
--- with each grant and never removed: whether a claim is held is the
--- lock's to say.  Unlogged: no WAL, no fsync on the claim's path; a crash
--- empties it, as it empties the locks.
+-- Who took what, when, with which token: for swerve-claim list, when the
+-- database or role asks for it (ALTER DATABASE ... SET
+-- swerve_claim.record_holds = on).  Off by default: the write costs more
+-- than the claim itself (an xid and a commit per acquire; make bench).
+-- Rows are never removed: whether a claim is held is the lock's to say.
+-- Unlogged: no WAL, no fsync; a crash empties it, as it empties the locks.
 CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
     id integer PRIMARY KEY,
     backend integer NOT NULL,
@@ -44,7 +46,12 @@ CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
     since timestamptz NOT NULL
 );
 
-CREATE OR REPLACE FUNCTION swerve_claim.granted(claim integer) RETURNS bigint
+-- A token for CLAIM, just granted, recorded in holds.  Without
+-- swerve_claim.record_holds the library takes nextval() itself: claims
+-- are taken and let go by statements it prepares (src/pg/session.c),
+-- pg_try_advisory_lock(1398231638, id) and pg_advisory_unlock(1398231638,
+-- id), with no function call on their way.
+CREATE OR REPLACE FUNCTION swerve_claim.recorded_token(claim integer) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     t bigint := nextval('swerve_claim.tokens');
@@ -52,16 +59,6 @@ BEGIN
     INSERT INTO swerve_claim.holds VALUES (claim, pg_backend_pid(), t, clock_timestamp())
         ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
     RETURN t;
-END $$;
-
--- Takes the claim if it is free: its token, or NULL.
-CREATE OR REPLACE FUNCTION swerve_claim.try_acquire(claim integer) RETURNS bigint
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF pg_try_advisory_lock(1398231638, claim) THEN
-        RETURN swerve_claim.granted(claim);
-    END IF;
-    RETURN NULL;
 END $$;
 
 -- Drops the lock if this session holds it: after a statement that failed
@@ -88,11 +85,11 @@ BEGIN
         PERFORM swerve_claim.unlock_if_held(claim);
         RETURN NULL;
     END;
-    RETURN swerve_claim.granted(claim);
+    IF current_setting('swerve_claim.record_holds', true) = 'on' THEN
+        RETURN swerve_claim.recorded_token(claim);
+    END IF;
+    RETURN nextval('swerve_claim.tokens');
 END $$;
-
-CREATE OR REPLACE FUNCTION swerve_claim.release(claim integer) RETURNS boolean
-LANGUAGE sql AS $$ SELECT pg_advisory_unlock(1398231638, claim) $$;
 
 CREATE OR REPLACE FUNCTION swerve_claim.available(claim integer) RETURNS boolean
 LANGUAGE sql STABLE AS $$
@@ -102,8 +99,10 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Every claim held or waited for, for people (and swerve-claim list): one
--- row per holder and per waiter.  The holder's process and host are in
--- the session's application_name ('swerve-claim pid=P host=H').
+-- row per holder and per waiter; a holder's token and since only when
+-- swerve_claim.record_holds was on as it took the claim.  The holder's
+-- process and host are in the session's application_name
+-- ('swerve-claim pid=P host=H').
 CREATE OR REPLACE VIEW swerve_claim.claims AS
 SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name, a.client_addr,
        CASE WHEN l.granted AND h.backend = l.pid THEN h.token END AS token,

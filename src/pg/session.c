@@ -20,8 +20,8 @@
  * (doc/cluster.md), so that a holder cut off from the server notices the
  * loss (held() turns 0) before the server frees its claims for others. */
 static const char *const default_keywords[] = {
-    "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-    "target_session_attrs",
+    "connect_timeout",  "keepalives",       "keepalives_idle",      "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "target_session_attrs",
 };
 static const char *const default_values[] = { "10", "1", "5", "1", "3", "8000", "read-write" };
 #define NDEFAULTS (sizeof default_keywords / sizeof default_keywords[0])
@@ -36,13 +36,30 @@ static const char setup_sql[] =
     "CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'local', false) "
     "END";
 
+/* The claim's own statements: a grant and its token in one round trip
+ * (the token only when the lock was granted), and the release.  The key
+ * (1398231638, id) and the schema's objects are schema.sql's. */
+static const struct {
+    const char *name, *sql;
+    int nparams;
+} statements[SCL_PG_NSTATEMENTS] = {
+    [SCL_PG_TRY] = { "swerve_claim_try",
+                     "SELECT CASE WHEN pg_try_advisory_lock(1398231638, $1::int4) THEN "
+                     "CASE WHEN current_setting('swerve_claim.record_holds', true) = 'on' "
+                     "THEN swerve_claim.recorded_token($1::int4) ELSE nextval('swerve_claim.tokens') END END",
+                     1 },
+    [SCL_PG_WAIT] = { "swerve_claim_wait", "SELECT swerve_claim.acquire_within($1, $2)", 2 },
+    [SCL_PG_RELEASE] = { "swerve_claim_release", "SELECT pg_advisory_unlock(1398231638, $1::int4)", 1 },
+};
+
 static struct {
     PGconn *conn;
+    unsigned prepared; /* bit N: statements[N] is, in this session */
     const struct scl_libpq *pq;
-    pid_t owner;   /* the process that opened it */
-    int fd;        /* its socket, and what that socket is: a host that */
-    dev_t dev;     /* closes every descriptor may have put something */
-    ino_t ino;     /* else at that number since */
+    pid_t owner; /* the process that opened it */
+    int fd;      /* its socket, and what that socket is: a host that */
+    dev_t dev;   /* closes every descriptor may have put something */
+    ino_t ino;   /* else at that number since */
     unsigned generation;
     int ended; /* the server said FATAL: it is ending the session */
 } session;
@@ -97,6 +114,7 @@ static int socket_is_ours(void)
 static void forget(void)
 {
     session.conn = NULL;
+    session.prepared = 0;
     session.ended = 0;
     session.fd = -1;
     session.generation++;
@@ -240,8 +258,8 @@ int scl_pg_open(pid_t self)
         /* Forked without the fork hook (a raw clone): the parent's session. */
         scl_pg_forget_inherited();
     }
-    if (session.conn != NULL && (session.ended || session.pq->status(session.conn) != SCL_CONNECTION_OK ||
-                                 !socket_is_ours()))
+    if (session.conn != NULL &&
+        (session.ended || session.pq->status(session.conn) != SCL_CONNECTION_OK || !socket_is_ours()))
         close_session();
     return session.conn != NULL ? 0 : connect_session();
 }
@@ -288,11 +306,11 @@ static int errno_of(const char *state)
     return EIO;
 }
 
-PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
-                     const int *formats)
+/* RES, when it is a success; else NULL with errno, the session closed if
+ * it is lost. */
+static PGresult *checked(PGresult *res)
 {
     const struct scl_libpq *pq = session.pq;
-    PGresult *res = pq->execParams(session.conn, sql, nparams, types, values, lengths, formats, 0);
     int status = res != NULL ? pq->resultStatus(res) : -1, err;
 
     if (status == SCL_PGRES_TUPLES_OK || status == SCL_PGRES_COMMAND_OK)
@@ -310,4 +328,25 @@ PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const 
     }
     errno = err;
     return NULL;
+}
+
+PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
+                     const int *formats)
+{
+    return checked(session.pq->execParams(session.conn, sql, nparams, types, values, lengths, formats, 0));
+}
+
+PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values)
+{
+    const struct scl_libpq *pq = session.pq;
+
+    if (!(session.prepared & 1u << which)) {
+        PGresult *res = checked(
+            pq->prepare(session.conn, statements[which].name, statements[which].sql, statements[which].nparams, NULL));
+        if (res == NULL)
+            return NULL;
+        pq->clear(res);
+        session.prepared |= 1u << which;
+    }
+    return checked(pq->execPrepared(session.conn, statements[which].name, nparams, values, NULL, NULL, 0));
 }

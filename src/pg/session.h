@@ -46,6 +46,14 @@ int scl_pg_alive(void);
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
                      const int *formats);
 
+/* The statements run on every claim, prepared once per session: parsing
+ * and planning them each time would cost a tenth of the claim. */
+enum scl_pg_statement { SCL_PG_TRY, SCL_PG_WAIT, SCL_PG_RELEASE, SCL_PG_NSTATEMENTS };
+
+/* Runs prepared statement WHICH with NPARAMS text parameters: as
+ * scl_pg_run(). */
+PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values);
+
 /* The connection itself (scl_pg_open() succeeded before). */
 PGconn *scl_pg_conn(void);
 

@@ -31,9 +31,9 @@
 #define LOCAL_RETRY_NS (20 * 1000 * 1000LL)
 
 struct scl_key {
-    int32_t id;                  /* in swerve_claim.names; 0 until known */
-    unsigned held_generation;    /* the session it holds the name in */
-    uint64_t token;              /* that hold's */
+    int32_t id;               /* in swerve_claim.names; 0 until known */
+    unsigned held_generation; /* the session it holds the name in */
+    uint64_t token;           /* that hold's */
     size_t len;
     char name[];
 };
@@ -124,6 +124,16 @@ static PGresult *run_on_id(const char *sql, int32_t id)
     return scl_pg_run(sql, 1, NULL, values, NULL, NULL);
 }
 
+/* Runs the prepared statement WHICH on the claim id ID. */
+static PGresult *run_prepared_on_id(enum scl_pg_statement which, int32_t id)
+{
+    char text[16];
+    const char *values[1] = { text };
+
+    snprintf(text, sizeof text, "%d", (int)id);
+    return scl_pg_run_prepared(which, 1, values);
+}
+
 /* The value of the one-row RES as a number, 0 when NULL; RES is cleared. */
 static long long single_value(PGresult *res)
 {
@@ -199,7 +209,7 @@ static int take(struct scl_key *key, PGresult *res)
         return -1;
     }
     if (held_add(key->id) != 0) {
-        PGresult *undo = run_on_id("SELECT swerve_claim.release($1)", key->id);
+        PGresult *undo = run_prepared_on_id(SCL_PG_RELEASE, key->id);
         if (undo != NULL)
             scl_pg_libpq()->clear(undo);
         errno = ENOMEM;
@@ -240,7 +250,7 @@ static int pg_try_acquire(struct scl_key *key, pid_t self)
         errno = EWOULDBLOCK;
         return finish(-1);
     }
-    return finish(take(key, run_on_id("SELECT swerve_claim.try_acquire($1)", key->id)));
+    return finish(take(key, run_prepared_on_id(SCL_PG_TRY, key->id)));
 }
 
 static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
@@ -268,7 +278,7 @@ static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
         /* Rounded up: a wait never ends before its deadline. */
         snprintf(args[1], sizeof args[1], "%d",
                  (int)(left >= WAIT_SLICE_MS * 1000000LL ? WAIT_SLICE_MS : (left + 999999) / 1000000));
-        r = take(key, scl_pg_run("SELECT swerve_claim.acquire_within($1, $2)", 2, NULL, values, NULL, NULL));
+        r = take(key, scl_pg_run_prepared(SCL_PG_WAIT, 2, values));
         if (finish(r) == 0 || errno != EWOULDBLOCK)
             return r;
     }
@@ -282,7 +292,7 @@ static int pg_release(struct scl_key *key)
     if (key->held_generation != scl_pg_generation() || !held_here(key->id))
         return finish(0); /* its session ended: so did the hold */
     held_remove(key->id);
-    res = run_on_id("SELECT swerve_claim.release($1)", key->id);
+    res = run_prepared_on_id(SCL_PG_RELEASE, key->id);
     if (res == NULL)
         return finish(errno == ECONNRESET ? 0 : -1);
     scl_pg_libpq()->clear(res);

@@ -144,10 +144,13 @@ for round in 1 2 3; do
     check "two machines, round $round: of 12 requests exactly one runs the report" fleet_round
     sleep 1.6
 done
+check "machine 1 stops" stop_pid "${server_pids[-2]}" TERM
+check "machine 2 stops" stop_pid "${server_pids[-1]}" TERM
 check "no local claim directory on either machine" \
     bash -c "[ -z \"\$(ls -A '$work/machine1' '$work/machine2' | grep swerve-claim)\" ]"
 
-# ---- the tools
+# ---- the tools: list shows tokens and since when the database records them
+pg_sql "ALTER DATABASE claims SET swerve_claim.record_holds = on"
 SWERVE_TMPDIR=$work/machine1 "$tool" run -w 5 nightly -- sh -c 'echo "$SWERVE_CLAIM_TOKEN" >"$0"; sleep 1.5' \
     "$work/token1" &
 runner=$!
