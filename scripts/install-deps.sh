@@ -4,7 +4,7 @@
 # are); prints what it installs.
 set -euo pipefail
 
-packages=(build-essential autoconf automake libtool pkg-config check libsmartcols-dev curl python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3)
+packages=(build-essential autoconf automake libtool pkg-config check libsmartcols-dev curl python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3 postgresql-15 libpq5 libpq-dev nftables)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,5 +18,9 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The PostgreSQL tests make private clusters of their own: no system
+# cluster is made or started by the package.
+mkdir -p /etc/postgresql-common/createcluster.d
+echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/50-swerve-claim.conf
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

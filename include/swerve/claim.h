@@ -24,6 +24,15 @@
  *     before the first fork, so every worker shares it; a process that never
  *     forks gets a directory of its own, in which two handles still conflict.
  *
+ * ACROSS MACHINES
+ *     With SWERVE_CLAIM_STORE set, a claim is a PostgreSQL session advisory
+ *     lock instead, held by the process's own database session: one name,
+ *     one holder across every machine that names the same database and
+ *     scope.  The functions behave as below; waiting happens in the
+ *     server's queue; a claim also ends when the server ends the session
+ *     (restart, failover, a lost network), which swerve_claim_held() tells.
+ *     libpq is loaded on the first claim, never linked.  doc/cluster.md.
+ *
  * THREADS
  *     Distinct handles may be used from different threads at once.  One
  *     handle must not be used from two threads at the same time.
@@ -32,6 +41,9 @@
  *     SWERVE_TMPDIR   base directory for claim directories.
  *     TMPDIR          used when SWERVE_TMPDIR is unset.
  *     SWERVE_DEBUG    when set to 1, the library logs to standard error.
+ *     SWERVE_CLAIM_STORE  a libpq connection URI or conninfo: the claims
+ *                     are PostgreSQL's (ACROSS MACHINES).
+ *     SWERVE_CLAIM_SCOPE  the namespace in that database ("default").
  *     They are read once, when the library is loaded.
  */
 #ifndef SWERVE_CLAIM_H
@@ -91,7 +103,10 @@ int swerve_claim_available(const struct swerve_claim *claim);
  * did).  Returns NULL otherwise, with errno set to EWOULDBLOCK (another
  * holds it and TIMEOUT is 0), ETIMEDOUT (TIMEOUT passed), EINVAL (TIMEOUT is
  * negative or NaN) or the error of the system call that failed (for example
- * ENOSPC or EACCES when the claim directory cannot be written).
+ * ENOSPC or EACCES when the claim directory cannot be written).  With
+ * SWERVE_CLAIM_STORE also ELIBACC (no libpq.so.5), ECONNREFUSED (no
+ * server), EROFS (a standby), ENOENT (no schema: swerve-claim db init),
+ * EACCES (no grants), ECONNRESET (the session ended) or EIO.
  */
 struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout);
 
@@ -100,7 +115,9 @@ struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double tim
  *
  * Returns 1 when it was acquired and not released since, else 0.  In a
  * child made by fork(), a handle inherited from the parent holds nothing
- * (the parent still does).
+ * (the parent still does).  With SWERVE_CLAIM_STORE, 0 also once the
+ * server has ended the session that held it: learnt from the socket, with
+ * no round trip, so it can be called as often as a job likes.
  */
 int swerve_claim_held(const struct swerve_claim *claim);
 

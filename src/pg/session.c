@@ -23,7 +23,7 @@ static const char *const default_keywords[] = {
     "connect_timeout",  "keepalives",       "keepalives_idle",      "keepalives_interval",
     "keepalives_count", "tcp_user_timeout", "target_session_attrs",
 };
-static const char *const default_values[] = { "10", "1", "5", "1", "3", "8000", "read-write" };
+static const char *const default_values[] = { "10", "1", "3", "1", "3", "6000", "read-write" };
 #define NDEFAULTS (sizeof default_keywords / sizeof default_keywords[0])
 
 /* Once connected: a standby grants advisory locks of its own, so it is

@@ -291,11 +291,12 @@ static int pg_release(struct scl_key *key)
     scl_pg_lock();
     if (key->held_generation != scl_pg_generation() || !held_here(key->id))
         return finish(0); /* its session ended: so did the hold */
-    held_remove(key->id);
     res = run_prepared_on_id(SCL_PG_RELEASE, key->id);
-    if (res == NULL)
-        return finish(errno == ECONNRESET ? 0 : -1);
-    scl_pg_libpq()->clear(res);
+    if (res == NULL && errno != ECONNRESET)
+        return finish(-1); /* still held: still in the table */
+    held_remove(key->id);
+    if (res != NULL)
+        scl_pg_libpq()->clear(res);
     return finish(0);
 }
 
