@@ -46,6 +46,8 @@ if [ -n "$libpq" ] && unshare -m true 2>/dev/null; then
     check "no libpq: ELIBACC, and the host runs on" grep -qx "failed ELIBACC" "$work/nolibpq"
 fi
 
+check "a host that closes every descriptor: the session is dropped, never written to; claims go on" \
+    timeout 20 "${under_shim[@]}" "$helper" close-fds closer
 check "a grant that slips in as a timed wait ends does not leak (200 races)" \
     "${under_shim[@]}" "$helper" slip slip 200
 

@@ -12,6 +12,11 @@
  *                       say "kept" if NAME is still ours and still taken;
  *                       fork a child that sleeps 60 s, say "sleeper PID",
  *                       and sleep (the test SIGKILLs this process)
+ *   close-fds NAME      take NAME, then close every descriptor above 2, as
+ *                       daemons do, and open sockets of its own at those
+ *                       numbers; then release(), held() (must say 0) and a
+ *                       new acquire must work without a byte sent to any of
+ *                       them: says "ok"
  *   slip NAME ROUNDS    a holder (a child) lets go of NAME just as this
  *                       process's timed wait for it ends, ROUNDS times;
  *                       then a third process must find NAME free: says
@@ -22,11 +27,13 @@
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +140,31 @@ static int fork_holder(const char *name)
     return 1;
 }
 
+static int close_fds(const char *name)
+{
+    struct swerve_claim *c = claim(name);
+    int pairs[64][2], n = 0;
+    char byte;
+
+    if (api.acquire(c, 0.0) == NULL)
+        return 1;
+    for (int fd = 3; fd <= 64; fd++)
+        close(fd);
+    /* The host's own sockets, at every number the session's could have had. */
+    while (n < 64 && socketpair(AF_UNIX, SOCK_STREAM, 0, pairs[n]) == 0 && pairs[n][1] < 64)
+        n++;
+    if (api.release(c) != 0 || api.held(c) != 0 || api.acquire(c, 0.0) != c || api.release(c) != 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        for (int end = 0; end < 2; end++)
+            if (recv(pairs[i][end], &byte, 1, MSG_DONTWAIT) >= 0) {
+                say("the library wrote to the host's socket %d", pairs[i][1 - end]);
+                return 1;
+            }
+    say("ok");
+    return 0;
+}
+
 static int slip(const char *name, int rounds)
 {
     struct swerve_claim *c = claim(name);
@@ -192,8 +224,10 @@ int main(int argc, char **argv)
         return take(argv[2], atof(argv[3]));
     if (argc == 3 && strcmp(argv[1], "fork-holder") == 0)
         return fork_holder(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "close-fds") == 0)
+        return close_fds(argv[2]);
     if (argc == 4 && strcmp(argv[1], "slip") == 0)
         return slip(argv[2], atoi(argv[3]));
-    fprintf(stderr, "usage: pg_helper hold|take|fork-holder|slip ...\n");
+    fprintf(stderr, "usage: pg_helper hold|take|fork-holder|close-fds|slip ...\n");
     return 2;
 }
