@@ -252,7 +252,7 @@ static int connect_session(void)
     return 0;
 }
 
-int scl_pg_open(pid_t self)
+int scl_pg_current(pid_t self)
 {
     if (session.conn != NULL && session.owner != self) {
         /* Forked without the fork hook (a raw clone): the parent's session. */
@@ -261,7 +261,12 @@ int scl_pg_open(pid_t self)
     if (session.conn != NULL &&
         (session.ended || session.pq->status(session.conn) != SCL_CONNECTION_OK || !socket_is_ours()))
         close_session();
-    return session.conn != NULL ? 0 : connect_session();
+    return session.conn != NULL;
+}
+
+int scl_pg_open(pid_t self)
+{
+    return scl_pg_current(self) ? 0 : connect_session();
 }
 
 int scl_pg_alive(void)

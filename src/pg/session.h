@@ -22,6 +22,11 @@ void scl_pg_lock(void);
 int scl_pg_trylock(void);
 void scl_pg_unlock(void);
 
+/* 1 when this process has a usable session, else 0: one that is another
+ * process's, or ended, or whose socket the host has closed is forgotten
+ * (never written to), and nothing new is opened. */
+int scl_pg_current(pid_t self);
+
 /* Makes sure the session is this process's and usable, connecting when it
  * is not: 0, or -1 with errno (doc/cluster.md lists them: ELIBACC no
  * libpq, ECONNREFUSED no server, EROFS a standby, ENAMETOOLONG settings

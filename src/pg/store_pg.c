@@ -289,7 +289,7 @@ static int pg_release(struct scl_key *key)
     PGresult *res;
 
     scl_pg_lock();
-    if (key->held_generation != scl_pg_generation() || !held_here(key->id))
+    if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id))
         return finish(0); /* its session ended: so did the hold */
     res = run_prepared_on_id(SCL_PG_RELEASE, key->id);
     if (res == NULL && errno != ECONNRESET)
