@@ -51,6 +51,26 @@ check "a host that closes every descriptor: the session is dropped, never writte
 check "a grant that slips in as a timed wait ends does not leak (200 races)" \
     "${under_shim[@]}" "$helper" slip slip 200
 
+# ---- a worker with the claims role, turned hostile, through plain SQL:
+# it may take names, never remap them, rewind tokens or free others' claims
+as_app() { "$pg_bin/psql" -qAtX -v ON_ERROR_STOP=1 "$SCL_PG_URL" -c "$1" 2>>"$work/hostile.err"; }
+"${under_shim[@]}" "$helper" hold guarded >"$work/guarded" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/guarded" && break; sleep 0.05; done
+guarded_id=$(pg_sql "SELECT id FROM swerve_claim.names WHERE scope = 'default' AND name = 'guarded'")
+refused() { ! as_app "$1"; }
+check "hostile role: cannot rename a name" refused "UPDATE swerve_claim.names SET name = 'x'"
+check "hostile role: cannot choose an id" refused "INSERT INTO swerve_claim.names (id, scope, name) \
+    OVERRIDING SYSTEM VALUE VALUES (999999, 'default', 'planted')"
+check "hostile role: cannot delete names" refused "DELETE FROM swerve_claim.names"
+check "hostile role: cannot rewind tokens" refused "SELECT setval('swerve_claim.tokens', 1)"
+check "hostile role: unlocking another session's claim does nothing" \
+    test "$(as_app "SELECT pg_advisory_unlock(1398231638, $guarded_id)" 2>/dev/null)" = f
+"${under_shim[@]}" "$helper" take guarded 0 >"$work/guarded.taker"
+check "hostile role: the claim is still held by its holder" grep -qx "failed EAGAIN" "$work/guarded.taker"
+check "(and the holder never saw it go)" bash -c "! grep -q lost '$work/guarded'"
+kill -9 "${server_pids[-1]}"
+
 # ---- a holder's end
 "${under_shim[@]}" "$helper" hold killed >"$work/killed" &
 holder=$!
