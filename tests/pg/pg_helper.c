@@ -95,12 +95,14 @@ static int take(const char *name, double seconds)
 {
     struct swerve_claim *c = claim(name);
 
-    if (api.acquire(c, seconds) == NULL) {
+    int r = api.acquire(c, seconds) == NULL;
+
+    if (r)
         say("failed %s", strerrorname_np(errno));
-        return 1;
-    }
-    say("took %llu %lld", (unsigned long long)api.token(c), realtime_ns());
-    return 0;
+    else
+        say("took %llu %lld", (unsigned long long)api.token(c), realtime_ns());
+    api.free(c);
+    return r;
 }
 
 static int wait_for(pid_t pid)
