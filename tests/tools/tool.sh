@@ -78,6 +78,27 @@ else
 fi
 check "list --name filters claims" bash -c "[ \$('$tool' --base '$base' list --raw --noheadings -o TYPE --name nope | grep -c claim) -eq 0 ]"
 
+# Operators' monitoring and scripts (issue #12)
+check "list --name with no such claim exits 1" status_is 1 sc list --name nope
+check "list --name of a held claim exits 0" status_is 0 sc list --name "$name"
+check "a missing argument says so, once, and nothing else" \
+    bash -c "out=\$('$tool' --base '$base' list --name 2>&1); [ \$? -eq 2 ] && grep -q \"needs an argument\" <<<\"\$out\" && ! grep -q 'unknown option' <<<\"\$out\""
+check "an unknown option names it" bash -c "'$tool' list --frob 2>&1 | grep -q \"unknown option '--frob'\""
+check "--base is taken after the command too" bash -c "'$tool' list --base '$base' --raw --noheadings -o TYPE,NAME | grep -qxF 'claim report/eu\\x0a#1'"
+check "SINCE is ISO 8601 with its offset" \
+    bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,SINCE | awk '\$1 == \"claim\" { print \$2 }' | grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}\$'"
+if sc list --json >/dev/null 2>&1; then
+    check "list --json: directories under \"directories\", since in epoch seconds" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'list', '--json'], capture_output=True).stdout)
+claims = [c for dir in d['directories'] for c in dir['children'] if c['type'] == 'claim']
+assert claims and all(isinstance(c['since'], int) and c['since'] > 1700000000 for c in claims), claims
+" "$tool" "$base"
+fi
+utf=$'r\xc3\xa9sum\xc3\xa9'
+check "UTF-8 names show as UTF-8 under a UTF-8 locale" sc run "$utf" -- \
+    bash -c 'LANG=C.UTF-8 "$0" --base "$1" list --raw --noheadings -o NAME | grep -qxF "$2"' "$tool" "$base" "$utf"
+
 # release --force on a live holder: done, with a warning.
 check "release --force removes a live holder's claim, loudly" \
     bash -c "'$tool' --base '$base' release --force '$name' 2>&1 | grep -q 'WARNING: process $holder'"
