@@ -22,6 +22,7 @@ int tool_gc(int argc, char **argv)
     static const struct option opts[] = {
         { "dry-run", no_argument, NULL, 'd' },
         { "server", required_argument, NULL, 's' },
+        TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *verb;
@@ -29,11 +30,11 @@ int tool_gc(int argc, char **argv)
     struct inv_dir *dirs;
     size_t n, removed = 0;
 
-    while ((c = getopt_long(argc, argv, "+ds:", opts, NULL)) != -1) {
+    while ((c = tool_getopt(argc, argv, "ds:", opts)) != -1) {
         switch (c) {
         case 'd': dry = 1; break;
         case 's': server = optarg; break;
-        default: return tool_usage_error("gc: unknown option");
+        default: return TOOL_USAGE;
         }
     }
     if (optind != argc)

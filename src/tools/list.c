@@ -31,14 +31,14 @@ struct row {
     time_t since;
 };
 
-static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r)
+static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r, int json)
 {
-    char pid[24] = "", since[32] = "";
+    char pid[24] = "", since[40] = "";
 
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%d", (int)r->pid);
     if (r->since > 0)
-        strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime(&r->since));
+        tool_format_time(r->since, json, since, sizeof since);
     for (int i = 0; i < nshown; i++) {
         const char *v = "";
         switch (shown[i]) {
@@ -63,17 +63,18 @@ int tool_list(int argc, char **argv)
         { "raw", no_argument, NULL, 'r' },
         { "noheadings", no_argument, NULL, 'H' },
         { "output", required_argument, NULL, 'o' },
+        TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *name = NULL, *output = NULL;
     int json = 0, raw = 0, noheadings = 0,
         shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
-    int nshown = 6, c;
+    int nshown = 6, c, matched = 0;
     struct table *tb;
     struct inv_dir *dirs;
     size_t n;
 
-    while ((c = getopt_long(argc, argv, "+s:n:JrHo:", opts, NULL)) != -1) {
+    while ((c = tool_getopt(argc, argv, "s:n:JrHo:", opts)) != -1) {
         switch (c) {
         case 's': server = optarg; break;
         case 'n': name = optarg; break;
@@ -81,7 +82,7 @@ int tool_list(int argc, char **argv)
         case 'r': raw = 1; break;
         case 'H': noheadings = 1; break;
         case 'o': output = optarg; break;
-        default: return tool_usage_error("list: unknown option");
+        default: return TOOL_USAGE;
         }
     }
     if (optind != argc)
@@ -99,7 +100,10 @@ int tool_list(int argc, char **argv)
         struct table_column cols[NCOLUMNS];
         for (int i = 0; i < nshown; i++)
             cols[i] = columns[shown[i]];
-        tb = table_new(cols, nshown, json ? TABLE_JSON : raw ? TABLE_RAW : TABLE_TREE, noheadings);
+        if (json) /* epoch seconds */
+            for (int i = 0; i < nshown; i++)
+                cols[i].number |= shown[i] == COL_SINCE;
+        tb = table_new("directories", cols, nshown, json ? TABLE_JSON : raw ? TABLE_RAW : TABLE_TREE, noheadings);
         if (tb == NULL) {
             inv_free(dirs, n);
             return TOOL_FAILURE;
@@ -109,7 +113,7 @@ int tool_list(int argc, char **argv)
         struct inv_dir *d = &dirs[i];
         struct table_row *top = table_row(tb, NULL);
         struct row r = { .type = "dir", .name = d->path, .state = d->live ? "live" : "abandoned", .dir = d->path };
-        add_row(top, shown, nshown, &r);
+        add_row(top, shown, nshown, &r, json);
         for (size_t j = 0; j < d->nprocs && name == NULL; j++) {
             const struct inv_proc *p = &d->procs[j];
             struct row pr = { .type = "process",
@@ -117,7 +121,7 @@ int tool_list(int argc, char **argv)
                               .state = inv_state_name(p->state),
                               .command = p->command,
                               .dir = d->path };
-            add_row(table_row(tb, top), shown, nshown, &pr);
+            add_row(table_row(tb, top), shown, nshown, &pr, json);
         }
         for (size_t j = 0; j < d->nclaims; j++) {
             const struct inv_claim *cl = &d->claims[j];
@@ -129,11 +133,17 @@ int tool_list(int argc, char **argv)
                               .command = p ? p->command : "",
                               .since = cl->since,
                               .dir = d->path };
-            if (name == NULL || strcmp(name, cl->name) == 0)
-                add_row(table_row(tb, top), shown, nshown, &cr);
+            if (name == NULL || strcmp(name, cl->name) == 0) {
+                add_row(table_row(tb, top), shown, nshown, &cr, json);
+                matched++;
+            }
         }
     }
     table_print_and_free(tb);
     inv_free(dirs, n);
+    if (name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
+        tool_error("no claim named '%s'", name);
+        return TOOL_FAILURE;
+    }
     return TOOL_OK;
 }

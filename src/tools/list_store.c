@@ -28,6 +28,7 @@ static const struct table_column columns[NCOLUMNS] = {
 
 struct listing {
     struct table *table;
+    int json;
     struct table_row *holder; /* the last holder row: its waiters go under it */
     const char *only;
     int shown[NCOLUMNS], nshown, rows;
@@ -36,7 +37,7 @@ struct listing {
 static void add(const struct scl_listed *r, void *arg)
 {
     struct listing *l = arg;
-    char pid[24] = "", since[32] = "", token[24] = "", session[24] = "";
+    char pid[24] = "", since[40] = "", token[24] = "", session[24] = "";
     struct table_row *row;
 
     if (l->only != NULL && strcmp(l->only, r->name) != 0)
@@ -44,7 +45,7 @@ static void add(const struct scl_listed *r, void *arg)
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%ld", r->pid);
     if (r->since > 0)
-        strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime(&r->since));
+        tool_format_time(r->since, l->json, since, sizeof since);
     if (r->token > 0)
         snprintf(token, sizeof token, "%" PRIu64, r->token);
     if (r->session > 0)
@@ -74,11 +75,14 @@ int tool_list_store(const char *name, const char *output, int style, int noheadi
     struct table_column cols[NCOLUMNS];
 
     l.nshown = 6;
+    l.json = style == TABLE_JSON;
     if (output != NULL && (l.nshown = tool_parse_columns(output, columns, NCOLUMNS, l.shown)) < 0)
         return TOOL_USAGE;
-    for (int i = 0; i < l.nshown; i++)
+    for (int i = 0; i < l.nshown; i++) {
         cols[i] = columns[l.shown[i]];
-    if ((l.table = table_new(cols, l.nshown, (enum table_style)style, noheadings)) == NULL)
+        cols[i].number |= l.json && l.shown[i] == COL_SINCE; /* epoch seconds */
+    }
+    if ((l.table = table_new("claims", cols, l.nshown, (enum table_style)style, noheadings)) == NULL)
         return TOOL_FAILURE;
     if (scl_store()->list(add, &l) != 0) {
         tool_error("cannot list the claims of scope '%s': %s%s", scl_settings()->scope, strerror(errno),
@@ -87,5 +91,9 @@ int tool_list_store(const char *name, const char *output, int style, int noheadi
         return TOOL_FAILURE;
     }
     table_print_and_free(l.table);
+    if (name != NULL && l.rows == 0) { /* for scripts and monitoring, as grep(1) */
+        tool_error("no claim named '%s' in scope '%s'", name, scl_settings()->scope);
+        return TOOL_FAILURE;
+    }
     return TOOL_OK;
 }

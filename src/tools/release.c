@@ -46,6 +46,7 @@ int tool_release(int argc, char **argv)
     static const struct option opts[] = {
         { "force", no_argument, NULL, 'f' },
         { "server", required_argument, NULL, 's' },
+        TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *name;
@@ -54,11 +55,11 @@ int tool_release(int argc, char **argv)
     int force = 0, c, r = TOOL_OK;
     size_t n;
 
-    while ((c = getopt_long(argc, argv, "+fs:", opts, NULL)) != -1) {
+    while ((c = tool_getopt(argc, argv, "fs:", opts)) != -1) {
         switch (c) {
         case 'f': force = 1; break;
         case 's': server = optarg; break;
-        default: return tool_usage_error("release: unknown option");
+        default: return TOOL_USAGE;
         }
     }
     if (optind != argc - 1)

@@ -154,6 +154,7 @@ int tool_run(int argc, char **argv)
         { "wait", required_argument, NULL, 'w' },
         { "server", required_argument, NULL, 's' },
         { "conflict-exit-code", required_argument, NULL, 'E' },
+        TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL;
@@ -165,7 +166,7 @@ int tool_run(int argc, char **argv)
     ssize_t got;
     pid_t pid;
 
-    while ((c = getopt_long(argc, argv, "+w:s:E:", opts, NULL)) != -1) {
+    while ((c = tool_getopt(argc, argv, "w:s:E:", opts)) != -1) {
         switch (c) {
         case 'w':
             if (parse_seconds(optarg, &wait) != 0) {
@@ -178,7 +179,7 @@ int tool_run(int argc, char **argv)
             if (tool_parse_exit_code(optarg, &conflict) != 0)
                 return TOOL_USAGE;
             break;
-        default: tool_error("run: unknown option (try 'swerve-claim --help')"); return TOOL_USAGE;
+        default: return TOOL_USAGE;
         }
     }
     if (optind >= argc) {

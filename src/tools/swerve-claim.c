@@ -16,6 +16,7 @@
 #include "tool.h"
 
 #include <getopt.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,7 +74,7 @@ static void help(void)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "base", required_argument, NULL, 'b' },
+        TOOL_BASE_OPTION,
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -81,16 +82,14 @@ int main(int argc, char **argv)
     const char *command;
     int c;
 
+    /* Names in the application's bytes: shown as the terminal's characters. */
+    setlocale(LC_ALL, "");
     tool_base = scl_settings()->base_dir;
-    while ((c = getopt_long(argc, argv, "+b:hV", opts, NULL)) != -1) {
+    while ((c = tool_getopt(argc, argv, "hV", opts)) != -1) {
         switch (c) {
-        case 'b':
-            tool_base = optarg;
-            tool_base_explicit = 1;
-            break;
         case 'h': help(); return TOOL_OK;
         case 'V': printf("swerve-claim %s\n", PACKAGE_VERSION); return TOOL_OK;
-        default: return tool_usage_error("unknown option");
+        default: return TOOL_USAGE;
         }
     }
     if (optind >= argc)

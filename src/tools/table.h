@@ -21,9 +21,10 @@ enum table_style { TABLE_TREE, TABLE_RAW, TABLE_JSON };
 struct table;
 struct table_row;
 
-/* A table of NCOLS columns named "claims" in JSON, or NULL with a message
+/* A table of NCOLS columns, its rows under JSON_NAME in JSON, or NULL with a message
  * on standard error (out of memory; a style this build cannot print). */
-struct table *table_new(const struct table_column *cols, int ncols, enum table_style style, int noheadings);
+struct table *table_new(const char *json_name, const struct table_column *cols, int ncols, enum table_style style,
+                        int noheadings);
 
 /* A new row, under PARENT when not NULL. */
 struct table_row *table_row(struct table *t, struct table_row *parent);

@@ -7,7 +7,8 @@
 #include <libsmartcols/libsmartcols.h>
 #include <stddef.h>
 
-struct table *table_new(const struct table_column *cols, int ncols, enum table_style style, int noheadings)
+struct table *table_new(const char *json_name, const struct table_column *cols, int ncols, enum table_style style,
+                        int noheadings)
 {
     struct libscols_table *tb = scols_new_table();
 
@@ -16,7 +17,7 @@ struct table *table_new(const struct table_column *cols, int ncols, enum table_s
         return NULL;
     }
     scols_table_enable_json(tb, style == TABLE_JSON);
-    scols_table_set_name(tb, "claims");
+    scols_table_set_name(tb, json_name);
     scols_table_enable_raw(tb, style == TABLE_RAW);
     scols_table_enable_noheadings(tb, noheadings);
     for (int i = 0; i < ncols; i++) {

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -37,6 +38,46 @@ int tool_usage_error(const char *what)
 {
     tool_error("%s (try 'swerve-claim --help')", what);
     return TOOL_USAGE;
+}
+
+int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    char spec[64];
+    int c;
+
+    opterr = 0;
+    snprintf(spec, sizeof spec, "+:b:%s", shortopts);
+    while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b') {
+        tool_base = optarg;
+        tool_base_explicit = 1;
+    }
+    if (c == ':') {
+        tool_error("option '%s' needs an argument (try 'swerve-claim --help')", argv[optind - 1]);
+        return TOOL_GETOPT_ERROR;
+    }
+    if (c == '?') {
+        if (optopt != 0)
+            tool_error("unknown option '-%c' (try 'swerve-claim --help')", optopt);
+        else
+            tool_error("unknown option '%s' (try 'swerve-claim --help')", argv[optind - 1]);
+        return TOOL_GETOPT_ERROR;
+    }
+    return c;
+}
+
+void tool_format_time(time_t t, int json, char *out, size_t cap)
+{
+    struct tm tm;
+    long off;
+
+    if (json) {
+        snprintf(out, cap, "%lld", (long long)t);
+        return;
+    }
+    localtime_r(&t, &tm);
+    off = tm.tm_gmtoff / 60;
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
 }
 
 int tool_parse_exit_code(const char *s, int *out)

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 enum {
     TOOL_OK = 0,
@@ -29,6 +30,19 @@ int tool_usage_error(const char *what);
 /* The claim directory --server names (a member's pid, or a path), into
  * OUT; says why not and returns -1 when there is none. */
 int tool_select_dir(const char *server, char *out, size_t cap);
+
+/* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
+ * taken before or after the command; a missing argument or an unknown
+ * option is said once, and TOOL_GETOPT_ERROR returned.  SHORTOPTS as for
+ * getopt, without the leading '+' or ':'. */
+#define TOOL_BASE_OPTION { "base", required_argument, NULL, 'b' }
+#define TOOL_GETOPT_ERROR (-2)
+struct option;
+int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* T as people read it (ISO 8601 with the UTC offset), or as JSON does
+ * (epoch seconds), into OUT. */
+void tool_format_time(time_t t, int json, char *out, size_t cap);
 
 /* Parses an exit status for -E: 0 to 255, or says why not and returns -1. */
 int tool_parse_exit_code(const char *s, int *out);
