@@ -116,9 +116,11 @@ wait $! 2>/dev/null
 kill -9 "$stale"
 for _ in $(seq 100); do kill -0 "$stale" 2>/dev/null || break; sleep 0.05; done
 check "gc --dry-run names the dead holder's claim" bash -c "'$tool' --base '$base' gc --dry-run | grep -q 'would remove claim stale'"
+check "gc --dry-run exits 1 when it would remove something" status_is 1 sc gc --dry-run
 check "gc --dry-run removes nothing" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME | grep -qx 'claim stale'"
 check "gc removes it" bash -c "'$tool' --base '$base' gc | grep -q 'removed claim stale'"
 check "after gc, the live holder's claims are untouched" bash -c "! '$tool' --base '$base' gc | grep -q 'removed claim'"
+check "gc --dry-run exits 0 when there is nothing to remove" status_is 0 sc gc --dry-run
 
 kill $runner
 wait $runner 2>/dev/null
