@@ -88,5 +88,6 @@ int tool_gc(int argc, char **argv)
     if (removed == 0)
         printf("nothing to remove\n");
     inv_free(dirs, n);
-    return failed ? TOOL_FAILURE : TOOL_OK;
+    /* --dry-run drives monitoring, as diff(1) does: 1 means "stale things found". */
+    return failed || (dry && removed > 0) ? TOOL_FAILURE : TOOL_OK;
 }

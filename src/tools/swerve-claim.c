@@ -66,6 +66,8 @@ static void help(void)
            "  -V, --version            the version\n"
            "\n"
            "Exit status: 0 done; 1 a failure, said on standard error; 2 wrong usage;\n"
+           "list --name: 1 when no claim has that name; gc --dry-run: 1 when something\n"
+           "would be removed;\n"
            "run: the command's status (128+N if killed by signal N), %d (or -E) if\n"
            "the claim was not taken, 126 if the command cannot run, 127 if not found.\n",
            TOOL_CONFLICT_DEFAULT, TOOL_CONFLICT_DEFAULT);
