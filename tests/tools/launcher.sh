@@ -32,5 +32,24 @@ check "a static program: a warning, and it still runs" \
 cp /bin/true "$work/setuid-true" && chmod u+s "$work/setuid-true"
 check "a setuid program: a warning" bash -c "'$launcher' '$work/setuid-true' 2>&1 | grep -q 'setuid/setgid'"
 check "--help exits 0" bash -c "'$launcher' --help >/dev/null"
+
+# Options end at --, and a staged or moved install is pointed at its library (#12)
+check "-- ends the options" bash -c "'$launcher' -- sh -c 'exit 5'; [ \$? -eq 5 ]"
+mkdir "$work/moved"
+cp "$launcher" "$work/moved/swerve-claim-preload"
+moved=$work/moved/swerve-claim-preload
+out=$("$moved" true 2>&1)
+status=$?
+if [ $status -eq 0 ]; then
+    echo "launcher.sh: the moved launcher found an installed library: its not-found status is not checked"
+else
+    check "a moved launcher without its library: exit 125, not a missing command's 127" test $status -eq 125
+    check "... and it says how to point at the library" grep -q -- '--library' <<<"$out"
+fi
+check "--library points a moved launcher at the library" \
+    bash -c "[ \"\$('$moved' --library '$SCL_PRELOAD' '$seed' class-1 | head -1)\" = 'bool(true)' ]"
+check "so does SWERVE_CLAIM_PRELOAD_LIBRARY" \
+    bash -c "[ \"\$(SWERVE_CLAIM_PRELOAD_LIBRARY='$SCL_PRELOAD' '$moved' '$seed' class-1 | head -1)\" = 'bool(true)' ]"
+check "a --library that is not there: exit 125" bash -c "'$launcher' --library /nonexistent/lib.so true 2>/dev/null; [ \$? -eq 125 ]"
 echo "launcher.sh: $passed passed, $failed failed"
 [ $failed -eq 0 ]
