@@ -1,5 +1,5 @@
 /*
- * swerve-claim-preload COMMAND [ARG...] - run COMMAND with the claim shim
+ * swerve-claim-preload [--library PATH] [--] COMMAND [ARG...] - run COMMAND with the claim shim
  * preloaded, as eatmydata does: the library goes in front of an existing
  * LD_PRELOAD, and COMMAND's exit status is ours (it replaces us).  Says
  * so when the loader will ignore LD_PRELOAD for COMMAND (static or
@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,20 +18,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LIBRARY "libswerveclaim_preload.so"
+#define LIBRARY     "libswerveclaim_preload.so"
+#define LIBRARY_ENV "SWERVE_CLAIM_PRELOAD_LIBRARY"
+/* The launcher itself failed, as env(1) and timeout(1) say it. */
+#define LAUNCHER_FAILED 125
 
 static void usage(FILE *to)
 {
     fprintf(to,
-            "Usage: swerve-claim-preload COMMAND [ARG...]\n"
+            "Usage: swerve-claim-preload [--library PATH] [--] COMMAND [ARG...]\n"
             "\n"
             "Runs COMMAND with %s preloaded (in front of any LD_PRELOAD\n"
             "already set), so that an unmodified server gets named cross-process claims.\n"
-            "Exit status: COMMAND's; 126 if it cannot run, 127 if it is not found.\n"
             "\n"
-            "  -h, --help     this help\n"
-            "  -V, --version  the version\n",
-            LIBRARY);
+            "  -l, --library PATH  the library to preload (default: $%s, else the one\n"
+            "                      next to this program in a build tree, else %s)\n"
+            "  -h, --help          this help\n"
+            "  -V, --version       the version\n"
+            "\n"
+            "Exit status: COMMAND's; 125 if the library is not found; 126 if COMMAND\n"
+            "cannot run; 127 if it is not found.\n",
+            LIBRARY, LIBRARY_ENV, SCL_LIBDIR);
 }
 
 /* The library next to us in a build tree, else the installed one. */
@@ -98,25 +106,46 @@ static int is_static_elf(const char *file)
 
 int main(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        { "library", required_argument, NULL, 'l' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
     char library[PATH_MAX], target[PATH_MAX], *preload;
-    const char *old;
+    const char *old, *chosen = getenv(LIBRARY_ENV);
     struct stat st;
+    int c;
 
-    if (argc < 2) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:l:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': chosen = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("swerve-claim-preload %s\n", PACKAGE_VERSION); return 0;
+        case ':': fprintf(stderr, "swerve-claim-preload: option '%s' needs an argument\n", argv[optind - 1]); return 2;
+        default:
+            fprintf(stderr, "swerve-claim-preload: unknown option '%s' (try --help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-        printf("swerve-claim-preload %s\n", PACKAGE_VERSION);
-        return 0;
-    }
-    if (find_library(library, sizeof library) != 0) {
-        fprintf(stderr, "swerve-claim-preload: %s not found (looked in %s)\n", LIBRARY, SCL_LIBDIR);
-        return 127;
+    argv += optind - 1; /* argv[1] is COMMAND from here on */
+    if (chosen != NULL && *chosen != '\0') {
+        /* Absolute: the loader would read a relative one from each program's cwd. */
+        if (realpath(chosen, library) == NULL || access(library, R_OK) != 0) {
+            fprintf(stderr, "swerve-claim-preload: %s: %s\n", chosen, strerror(errno));
+            return LAUNCHER_FAILED;
+        }
+    } else if (find_library(library, sizeof library) != 0) {
+        fprintf(stderr,
+                "swerve-claim-preload: %s not found (looked beside this program and in %s); "
+                "point at it with --library PATH or %s=PATH\n",
+                LIBRARY, SCL_LIBDIR, LIBRARY_ENV);
+        return LAUNCHER_FAILED;
     }
     old = getenv("LD_PRELOAD");
     if (old != NULL && *old != '\0' && strstr(old, library) == NULL) {

@@ -35,7 +35,10 @@ int tool_select_dir(const char *server, char *out, size_t cap);
  * taken before or after the command; a missing argument or an unknown
  * option is said once, and TOOL_GETOPT_ERROR returned.  SHORTOPTS as for
  * getopt, without the leading '+' or ':'. */
-#define TOOL_BASE_OPTION { "base", required_argument, NULL, 'b' }
+#define TOOL_BASE_OPTION                                                                                               \
+    {                                                                                                                  \
+        "base", required_argument, NULL, 'b'                                                                           \
+    }
 #define TOOL_GETOPT_ERROR (-2)
 struct option;
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
