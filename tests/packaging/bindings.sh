@@ -68,5 +68,36 @@ if [ $php -eq 1 ]; then
         passed=$((passed + 1))
     fi
 fi
+# Names with a NUL byte are refused with the language's own error, not cut
+# short (b"a\0b" and b"a\0c" would be one name), and PHP tells FFI switched
+# off from the shim missing (#12).
+expect() { # DESCRIPTION WANTED-OUTPUT COMMAND...
+    local what=$1 want=$2 out
+    shift 2
+    out=$("$@" 2>&1)
+    if [ "$out" = "$want" ]; then passed=$((passed + 1)); else fail "$what: got '$out'"; fi
+}
+expect "python: a name with a NUL byte is a ValueError" ValueError \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR=/tmp /usr/bin/python3 -c '
+import swerve_claim
+try:
+    swerve_claim.claim(b"a\0b")
+except ValueError:
+    print("ValueError")'
+if [ $php -eq 1 ]; then
+    php_try() { # INI-OPTION... -- CODE: prints the class of what it throws
+        local opts=()
+        while [ "$1" != -- ]; do opts+=("$1"); shift; done
+        env LD_PRELOAD="$preload" SWERVE_TMPDIR=/tmp php -n "${opts[@]}" -r "require '$src/bindings/php/Swerve.php';
+            try { $2; echo 'nothing'; } catch (Throwable \$e) { echo get_class(\$e); }"
+    }
+    expect "php: a name with a NUL byte is a ValueError" ValueError \
+        php_try -d extension=ffi -d ffi.enable=1 -- 'new Swerve\Claim("a\0b")'
+    expect "php: ffi.enable=0 is FfiUnavailable, not ShimNotLoaded" 'Swerve\FfiUnavailable' \
+        php_try -d extension=ffi -d ffi.enable=0 -- 'Swerve\Swerve::claim("x")'
+    expect "php: no FFI extension is FfiUnavailable" 'Swerve\FfiUnavailable' php_try -- 'Swerve\Swerve::claim("x")'
+    expect "php: FfiUnavailable is not a ShimNotLoaded" nothing env php -n -r "require '$src/bindings/php/Swerve.php';
+        if (!is_subclass_of('Swerve\FfiUnavailable', 'Swerve\ShimNotLoaded')) echo 'nothing';"
+fi
 echo "bindings.sh: $passed passed, $failed failed"
 [ $failed -eq 0 ]
