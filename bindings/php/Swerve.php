@@ -13,12 +13,22 @@
  *         run_report();
  *     }                        // released when $claim goes out of scope
  *
- * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded.
+ * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded; without FFI
+ * (the extension missing, or ffi.enable off for this SAPI) it throws
+ * Swerve\FfiUnavailable, which is not a ShimNotLoaded: an application that
+ * runs its job anyway when the shim is absent (a CLI without LD_PRELOAD)
+ * must not do so in every php-fpm worker because FFI is switched off.  The
+ * safe default catches neither: then no worker runs the job.
  */
 
 namespace Swerve;
 
 final class ShimNotLoaded extends \RuntimeException
+{
+}
+
+/** PHP's FFI is missing or switched off: whether the shim is loaded is unknown. */
+final class FfiUnavailable extends \RuntimeException
 {
 }
 
@@ -33,6 +43,16 @@ final class Claim
     private static function ffi(): \FFI
     {
         if (self::$ffi === null) {
+            if (!\class_exists('FFI', false)) {
+                throw new FfiUnavailable('PHP\'s FFI extension is not loaded (extension=ffi): '
+                    . 'cannot tell whether libswerveclaim_preload.so is');
+            }
+            $enabled = \strtolower((string)\ini_get('ffi.enable'));
+            if ($enabled === '0' || $enabled === 'false' || $enabled === 'off' || $enabled === ''
+                || ($enabled === 'preload' && \PHP_SAPI !== 'cli')) {
+                throw new FfiUnavailable("FFI is switched off here (ffi.enable=$enabled; php-fpm: "
+                    . 'php_admin_value[ffi.enable] = 1): cannot tell whether libswerveclaim_preload.so is loaded');
+            }
             try {
                 self::$ffi = \FFI::cdef('
                     typedef struct swerve_claim swerve_claim;
@@ -70,6 +90,10 @@ final class Claim
     /** A handle on $name; Swerve::claim() is how an application gets one. */
     public function __construct(string $name)
     {
+        if (\str_contains($name, "\0")) {
+            // C would cut the name there, and "a\0b" would be "a\0c".
+            throw new \ValueError('Swerve\Claim::__construct(): Argument #1 ($name) must not contain any null bytes');
+        }
         $this->handle = self::ffi()->swerve_claim_new($name);
         if (self::isNull($this->handle)) {
             throw self::failure("claim '$name'");

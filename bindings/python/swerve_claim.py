@@ -77,6 +77,9 @@ class Claim:
     def __init__(self, name, timeout=0.0):
         lib = _shim()
         raw = name.encode() if isinstance(name, str) else bytes(name)
+        if b"\0" in raw:
+            # C would cut the name there, and "a\0b" would be "a\0c".
+            raise ValueError("claim name contains a NUL byte")
         self._handle = lib.swerve_claim_new(raw)
         if not self._handle:
             raise _os_error()
