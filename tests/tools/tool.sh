@@ -122,6 +122,27 @@ check "gc removes it" bash -c "'$tool' --base '$base' gc | grep -q 'removed clai
 check "after gc, the live holder's claims are untouched" bash -c "! '$tool' --base '$base' gc | grep -q 'removed claim'"
 check "gc --dry-run exits 0 when there is nothing to remove" status_is 0 sc gc --dry-run
 
+# Root sees every user's servers, as lslocks shows root every lock; another
+# user is told how many it cannot see (#12).
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1; then
+    chmod 1777 "$base"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$tool" --base "$base" run nobodys-claim -- sleep 30 &
+    pids+=($!)
+    nobody_run=$!
+    check "root's list shows another user's claim" wait_held nobodys-claim
+    nobodys=$(command_of $nobody_run)
+    pids+=($nobodys)
+    check "root's list --server PID finds another user's server" \
+        bash -c "'$tool' --base '$base' list --server $nobodys --raw --noheadings -o TYPE,NAME | grep -qx 'claim nobodys-claim'"
+    check "another user is told how many directories it cannot see" \
+        bash -c "setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list 2>&1 >/dev/null | grep -q 'of other users are not shown'"
+    check "... and does not see them" \
+        bash -c "! setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list --raw 2>/dev/null | grep -q nobodys-claim"
+    kill "$nobody_run"
+else
+    echo "tool.sh: not root (or no users nobody and daemon): root's view of other users is not checked"
+fi
+
 kill $runner
 wait $runner 2>/dev/null
 echo "tool.sh: $passed passed, $failed failed"
