@@ -63,26 +63,28 @@ int tool_gc(int argc, char **argv)
             const struct inv_proc *p = &d->procs[j];
             if (p->state == SCL_PROC_ALIVE)
                 continue;
+            /* The same race-free clearing the library does: under the
+             * holder's flock, and only while it is dead.  Said once done. */
+            if (!dry && scl_holder_clear(fd, p->pid, SCL_CLEAR_IF_DEAD) < 0) {
+                tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
+                failed = 1;
+                continue;
+            }
             for (size_t k = 0; k < d->nclaims; k++)
                 if (d->claims[k].holder == (int)j)
                     printf("%s claim %s of dead process %d in %s\n", verb, d->claims[k].name, (int)p->pid, d->path);
             printf("%s holder file of dead process %d in %s\n", verb, (int)p->pid, d->path);
-            /* The same race-free clearing the library does: under the
-             * holder's flock, and only while it is dead. */
-            if (!dry && scl_holder_clear(fd, p->pid, SCL_CLEAR_IF_DEAD) < 0) {
-                tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
-                failed = 1;
-            }
             removed++;
         }
         close(fd);
         if (!d->live) {
-            printf("%s abandoned directory %s\n", verb, d->path);
             if (!dry && scl_retire_path(d->path, 0, 0) != 0) {
                 tool_error("removing %s: %s", d->path, strerror(errno));
                 failed = 1;
+            } else {
+                printf("%s abandoned directory %s\n", verb, d->path);
+                removed++;
             }
-            removed++;
         }
     }
     if (removed == 0)

@@ -188,14 +188,16 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const struct inv_dir *)a)->path, ((const struct inv_dir *)b)->path);
 }
 
-int inv_load(const char *base, struct inv_dir **dirs, size_t *n)
+int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
 {
     DIR *dir = opendir(base);
     struct dirent *e;
     size_t cap = 0;
+    uid_t self = geteuid();
 
     *dirs = NULL;
     *n = 0;
+    *hidden = 0;
     if (dir == NULL)
         return -1;
     while ((e = readdir(dir)) != NULL) {
@@ -204,8 +206,15 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n)
         if (strncmp(e->d_name, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) != 0 || scl_layout_is_unfinished(e->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", base, e->d_name);
-        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-            grow((void **)dirs, &cap, *n, sizeof **dirs) != 0)
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        /* Root sees every user's, as lslocks shows root every lock; one that
+         * others may write is nobody's to trust (tool_select_dir says so). */
+        if (st.st_uid != self && (self != 0 || (st.st_mode & 022) != 0)) {
+            (*hidden)++;
+            continue;
+        }
+        if (grow((void **)dirs, &cap, *n, sizeof **dirs) != 0)
             continue;
         if (inv_load_dir(path, &(*dirs)[*n]) == 0)
             (*n)++;

@@ -1,6 +1,6 @@
 /*
  * What is in the claim directories below a base directory, for people:
- * the directories of this user, their members (processes alive, gone, or
+ * the directories of this user (of all users, for root), their members (processes alive, gone, or
  * whose pid now belongs to another process) and every held claim, with
  * its name as the application wrote it.  Used by the swerve-claim tool,
  * never by the preloaded library.
@@ -45,9 +45,10 @@ struct inv_dir {
 /* Reads the claim directory at PATH; 0, or -1 with errno. */
 int inv_load_dir(const char *path, struct inv_dir *d);
 
-/* Reads every claim directory of this user below BASE, sorted by path;
- * 0, or -1 with errno. */
-int inv_load(const char *base, struct inv_dir **dirs, size_t *n);
+/* Reads every claim directory of this user (of every user, for root)
+ * below BASE, sorted by path, and counts in *HIDDEN those it left out
+ * (other users'); 0, or -1 with errno. */
+int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden);
 
 /* The directory of DIRS that process PID is a member of, or NULL. */
 struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid);

@@ -165,14 +165,17 @@ int tool_load_all(struct inv_dir **dirs, size_t *n)
 {
     char base[PATH_MAX], name[NAME_MAX + 1];
     struct inv_dir *more, *all;
-    size_t nmore;
+    size_t nmore, hidden, ignored;
 
-    if (inv_load(tool_base, dirs, n) != 0) {
+    if (inv_load(tool_base, dirs, n, &hidden) != 0) {
         tool_error("%s: %s", tool_base, strerror(errno));
         return -1;
     }
+    if (hidden > 0)
+        tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
+                   hidden == 1 ? "directory" : "directories");
     if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) != 0 || strcmp(base, tool_base) == 0 ||
-        inv_load(base, &more, &nmore) != 0)
+        inv_load(base, &more, &nmore, &ignored) != 0)
         return 0;
     all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
     if (all == NULL) {

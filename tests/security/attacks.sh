@@ -337,6 +337,27 @@ attack_10() {
     secure_execution
 }
 
+# 11. Root's list and gc read every user's claim directories (#12): one an
+# attacker built with a FIFO for a holder, a claim that is a symlink to a
+# root file, and a sparse 1 GB holder of a dead process must not block,
+# follow or unlink anything outside it.
+attack_11() {
+    local t=$top/a11 d victim
+    base=$(base_dir a11)
+    victim=$t/victim
+    mkdir -p "$t" && echo precious >"$victim"
+    d=$base/swerve-claim.attacker0001
+    as_user "$att" sh -c "mkdir -m 0700 '$d' '$d/claims' && : >'$d/wake' && mkfifo '$d/.holder.4000001' &&
+        ln -s '$victim' '$d/claims/shadow' && printf '4000002 1\n' >'$d/.holder.4000002' &&
+        truncate -s 1G '$d/.holder.4000002' && ln '$d/.holder.4000002' '$d/claims/big'"
+    timeout -s KILL 10 "$tool" --base "$base" list >"$t/list" 2>&1
+    [ $? -ne 137 ] && pass || fail "11: root's list blocked on another user's directory"
+    grep -q precious "$t/list" && fail "11: root's list showed what a symlink pointed at" || pass
+    timeout -s KILL 20 "$tool" --base "$base" gc >"$t/gc" 2>&1
+    [ $? -ne 137 ] && pass || fail "11: root's gc blocked on another user's directory"
+    [ "$(cat "$victim" 2>/dev/null)" = precious ] && pass || fail "11: root's gc removed or changed a file outside"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -367,7 +388,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11}; do
     "attack_$n"
 done
 echo "attacks.sh: $passed passed, $failed failed"

@@ -135,7 +135,7 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&
     check "root's list --server PID finds another user's server" \
         bash -c "'$tool' --base '$base' list --server $nobodys --raw --noheadings -o TYPE,NAME | grep -qx 'claim nobodys-claim'"
     check "another user is told how many directories it cannot see" \
-        bash -c "setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list 2>&1 >/dev/null | grep -q 'of other users are not shown'"
+        bash -c "setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list 2>&1 >/dev/null | grep -q 'of other users not shown'"
     check "... and does not see them" \
         bash -c "! setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list --raw 2>/dev/null | grep -q nobodys-claim"
     kill "$nobody_run"
