@@ -67,5 +67,15 @@ if intact "$work/control"; then
 else
     passed=$((passed + 1))
 fi
+# configure says so when the file would land where systemd-tmpfiles never
+# reads (#12): --prefix=/opt/... does; --with-tmpfilesdir puts it right.
+if [ -x "$src/configure" ]; then
+    (cd "$work" && mkdir conf1 conf2 &&
+        (cd conf1 && "$src/configure" --prefix=/opt/swerve-claim >out 2>&1) &&
+        (cd conf2 && "$src/configure" --prefix=/opt/swerve-claim --with-tmpfilesdir=/usr/lib/tmpfiles.d >out 2>&1))
+    check grep -q "systemd-tmpfiles does not read /opt/swerve-claim/lib/tmpfiles.d" "$work/conf1/out"
+    check grep -q "^tmpfilesdir = /usr/lib/tmpfiles.d" "$work/conf2/Makefile"
+    check bash -c "! grep -q 'systemd-tmpfiles does not read' '$work/conf2/out'"
+fi
 echo "tmpfiles.sh: $passed passed, $failed failed"
 [ $failed -eq 0 ]
