@@ -6,7 +6,7 @@
 # name is free again; when the server stops, no claim directory is left.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/scripts/install-deps.sh"
+"$top/scripts/install-deps.sh" --demo
 "$top/scripts/build.sh" "$top/_build" --enable-werror
 
 build=$top/_build
@@ -59,6 +59,9 @@ ls -l "$claims" | sed 's/^/   /'
 echo "   \$ cat claims/nightly-report"
 sed 's/^/   /' "$claims/nightly-report"
 echo "   GET /status: $(curl -s --max-time 5 "http://127.0.0.1:$port/status")"
+echo
+echo "== the same, as an operator sees it: swerve-claim list"
+"$build/swerve-claim" --base "$work/base" list | sed 's/^/   /'
 
 for _ in $(seq 50); do
     [ "$(curl -s --max-time 5 "http://127.0.0.1:$port/status")" = "free" ] && break

@@ -4,7 +4,17 @@
 # are); prints what it installs.
 set -euo pipefail
 
-packages=(build-essential autoconf automake libtool pkg-config check libsmartcols-dev curl python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3 postgresql-15 libpq5 libpq-dev nftables)
+#   scripts/install-deps.sh [--demo]   --demo: only what scripts/demo.sh needs
+demo=(build-essential autoconf automake libtool pkg-config libsmartcols-dev curl)
+packages=("${demo[@]}" check python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3 postgresql-15 libpq5 libpq-dev nftables bash-completion)
+case ${1:-} in
+--demo) packages=("${demo[@]}") ;;
+"") ;;
+*)
+    echo "install-deps: unknown option $1 (usage: install-deps.sh [--demo])" >&2
+    exit 2
+    ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
