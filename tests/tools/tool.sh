@@ -122,6 +122,31 @@ check "gc removes it" bash -c "'$tool' --base '$base' gc | grep -q 'removed clai
 check "after gc, the live holder's claims are untouched" bash -c "! '$tool' --base '$base' gc | grep -q 'removed claim'"
 check "gc --dry-run exits 0 when there is nothing to remove" status_is 0 sc gc --dry-run
 
+# The table on an 80-column terminal, and what an operator looks for (#12)
+wide=$(COLUMNS=80 script -qec "'$tool' --base '$base' list" /dev/null | tr -d '\r' | awk '{ print length($0) }' | sort -n | tail -1)
+check "on an 80-column terminal no line is longer than 80 ($wide)" test "${wide:-999}" -le 80
+check "-u/--notruncate shows whole command lines" \
+    bash -c "COLUMNS=80 script -qec \"'$tool' --base '$base' list -u\" /dev/null | grep -q 'sleep 30'"
+check "--output-all shows every column" \
+    bash -c "'$tool' --base '$base' list --output-all | head -1 | grep -qE '^TYPE +NAME +PID +STATE +SINCE +COMMAND +DIR'"
+check "-p PID shows that process's claims only" \
+    bash -c "out=\$('$tool' --base '$base' list -p $holder --raw --noheadings -o TYPE,PID); grep -qx 'claim $holder' <<<\"\$out\" && ! grep -E '^(claim|process) ' <<<\"\$out\" | grep -vq ' $holder\$'"
+kill -STOP "$holder"
+check "a stopped holder shows as stopped" \
+    bash -c "'$tool' --base '$base' list -p $holder --raw --noheadings -o TYPE,STATE | grep -qx 'claim stopped'"
+kill -CONT "$holder"
+"$tool" --base "$base" run orphan -- sleep 30 &
+pids+=($!)
+orphan_runner=$!
+check "a claim 'orphan' is taken" wait_held orphan
+pids+=($(command_of $orphan_runner))
+kill -9 "$orphan_runner"
+wait "$orphan_runner" 2>/dev/null
+check "a directory whose master died shows as orphaned" \
+    bash -c "'$tool' --base '$base' list --server $orphan_runner --raw --noheadings -o TYPE,STATE | grep -qx 'dir orphaned'"
+check "--watch refreshes (at most 2 s here)" \
+    bash -c "[ \$(timeout 2 '$tool' --base '$base' list --watch 0.4 | grep -c '^TYPE') -ge 2 ]"
+
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1; then
