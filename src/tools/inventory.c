@@ -15,9 +15,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *inv_state_name(enum scl_proc_state s)
+const char *inv_proc_state(const struct inv_proc *p)
 {
-    return s == SCL_PROC_ALIVE ? "alive" : s == SCL_PROC_GONE ? "gone" : "pid-reused";
+    if (p->state == SCL_PROC_ALIVE)
+        return p->stopped ? "stopped" : "alive";
+    return p->state == SCL_PROC_GONE ? "gone" : "pid-reused";
+}
+
+const char *inv_dir_state(const struct inv_dir *d)
+{
+    return !d->live ? "abandoned" : d->orphaned ? "orphaned" : "live";
+}
+
+/* Whether PID is stopped: the state letter after the command's ')'. */
+static int is_stopped(pid_t pid)
+{
+    char path[64], stat[512], *paren;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    stat[n] = '\0';
+    paren = strrchr(stat, ')');
+    return paren != NULL && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
 }
 
 static void read_command(pid_t pid, char *out, size_t cap)
@@ -157,9 +184,24 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         p->dev = st.st_dev;
         p->ino = st.st_ino;
         p->command[0] = '\0';
-        if (p->state == SCL_PROC_ALIVE)
+        p->stopped = 0;
+        if (p->state == SCL_PROC_ALIVE) {
             read_command(p->pid, p->command, sizeof p->command);
+            p->stopped = is_stopped(p->pid);
+        }
         d->live |= p->state == SCL_PROC_ALIVE;
+    }
+    /* The master made the directory before its first fork: the first member
+     * (start times count clock ticks: within one, the parent's pid is lower,
+     * but for a wrap of the pid counter). */
+    if (d->live) {
+        const struct inv_proc *master = NULL;
+        for (size_t i = 0; i < d->nprocs; i++) {
+            const struct inv_proc *p = &d->procs[i];
+            if (master == NULL || p->start < master->start || (p->start == master->start && p->pid < master->pid))
+                master = p;
+        }
+        d->orphaned = master != NULL && master->state != SCL_PROC_ALIVE;
     }
     rewinddir(dir);
     while ((e = readdir(dir)) != NULL) {
@@ -226,11 +268,16 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
 
 struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid)
 {
+    struct inv_dir *was = NULL;
+
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < dirs[i].nprocs; j++)
-            if (dirs[i].procs[j].pid == pid && dirs[i].procs[j].state == SCL_PROC_ALIVE)
-                return &dirs[i];
-    return NULL;
+            if (dirs[i].procs[j].pid == pid) {
+                if (dirs[i].procs[j].state == SCL_PROC_ALIVE)
+                    return &dirs[i];
+                was = &dirs[i];
+            }
+    return was;
 }
 
 void inv_free(struct inv_dir *dirs, size_t n)

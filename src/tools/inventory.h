@@ -19,6 +19,7 @@ struct inv_proc {
     pid_t pid;
     unsigned long long start;
     enum scl_proc_state state;
+    int stopped;       /* alive, but stopped (SIGSTOP, a debugger) */
     char command[512]; /* its command line, when alive */
     dev_t dev;         /* its holder file */
     ino_t ino;
@@ -35,7 +36,8 @@ struct inv_claim {
 
 struct inv_dir {
     char path[PATH_MAX];
-    int live; /* a member is alive */
+    int live;     /* a member is alive */
+    int orphaned; /* ... but its master (the first member) is not */
     struct inv_proc *procs;
     size_t nprocs;
     struct inv_claim *claims;
@@ -50,11 +52,16 @@ int inv_load_dir(const char *path, struct inv_dir *d);
  * (other users'); 0, or -1 with errno. */
 int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden);
 
-/* The directory of DIRS that process PID is a member of, or NULL. */
+/* The directory of DIRS that process PID is a live member of, else one it
+ * was a member of (a dead master's directory, still there), or NULL. */
 struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid);
 
 void inv_free(struct inv_dir *dirs, size_t n);
 
-const char *inv_state_name(enum scl_proc_state s);
+/* "alive", "stopped", "gone" or "pid-reused". */
+const char *inv_proc_state(const struct inv_proc *p);
+
+/* "live", "orphaned" (its master has ended) or "abandoned" (everybody has). */
+const char *inv_dir_state(const struct inv_dir *d);
 
 #endif

@@ -7,11 +7,14 @@
 #include "table.h"
 #include "tool.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, NCOLUMNS };
 
@@ -20,7 +23,7 @@ static const struct table_column columns[NCOLUMNS] = {
     [COL_NAME] = { .name = "NAME", .width = 0.3, .tree = 1 },
     [COL_PID] = { .name = "PID", .width = 5, .right = 1, .number = 1 },
     [COL_STATE] = { .name = "STATE", .width = 9 },
-    [COL_SINCE] = { .name = "SINCE", .width = 19 },
+    [COL_SINCE] = { .name = "SINCE", .width = 25 },
     [COL_COMMAND] = { .name = "COMMAND", .width = 0.3, .truncate = 1 },
     [COL_DIR] = { .name = "DIR", .width = 0.2 },
 };
@@ -29,6 +32,14 @@ struct row {
     const char *type, *name, *state, *command, *dir;
     pid_t pid;
     time_t since;
+};
+
+/* What to list, and how (list's options). */
+struct listing {
+    const char *server, *name, *output;
+    pid_t pid; /* -p: only this process's rows, or 0 */
+    enum table_style style;
+    int noheadings, notruncate, all_columns;
 };
 
 static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r, int json)
@@ -54,74 +65,64 @@ static void add_row(struct table_row *ln, const int *shown, int nshown, const st
     }
 }
 
-int tool_list(int argc, char **argv)
+/* The table's columns for L; how many, or -1 (said why). */
+static int choose_columns(const struct listing *l, int *shown, struct table_column *cols)
 {
-    static const struct option opts[] = {
-        { "server", required_argument, NULL, 's' },
-        { "name", required_argument, NULL, 'n' },
-        { "json", no_argument, NULL, 'J' },
-        { "raw", no_argument, NULL, 'r' },
-        { "noheadings", no_argument, NULL, 'H' },
-        { "output", required_argument, NULL, 'o' },
-        TOOL_BASE_OPTION,
-        { NULL, 0, NULL, 0 },
-    };
-    const char *server = NULL, *name = NULL, *output = NULL;
-    int json = 0, raw = 0, noheadings = 0,
-        shown[NCOLUMNS] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
-    int nshown = 6, c, matched = 0;
+    static const int usual[] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
+    int n = 0;
+
+    if (l->output != NULL) {
+        if ((n = tool_parse_columns(l->output, columns, NCOLUMNS, shown)) < 0)
+            return -1;
+    } else if (l->all_columns) {
+        for (; n < NCOLUMNS; n++)
+            shown[n] = n;
+    } else {
+        for (; n < (int)(sizeof usual / sizeof usual[0]); n++)
+            shown[n] = usual[n];
+    }
+    for (int i = 0; i < n; i++) {
+        cols[i] = columns[shown[i]];
+        cols[i].number |= l->style == TABLE_JSON && shown[i] == COL_SINCE; /* epoch seconds */
+        if (l->notruncate)
+            cols[i].truncate = 0;
+    }
+    return n;
+}
+
+/* Prints the listing once: the exit status. */
+static int list_once(const struct listing *l)
+{
+    struct table_column cols[NCOLUMNS];
+    int shown[NCOLUMNS], nshown, matched = 0, json = l->style == TABLE_JSON;
     struct table *tb;
     struct inv_dir *dirs;
     size_t n;
 
-    while ((c = tool_getopt(argc, argv, "s:n:JrHo:", opts)) != -1) {
-        switch (c) {
-        case 's': server = optarg; break;
-        case 'n': name = optarg; break;
-        case 'J': json = 1; break;
-        case 'r': raw = 1; break;
-        case 'H': noheadings = 1; break;
-        case 'o': output = optarg; break;
-        default: return TOOL_USAGE;
-        }
-    }
-    if (optind != argc)
-        return tool_usage_error("list takes no arguments");
-    if (scl_store()->list != NULL) {
-        if (server != NULL)
-            return tool_usage_error("list: --server is for local claim directories, not SWERVE_CLAIM_STORE");
-        return tool_list_store(name, output, json ? TABLE_JSON : raw ? TABLE_RAW : TABLE_TREE, noheadings);
-    }
-    if (output != NULL && (nshown = tool_parse_columns(output, columns, NCOLUMNS, shown)) < 0)
+    if ((nshown = choose_columns(l, shown, cols)) < 0)
         return TOOL_USAGE;
-    if (tool_load_selected(server, &dirs, &n) != 0)
+    if (tool_load_selected(l->server, &dirs, &n) != 0)
         return TOOL_FAILURE;
-    {
-        struct table_column cols[NCOLUMNS];
-        for (int i = 0; i < nshown; i++)
-            cols[i] = columns[shown[i]];
-        if (json) /* epoch seconds */
-            for (int i = 0; i < nshown; i++)
-                cols[i].number |= shown[i] == COL_SINCE;
-        tb = table_new("directories", cols, nshown, json ? TABLE_JSON : raw ? TABLE_RAW : TABLE_TREE, noheadings);
-        if (tb == NULL) {
-            inv_free(dirs, n);
-            return TOOL_FAILURE;
-        }
+    if ((tb = table_new("directories", cols, nshown, l->style, l->noheadings)) == NULL) {
+        inv_free(dirs, n);
+        return TOOL_FAILURE;
     }
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
         struct table_row *top = table_row(tb, NULL);
-        struct row r = { .type = "dir", .name = d->path, .state = d->live ? "live" : "abandoned", .dir = d->path };
+        /* The path is the DIR column's: the tree stays narrow. */
+        const char *slash = strrchr(d->path, '/');
+        struct row r = {
+            .type = "dir", .name = slash ? slash + 1 : d->path, .state = inv_dir_state(d), .dir = d->path
+        };
         add_row(top, shown, nshown, &r, json);
-        for (size_t j = 0; j < d->nprocs && name == NULL; j++) {
+        for (size_t j = 0; j < d->nprocs && l->name == NULL; j++) {
             const struct inv_proc *p = &d->procs[j];
-            struct row pr = { .type = "process",
-                              .pid = p->pid,
-                              .state = inv_state_name(p->state),
-                              .command = p->command,
-                              .dir = d->path };
-            add_row(table_row(tb, top), shown, nshown, &pr, json);
+            struct row pr = {
+                .type = "process", .pid = p->pid, .state = inv_proc_state(p), .command = p->command, .dir = d->path
+            };
+            if (l->pid == 0 || l->pid == p->pid)
+                add_row(table_row(tb, top), shown, nshown, &pr, json);
         }
         for (size_t j = 0; j < d->nclaims; j++) {
             const struct inv_claim *cl = &d->claims[j];
@@ -129,11 +130,11 @@ int tool_list(int argc, char **argv)
             struct row cr = { .type = "claim",
                               .name = cl->name,
                               .pid = p ? p->pid : 0,
-                              .state = p ? inv_state_name(p->state) : "no-holder",
+                              .state = p ? inv_proc_state(p) : "no-holder",
                               .command = p ? p->command : "",
                               .since = cl->since,
                               .dir = d->path };
-            if (name == NULL || strcmp(name, cl->name) == 0) {
+            if ((l->name == NULL || strcmp(l->name, cl->name) == 0) && (l->pid == 0 || (p && p->pid == l->pid))) {
                 add_row(table_row(tb, top), shown, nshown, &cr, json);
                 matched++;
             }
@@ -141,9 +142,85 @@ int tool_list(int argc, char **argv)
     }
     table_print_and_free(tb);
     inv_free(dirs, n);
-    if (name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
-        tool_error("no claim named '%s'", name);
+    if (l->name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
+        tool_error("no claim named '%s'", l->name);
         return TOOL_FAILURE;
     }
     return TOOL_OK;
+}
+
+/* --watch: the listing again every PERIOD seconds, like watch(1), until
+ * interrupted; the screen is cleared first when it is one. */
+__attribute__((noreturn)) static void watch(const struct listing *l, double period)
+{
+    struct timespec pause = { (time_t)period, (long)((period - (double)(time_t)period) * 1e9) };
+
+    for (;;) {
+        if (isatty(STDOUT_FILENO))
+            fputs("\033[H\033[2J", stdout);
+        (void)list_once(l);
+        fflush(stdout);
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+            ;
+        pause.tv_sec = (time_t)period;
+        pause.tv_nsec = (long)((period - (double)(time_t)period) * 1e9);
+    }
+}
+
+int tool_list(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "server", required_argument, NULL, 's' },
+        { "name", required_argument, NULL, 'n' },
+        { "pid", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, 'J' },
+        { "raw", no_argument, NULL, 'r' },
+        { "noheadings", no_argument, NULL, 'H' },
+        { "notruncate", no_argument, NULL, 'u' },
+        { "output", required_argument, NULL, 'o' },
+        { "output-all", no_argument, NULL, 'O' },
+        { "watch", optional_argument, NULL, 'w' },
+        TOOL_BASE_OPTION,
+        { NULL, 0, NULL, 0 },
+    };
+    struct listing l = { .style = TABLE_TREE };
+    double period = 0;
+    int c;
+    char *end;
+    long pid;
+
+    while ((c = tool_getopt(argc, argv, "s:n:p:JrHuo:Ow::", opts)) != -1) {
+        switch (c) {
+        case 's': l.server = optarg; break;
+        case 'n': l.name = optarg; break;
+        case 'p':
+            pid = strtol(optarg, &end, 10);
+            if (*end != '\0' || pid <= 0 || pid > INT_MAX)
+                return tool_usage_error("list: --pid takes a process ID");
+            l.pid = (pid_t)pid;
+            break;
+        case 'J': l.style = TABLE_JSON; break;
+        case 'r': l.style = TABLE_RAW; break;
+        case 'H': l.noheadings = 1; break;
+        case 'u': l.notruncate = 1; break;
+        case 'o': l.output = optarg; break;
+        case 'O': l.all_columns = 1; break;
+        case 'w':
+            period = optarg != NULL ? strtod(optarg, &end) : 2.0;
+            if (optarg != NULL && (*end != '\0' || !(period >= 0.1 && period <= 86400)))
+                return tool_usage_error("list: --watch takes seconds, 0.1 or more");
+            break;
+        default: return TOOL_USAGE;
+        }
+    }
+    if (optind != argc)
+        return tool_usage_error("list takes no arguments");
+    if (scl_store()->list != NULL) {
+        if (l.server != NULL || l.pid != 0 || period > 0)
+            return tool_usage_error("list: --server, --pid and --watch are for local claim directories");
+        return tool_list_store(l.name, l.output, (int)l.style, l.noheadings);
+    }
+    if (period > 0)
+        watch(&l, period);
+    return list_once(&l);
 }

@@ -2,8 +2,9 @@
  * swerve-claim - see who holds what, clear stale claims, run a command
  * while holding a claim.  The manual is doc/swerve-claim.1.
  *
- *   swerve-claim [--base DIR] list [--server PID|DIR] [--name NAME] [--json]
- *                                  [--raw] [--noheadings] [--output COLUMNS]
+ *   swerve-claim [--base DIR] list [--server PID|DIR] [--name NAME] [--pid PID]
+ *                                  [--json] [--raw] [--noheadings] [--notruncate]
+ *                                  [--output COLUMNS] [--output-all] [--watch[=S]]
  *   swerve-claim [--base DIR] gc [--dry-run] [--server PID|DIR]
  *   swerve-claim [--base DIR] release --force [--server PID|DIR] NAME
  *   swerve-claim [--base DIR] run [--wait SECONDS] [--server PID|DIR]
@@ -35,12 +36,16 @@ static void help(void)
            "  db init   make the PostgreSQL store's schema (SWERVE_CLAIM_STORE)\n"
            "\n"
            "Options of list:\n"
-           "  -s, --server PID|DIR     only the directory PID is a member of, or DIR\n"
+           "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
            "  -n, --name NAME          only claims named NAME\n"
+           "  -p, --pid PID            only process PID and its claims\n"
            "  -J, --json               JSON output\n"
            "  -r, --raw                raw output\n"
            "  -H, --noheadings         no header line\n"
+           "  -u, --notruncate         do not cut command lines to the terminal\n"
            "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR\n"
+           "  -O, --output-all         every column\n"
+           "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n"
            "Options of gc:\n"
            "  -d, --dry-run            say what would be removed, remove nothing\n"
            "  -s, --server PID|DIR     only that directory\n"

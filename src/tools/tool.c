@@ -242,7 +242,7 @@ int tool_select_dir(const char *server, char *out, size_t cap)
         return -1;
     d = inv_find_member(dirs, n, (pid_t)pid);
     if (d == NULL) {
-        tool_error("process %ld is not a live member of any claim directory in %s", pid, tool_base);
+        tool_error("process %ld is not a member of any claim directory in %s", pid, tool_base);
         inv_free(dirs, n);
         return -1;
     }

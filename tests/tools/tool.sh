@@ -9,7 +9,7 @@ pids=()
 passed=0 failed=0
 cleanup() {
     for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$base"
+    rm -rf "$base" ${lone:+"$lone"}
 }
 trap cleanup EXIT
 
@@ -123,29 +123,35 @@ check "after gc, the live holder's claims are untouched" bash -c "! '$tool' --ba
 check "gc --dry-run exits 0 when there is nothing to remove" status_is 0 sc gc --dry-run
 
 # The table on an 80-column terminal, and what an operator looks for (#12)
-wide=$(COLUMNS=80 script -qec "'$tool' --base '$base' list" /dev/null | tr -d '\r' | awk '{ print length($0) }' | sort -n | tail -1)
-check "on an 80-column terminal no line is longer than 80 ($wide)" test "${wide:-999}" -le 80
+"$tool" --base "$base" run operator-view -- sleep 30 &
+pids+=($!)
+check "a claim 'operator-view' is taken" wait_held operator-view
+viewer=$(command_of $!)
+pids+=($viewer)
+wide=$(COLUMNS=80 script -qec "'$tool' --base '$base' list" /dev/null | tr -d '\r' | LC_ALL=C.UTF-8 wc -L)
+check "on an 80-column terminal no line is wider than 80 ($wide)" test "${wide:-999}" -le 80
 check "-u/--notruncate shows whole command lines" \
     bash -c "COLUMNS=80 script -qec \"'$tool' --base '$base' list -u\" /dev/null | grep -q 'sleep 30'"
 check "--output-all shows every column" \
     bash -c "'$tool' --base '$base' list --output-all | head -1 | grep -qE '^TYPE +NAME +PID +STATE +SINCE +COMMAND +DIR'"
 check "-p PID shows that process's claims only" \
-    bash -c "out=\$('$tool' --base '$base' list -p $holder --raw --noheadings -o TYPE,PID); grep -qx 'claim $holder' <<<\"\$out\" && ! grep -E '^(claim|process) ' <<<\"\$out\" | grep -vq ' $holder\$'"
-kill -STOP "$holder"
+    bash -c "out=\$('$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,PID); grep -qx 'claim $viewer' <<<\"\$out\" && [ \$(grep -cE '^(claim|process) ' <<<\"\$out\") -eq \$(grep -cE '^(claim|process) $viewer\$' <<<\"\$out\") ]"
+kill -STOP "$viewer"
 check "a stopped holder shows as stopped" \
-    bash -c "'$tool' --base '$base' list -p $holder --raw --noheadings -o TYPE,STATE | grep -qx 'claim stopped'"
-kill -CONT "$holder"
-"$tool" --base "$base" run orphan -- sleep 30 &
+    bash -c "'$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,STATE | grep -qx 'claim stopped'"
+kill -CONT "$viewer"
+lone=$(mktemp -d)
+"$tool" --base "$lone" run orphan -- sleep 30 &
 pids+=($!)
 orphan_runner=$!
-check "a claim 'orphan' is taken" wait_held orphan
+for _ in $(seq 100); do [ -n "$(pgrep -P $orphan_runner)" ] && break; sleep 0.05; done
 pids+=($(command_of $orphan_runner))
 kill -9 "$orphan_runner"
 wait "$orphan_runner" 2>/dev/null
-check "a directory whose master died shows as orphaned" \
-    bash -c "'$tool' --base '$base' list --server $orphan_runner --raw --noheadings -o TYPE,STATE | grep -qx 'dir orphaned'"
+check "a directory whose master died shows as orphaned, found by the dead master's pid" \
+    bash -c "'$tool' --base '$lone' list --server $orphan_runner --raw --noheadings -o TYPE,STATE | grep -qx 'dir orphaned'"
 check "--watch refreshes (at most 2 s here)" \
-    bash -c "[ \$(timeout 2 '$tool' --base '$base' list --watch 0.4 | grep -c '^TYPE') -ge 2 ]"
+    bash -c "[ \$(timeout 2 '$tool' --base '$base' list --watch=0.4 | grep -c '^TYPE') -ge 2 ]"
 
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
