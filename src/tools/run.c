@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include "holder.h"
+#include "inventory.h"
 #include "dir.h"
 #include "swerve/claim.h"
 #include "store.h"
@@ -30,12 +31,14 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t child_pid;
@@ -65,6 +68,17 @@ static void explain_namespace(const char *base, const char *name, int err)
 }
 
 /* Joins the namespace: --server's directory, or the user's own. */
+static double now_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The claim directory joined (for --verbose), or "". */
+static char joined[PATH_MAX + NAME_MAX + 2];
+
 static int join(const char *server)
 {
     char path[PATH_MAX], name[NAME_MAX + 1], *slash;
@@ -85,7 +99,80 @@ static int join(const char *server)
     r = scl_dir_use_named(base, name);
     if (r != 0)
         explain_namespace(base, name, errno);
+    snprintf(joined, sizeof joined, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name);
     return r;
+}
+
+/* What the child tells the tool when it does not get as far as running
+ * the command (nothing, when the exec succeeds: the pipe just closes). */
+struct outcome {
+    int stage; /* STAGE_CLAIM: no claim; STAGE_EXEC: the exec failed */
+    int err;
+};
+enum { STAGE_CLAIM, STAGE_EXEC };
+
+struct holder_seen {
+    const char *name;
+    char *out;
+    size_t cap;
+};
+
+static void remember_holder(const struct scl_listed *row, void *arg)
+{
+    struct holder_seen *h = arg;
+
+    if (row->held && strcmp(row->name, h->name) == 0)
+        snprintf(h->out, h->cap, ", held by process %ld on %s", row->pid, row->host[0] ? row->host : "?");
+}
+
+/* ", held by process PID (COMMAND)" when somebody holds NAME now, else "". */
+static void describe_holder(const char *name, char *out, size_t cap)
+{
+    struct inv_dir d;
+
+    out[0] = '\0';
+    if (scl_store()->list != NULL) {
+        struct holder_seen h = { name, out, cap };
+        (void)scl_store()->list(remember_holder, &h);
+        return;
+    }
+    if (inv_load_dir(joined, &d) != 0)
+        return;
+    for (size_t i = 0; i < d.nclaims; i++)
+        if (strcmp(d.claims[i].name, name) == 0 && d.claims[i].holder >= 0) {
+            const struct inv_proc *p = &d.procs[d.claims[i].holder];
+            snprintf(out, cap, ", held by process %d (%s)", (int)p->pid, p->command);
+        }
+    for (size_t i = 0; i < d.nclaims; i++)
+        free(d.claims[i].name);
+    free(d.claims);
+    free(d.procs);
+}
+
+/* Waits for the child's word on REPORT into *O: how much came.  With
+ * VERBOSE on a terminal, a line says how long it has waited. */
+static ssize_t await_outcome(int report, struct outcome *o, const char *name, int verbose)
+{
+    int progress = verbose && isatty(STDERR_FILENO);
+    double start = now_seconds();
+    ssize_t got;
+
+    for (;;) {
+        struct pollfd pfd = { .fd = report, .events = POLLIN };
+        int ready = poll(&pfd, 1, progress ? 1000 : -1);
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (ready > 0)
+            break;
+        if (ready == 0)
+            fprintf(stderr, "\rswerve-claim: waiting for '%s': %.0f s", name, now_seconds() - start);
+    }
+    if (progress)
+        fputs("\r\033[K", stderr);
+    do
+        got = read(report, o, sizeof *o);
+    while (got < 0 && errno == EINTR);
+    return got;
 }
 
 static int parse_seconds(const char *s, double *out)
@@ -101,14 +188,6 @@ static int status_of(int status)
 {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
-
-/* What the child tells the tool when it does not get as far as running
- * the command (nothing, when the exec succeeds: the pipe just closes). */
-struct outcome {
-    int stage; /* STAGE_CLAIM: no claim; STAGE_EXEC: the exec failed */
-    int err;
-};
-enum { STAGE_CLAIM, STAGE_EXEC };
 
 /* In the child: takes CLAIM and becomes the command; tells REPORT why
  * not, and exits. */
@@ -154,19 +233,21 @@ int tool_run(int argc, char **argv)
         { "wait", required_argument, NULL, 'w' },
         { "server", required_argument, NULL, 's' },
         { "conflict-exit-code", required_argument, NULL, 'E' },
+        { "verbose", no_argument, NULL, 'v' },
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL;
     double wait = 0;
-    int conflict = TOOL_CONFLICT_DEFAULT, c, status, report[2];
+    int conflict = TOOL_CONFLICT_DEFAULT, c, status, report[2], verbose = 0;
+    double started;
     struct swerve_claim *claim;
     struct sigaction fwd = { .sa_handler = forward };
     struct outcome o;
     ssize_t got;
     pid_t pid;
 
-    while ((c = tool_getopt(argc, argv, "w:s:E:", opts)) != -1) {
+    while ((c = tool_getopt(argc, argv, "w:s:E:v", opts)) != -1) {
         switch (c) {
         case 'w':
             if (parse_seconds(optarg, &wait) != 0) {
@@ -175,6 +256,7 @@ int tool_run(int argc, char **argv)
             }
             break;
         case 's': server = optarg; break;
+        case 'v': verbose = 1; break;
         case 'E':
             if (tool_parse_exit_code(optarg, &conflict) != 0)
                 return TOOL_USAGE;
@@ -216,6 +298,15 @@ int tool_run(int argc, char **argv)
     sigaction(SIGHUP, &fwd, NULL);
     signal(SIGINT, SIG_IGN); /* the terminal sends it to the command too */
     signal(SIGQUIT, SIG_IGN);
+    if (verbose) {
+        char holder[700];
+        describe_holder(swerve_claim_name(claim), holder, sizeof holder);
+        if (wait > 0)
+            tool_error("waiting up to %g s for '%s'%s", wait, swerve_claim_name(claim), holder);
+        else
+            tool_error("trying '%s' once%s", swerve_claim_name(claim), holder);
+    }
+    started = now_seconds();
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
@@ -229,10 +320,13 @@ int tool_run(int argc, char **argv)
         return leave(claim, 0, TOOL_FAILURE);
     }
     child_pid = pid;
-    do
-        got = read(report[0], &o, sizeof o);
-    while (got < 0 && errno == EINTR);
+    got = await_outcome(report[0], &o, swerve_claim_name(claim), verbose);
     close(report[0]);
+    if (verbose && got != (ssize_t)sizeof o)
+        tool_error("took '%s' after %.1f s", swerve_claim_name(claim), now_seconds() - started);
+    else if (verbose && o.stage == STAGE_CLAIM)
+        tool_error("gave up on '%s' after %.1f s: %s", swerve_claim_name(claim), now_seconds() - started,
+                   strerror(o.err));
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (got != (ssize_t)sizeof o) /* the pipe closed at exec: the command ran */

@@ -7,7 +7,7 @@
  *                                  [--output COLUMNS] [--output-all] [--watch[=S]]
  *   swerve-claim [--base DIR] gc [--dry-run] [--server PID|DIR]
  *   swerve-claim [--base DIR] release --force [--server PID|DIR] NAME
- *   swerve-claim [--base DIR] run [--wait SECONDS] [--server PID|DIR]
+ *   swerve-claim [--base DIR] run [--wait SECONDS] [--server PID|DIR] [--verbose]
  *                                 [--conflict-exit-code N] NAME -- COMMAND...
  *   swerve-claim db init
  */
@@ -56,6 +56,8 @@ static void help(void)
            "  -w, --wait SECONDS       wait up to SECONDS for the claim (default: try once)\n"
            "  -s, --server PID|DIR     in that server's namespace (default: a namespace\n"
            "                           of your own, shared by all your `run`s)\n"
+           "  -v, --verbose            say what it waits for and who holds it (with a\n"
+           "                           progress line on a terminal), and how it ended\n"
            "  -E, --conflict-exit-code N  exit status when the claim is not taken\n"
            "                           (default %d)\n"
            "\n"

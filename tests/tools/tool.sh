@@ -153,6 +153,15 @@ check "a directory whose master died shows as orphaned, found by the dead master
 check "--watch refreshes (at most 2 s here)" \
     bash -c "[ \$(timeout 2 '$tool' --base '$base' list --watch=0.4 | grep -c '^TYPE') -ge 2 ]"
 
+"$tool" --base "$base" run verbose-held -- sleep 0.8 &
+pids+=($!)
+check "a claim 'verbose-held' is taken" wait_held verbose-held
+verbose_holder=$(command_of $!)
+"$tool" --base "$base" run --verbose -w 10 verbose-held -- true 2>"$lone/verbose" >/dev/null
+check "run --verbose says what it waits for, and who holds it" \
+    grep -q "waiting up to 10 s for 'verbose-held', held by process $verbose_holder (sleep 0.8)" "$lone/verbose"
+check "run --verbose says when it took it" grep -q "took 'verbose-held' after [0-9.]* s" "$lone/verbose"
+
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1; then
