@@ -1,0 +1,46 @@
+#!/bin/bash
+# The bash completion of swerve-claim and swerve-claim-preload, through
+# bash-completion itself: commands, each command's options, columns, and
+# the command line after `run ... --`.
+set -u
+src=${SCL_SRCDIR:?run through make check}
+completion=/usr/share/bash-completion/bash_completion
+if ! [ -r "$completion" ]; then
+    echo "SKIP: bash-completion is not installed (scripts/install-deps.sh installs it)"
+    exit 77
+fi
+. "$completion"
+. "$src/completion/swerve-claim"
+passed=0 failed=0
+completes() { # WANTED WORD...: completing the last WORD offers exactly WANTED
+    local want=$1 got
+    shift
+    COMP_WORDS=("$@")
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMP_LINE="$*"
+    COMP_POINT=${#COMP_LINE}
+    COMPREPLY=()
+    # (compopt complains outside a real completion: not our business)
+    "$(complete -p "$1" | sed 's/.*-F \([^ ]*\) .*/\1/')" "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
+    got=$(printf '%s\n' "${COMPREPLY[@]}" | sort -u | tr '\n' ' ')
+    if [ "$got" = "$want " ]; then
+        passed=$((passed + 1))
+    else
+        echo "FAIL: '$*' completes to '$got', not '$want'" >&2
+        failed=$((failed + 1))
+    fi
+}
+completes "list" swerve-claim li
+completes "release run" swerve-claim r
+completes "--noheadings --notruncate" swerve-claim list --no
+completes "--noheadings --notruncate" swerve-claim --base /tmp list --no
+completes "--dry-run" swerve-claim gc --d
+completes "--verbose" swerve-claim run --v
+completes "init" swerve-claim db i
+completes "SESSION SINCE STATE" swerve-claim list -o S
+completes "--library" swerve-claim-preload --li
+# After `run NAME --` and after the launcher's options: the command's own completion
+completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim run x -- npro
+completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim-preload npro
+echo "completion.sh: $passed passed, $failed failed"
+[ $failed -eq 0 ]
