@@ -262,7 +262,8 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
             (*n)++;
     }
     closedir(dir);
-    qsort(*dirs, *n, sizeof **dirs, by_path);
+    if (*n > 1) /* qsort's array may not be NULL, even empty */
+        qsort(*dirs, *n, sizeof **dirs, by_path);
     return 0;
 }
 
