@@ -150,6 +150,15 @@ kill -9 "$orphan_runner"
 wait "$orphan_runner" 2>/dev/null
 check "a directory whose master died shows as orphaned, found by the dead master's pid" \
     bash -c "'$tool' --base '$lone' list --server $orphan_runner --raw --noheadings -o TYPE,STATE | grep -qx 'dir orphaned'"
+server=$(mktemp -d)
+"$tool" --base "$server" run served -- sleep 30 &
+pids+=($!)
+served_by=$!
+for _ in $(seq 100); do [ -n "$(pgrep -P $served_by)" ] && break; sleep 0.05; done
+pids+=($(command_of $served_by))
+check "a directory's row shows its server: the master's pid and command line" \
+    bash -c "'$tool' --base '$server' list --raw --noheadings -o TYPE,PID,COMMAND | grep -q '^dir $served_by .*run served'"
+rm -rf "$server"
 check "--watch refreshes (at most 2 s here)" \
     bash -c "[ \$(timeout 2 '$tool' --base '$base' list --watch=0.4 | grep -c '^TYPE') -ge 2 ]"
 
