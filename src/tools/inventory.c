@@ -194,15 +194,13 @@ int inv_load_dir(const char *path, struct inv_dir *d)
     /* The master made the directory before its first fork: the first member
      * (start times count clock ticks: within one, the parent's pid is lower,
      * but for a wrap of the pid counter). */
-    if (d->live) {
-        const struct inv_proc *master = NULL;
-        for (size_t i = 0; i < d->nprocs; i++) {
-            const struct inv_proc *p = &d->procs[i];
-            if (master == NULL || p->start < master->start || (p->start == master->start && p->pid < master->pid))
-                master = p;
-        }
-        d->orphaned = master != NULL && master->state != SCL_PROC_ALIVE;
+    d->master = -1;
+    for (size_t i = 0; i < d->nprocs; i++) {
+        const struct inv_proc *p = &d->procs[i], *m = d->master >= 0 ? &d->procs[d->master] : NULL;
+        if (m == NULL || p->start < m->start || (p->start == m->start && p->pid < m->pid))
+            d->master = (int)i;
     }
+    d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
     rewinddir(dir);
     while ((e = readdir(dir)) != NULL) {
         struct inv_claim *c;

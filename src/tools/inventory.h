@@ -38,6 +38,7 @@ struct inv_dir {
     char path[PATH_MAX];
     int live;     /* a member is alive */
     int orphaned; /* ... but its master (the first member) is not */
+    int master;   /* index into procs of the first member, -1 if none */
     struct inv_proc *procs;
     size_t nprocs;
     struct inv_claim *claims;

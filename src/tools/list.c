@@ -110,11 +110,16 @@ static int list_once(const struct listing *l)
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
         struct table_row *top = table_row(tb, NULL);
-        /* The path is the DIR column's: the tree stays narrow. */
+        /* The path is the DIR column's: the tree stays narrow.  The row
+         * names the server: its master's pid and command line. */
         const char *slash = strrchr(d->path, '/');
-        struct row r = {
-            .type = "dir", .name = slash ? slash + 1 : d->path, .state = inv_dir_state(d), .dir = d->path
-        };
+        const struct inv_proc *master = d->master >= 0 ? &d->procs[d->master] : NULL;
+        struct row r = { .type = "dir",
+                         .name = slash ? slash + 1 : d->path,
+                         .pid = master ? master->pid : 0,
+                         .state = inv_dir_state(d),
+                         .command = master ? master->command : "",
+                         .dir = d->path };
         add_row(top, shown, nshown, &r, json);
         for (size_t j = 0; j < d->nprocs && l->name == NULL; j++) {
             const struct inv_proc *p = &d->procs[j];

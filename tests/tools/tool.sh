@@ -157,7 +157,7 @@ served_by=$!
 for _ in $(seq 100); do [ -n "$(pgrep -P $served_by)" ] && break; sleep 0.05; done
 pids+=($(command_of $served_by))
 check "a directory's row shows its server: the master's pid and command line" \
-    bash -c "'$tool' --base '$server' list --raw --noheadings -o TYPE,PID,COMMAND | grep -q '^dir $served_by .*run served'"
+    bash -c "'$tool' --base '$server' list --raw --noheadings -o TYPE,PID,COMMAND | grep -q '^dir $served_by .*run.x20served'"
 rm -rf "$server"
 check "--watch refreshes (at most 2 s here)" \
     bash -c "[ \$(timeout 2 '$tool' --base '$base' list --watch=0.4 | grep -c '^TYPE') -ge 2 ]"
