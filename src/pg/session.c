@@ -144,16 +144,25 @@ int scl_pg_keep_across_exec(void)
     return flags < 0 ? -1 : fcntl(session.fd, F_SETFD, flags & ~FD_CLOEXEC);
 }
 
+/* Drops a session this process inherited, without a word to the server:
+ * closing our copy of the socket ends nothing for the parent, and keeps
+ * nothing alive for it either. */
+static void drop_inherited(void)
+{
+    if (session.conn == NULL)
+        return;
+    if (socket_is_ours())
+        (void)close(session.fd);
+    forget();
+}
+
 void scl_pg_forget_inherited(void)
 {
     int saved = errno;
 
     if (session.conn == NULL && !atomic_load(&locked))
         return; /* nothing to write: no copy-on-write fault */
-    if (session.conn != NULL && socket_is_ours())
-        (void)close(session.fd);
-    if (session.conn != NULL)
-        forget();
+    drop_inherited();
     /* A thread of the parent had the lock as it forked: that thread is not here. */
     lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
     atomic_store(&locked, 0);
@@ -255,8 +264,9 @@ static int connect_session(void)
 int scl_pg_current(pid_t self)
 {
     if (session.conn != NULL && session.owner != self) {
-        /* Forked without the fork hook (a raw clone): the parent's session. */
-        scl_pg_forget_inherited();
+        /* Forked without the fork hook (a raw clone, or no shim at all):
+         * the parent's session.  The lock is this thread's: it stays. */
+        drop_inherited();
     }
     if (session.conn != NULL &&
         (session.ended || session.pq->status(session.conn) != SCL_CONNECTION_OK || !socket_is_ours()))
