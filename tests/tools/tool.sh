@@ -115,6 +115,8 @@ kill -9 $!
 wait $! 2>/dev/null
 kill -9 "$stale"
 for _ in $(seq 100); do kill -0 "$stale" 2>/dev/null || break; sleep 0.05; done
+check "a dead holder keeps the command line it had when it took the name" \
+    bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,STATE,COMMAND | grep -q '^claim stale gone .*run.x20stale'"
 check "gc --dry-run names the dead holder's claim" bash -c "'$tool' --base '$base' gc --dry-run | grep -q 'would remove claim stale'"
 check "gc --dry-run exits 1 when it would remove something" status_is 1 sc gc --dry-run
 check "gc --dry-run removes nothing" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME | grep -qx 'claim stale'"
