@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
@@ -292,6 +293,25 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
         errno = saved;
     }
     return r == 0 ? 0 : -1;
+}
+
+void scl_holder_note_command(int fd)
+{
+    char command[512];
+    int saved = errno, proc = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = proc >= 0 ? scl_read_full(proc, command, sizeof command) : -1;
+
+    if (proc >= 0)
+        scl_close_quietly(proc);
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            if (command[i] == '\0')
+                command[i] = ' ';
+        while (n > 0 && command[n - 1] == ' ')
+            n--;
+        (void)fsetxattr(fd, SCL_COMMAND_XATTR, command, (size_t)n, 0);
+    }
+    errno = saved;
 }
 
 int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len)

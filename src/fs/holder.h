@@ -81,6 +81,11 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
  * nothing is written, and that is success. */
 int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len);
 
+/* Notes this process's command line on its holder file, open as FD
+ * (SCL_COMMAND_XATTR), for the tools; nothing when the filesystem keeps no
+ * user attributes.  Async-signal-safe; keeps errno. */
+void scl_holder_note_command(int fd);
+
 enum scl_clear_mode {
     SCL_CLEAR_IF_DEAD,     /* only when the holder has ended */
     SCL_CLEAR_ALWAYS,      /* the caller is the holder, or knows it ended */

@@ -16,12 +16,15 @@
 
 #include <string.h>
 
-#define SCL_DIR_PREFIX        "swerve-claim." /* a claim directory's name */
-#define SCL_NEW_SUFFIX        ".new"          /* ... while it is built, before it is renamed */
-#define SCL_WAKE_FILE         "wake"
-#define SCL_CLAIMS_DIR        "claims"
-#define SCL_HOLDER_PREFIX     ".holder." /* then the pid */
-#define SCL_HOLDER_NEW_PREFIX ".new."    /* then the pid, '.', and the pid of its maker */
+#define SCL_DIR_PREFIX    "swerve-claim." /* a claim directory's name */
+#define SCL_NEW_SUFFIX    ".new"          /* ... while it is built, before it is renamed */
+#define SCL_WAKE_FILE     "wake"
+#define SCL_CLAIMS_DIR    "claims"
+#define SCL_HOLDER_PREFIX ".holder." /* then the pid */
+/* A holder file's extended attribute: its process's command line when it
+ * last took a new name, so that the tools can say who a dead holder was. */
+#define SCL_COMMAND_XATTR     "user.swerve-claim.command"
+#define SCL_HOLDER_NEW_PREFIX ".new." /* then the pid, '.', and the pid of its maker */
 
 /* 1 when NAME is a claim directory still being built (or abandoned so). */
 static inline int scl_layout_is_unfinished(const char *name)

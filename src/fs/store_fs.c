@@ -175,6 +175,8 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
         if (fd < 0)
             return -1;
         r = scl_holder_journal(fd, &st, key->journal_line, key->journal_len);
+        if (r == 0) /* once per new name: off the hot path of a name taken again */
+            scl_holder_note_command(fd);
         scl_close_quietly(fd);
         if (r != 0 || journaled_add(key->fname) != 0)
             return -1;

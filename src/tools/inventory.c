@@ -2,6 +2,7 @@
 
 #include "holder.h"
 #include "inventory.h"
+#include "layout.h"
 #include "proc.h"
 #include "retire.h"
 #include "sigsafe.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 const char *inv_proc_state(const struct inv_proc *p)
@@ -166,6 +168,7 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         struct inv_proc *p;
         struct scl_proc_id id;
         struct stat st;
+        ssize_t n;
         int fd;
         if (strncmp(e->d_name, SCL_HOLDER_PREFIX, sizeof SCL_HOLDER_PREFIX - 1) != 0)
             continue;
@@ -176,14 +179,18 @@ int inv_load_dir(const char *path, struct inv_dir *d)
                 close(fd);
             continue;
         }
+        p = &d->procs[d->nprocs];
+        /* What it said it was the last time it took a new name: all there
+         * is to say of a dead one (the library's note, bounded, or nothing). */
+        n = fgetxattr(fd, SCL_COMMAND_XATTR, p->command, sizeof p->command - 1);
+        p->command[n > 0 ? n : 0] = '\0';
         close(fd);
-        p = &d->procs[d->nprocs++];
+        d->nprocs++;
         p->pid = id.pid;
         p->start = id.start;
         p->state = scl_proc_state(&id);
         p->dev = st.st_dev;
         p->ino = st.st_ino;
-        p->command[0] = '\0';
         p->stopped = 0;
         if (p->state == SCL_PROC_ALIVE) {
             read_command(p->pid, p->command, sizeof p->command);
