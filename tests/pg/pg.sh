@@ -98,6 +98,18 @@ check "pg_terminate_backend: held() is 0 within 100 ms" \
     test -n "$lost_at" -a $(( ${lost_at:-0} - terminated_at )) -lt 100000000
 check "pg_terminate_backend: someone else takes it" "${under_shim[@]}" "$helper" take terminated 0
 
+# A handle whose session ended takes the name anew, in a new session:
+# acquire() must not answer "held already" from what the process remembers.
+"${under_shim[@]}" "$helper" retake retaken >"$work/retaken" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/retaken" && break; sleep 0.05; done
+pg_sql "SELECT pg_terminate_backend(backend) FROM swerve_claim.claims WHERE name = 'retaken'" >/dev/null
+for _ in $(seq 100); do grep -q retook "$work/retaken" && break; sleep 0.05; done
+first=$(awk '/^held/ { print $2 }' "$work/retaken")
+read -r _ again again_held < <(grep '^retook' "$work/retaken")
+check "after its session ended, acquire() takes the name again, with a new token ($first, then ${again:-none})" \
+    test "${again:-0}" -gt "${first:-0}" -a "${again_held:-0}" = 1
+
 # ---- restart: holders learn it; new claims work once it is back; tokens go on growing
 "${under_shim[@]}" "$helper" hold restarted >"$work/restarted" &
 server_pids+=($!)

@@ -8,6 +8,9 @@
  *                       held() every millisecond; say "lost NS" when it
  *                       turns 0 (at most 120 s)
  *   take NAME SECONDS   say "took TOKEN NS", or "failed ERRNO-NAME"
+ *   retake NAME         take NAME, say "held TOKEN"; once held() turns 0
+ *                       (the test ends the session), take it again with
+ *                       the same handle: say "retook TOKEN HELD"
  *   fork-holder NAME    take NAME; a forked child exits (through exit());
  *                       say "kept" if NAME is still ours and still taken;
  *                       fork a child that sleeps 60 s, say "sleeper PID",
@@ -103,6 +106,27 @@ static int take(const char *name, double seconds)
         say("took %llu %lld", (unsigned long long)api.token(c), realtime_ns());
     api.free(c);
     return r;
+}
+
+static int retake(const char *name)
+{
+    struct swerve_claim *c = claim(name);
+    int ms;
+
+    if (api.acquire(c, 0.0) == NULL) {
+        say("failed %s", strerrorname_np(errno));
+        return 1;
+    }
+    say("held %llu", (unsigned long long)api.token(c));
+    for (ms = 0; ms < 60000 && api.held(c); ms++)
+        usleep(1000);
+    if (api.acquire(c, 5.0) == NULL) {
+        say("failed %s", strerrorname_np(errno));
+        return 1;
+    }
+    say("retook %llu %d", (unsigned long long)api.token(c), api.held(c));
+    api.free(c);
+    return 0;
 }
 
 static int wait_for(pid_t pid)
@@ -205,8 +229,8 @@ static int slip(const char *name, int rounds)
             return 2;
         /* Whatever happened, nobody holds it now: a third process takes it. */
         pid_t third = fork();
-        if (third == 0)
-            _exit(api.acquire(c, 0.0) == c ? 0 : 1);
+        if (third == 0) /* and lets go before it ends: the next round starts at once */
+            _exit(api.acquire(c, 0.0) == c && api.release(c) == 0 ? 0 : 1);
         if (wait_for(third) != 0 && ++leaks)
             break; /* this process's session keeps it: every later round would fail */
     }
@@ -224,6 +248,8 @@ int main(int argc, char **argv)
         return hold(argv[2]);
     if (argc == 4 && strcmp(argv[1], "take") == 0)
         return take(argv[2], atof(argv[3]));
+    if (argc == 3 && strcmp(argv[1], "retake") == 0)
+        return retake(argv[2]);
     if (argc == 3 && strcmp(argv[1], "fork-holder") == 0)
         return fork_holder(argv[2]);
     if (argc == 3 && strcmp(argv[1], "close-fds") == 0)
