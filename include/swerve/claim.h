@@ -100,7 +100,8 @@ int swerve_claim_available(const struct swerve_claim *claim);
  * Two handles on one name conflict, also in one process and one thread.
  *
  * Returns CLAIM when this handle holds the name (at once if it already
- * did).  Returns NULL otherwise, with errno set to EWOULDBLOCK (another
+ * did, and still does: a claim whose database session ended is taken
+ * anew).  Returns NULL otherwise, with errno set to EWOULDBLOCK (another
  * holds it and TIMEOUT is 0), ETIMEDOUT (TIMEOUT passed), EINVAL (TIMEOUT is
  * negative or NaN) or the error of the system call that failed (for example
  * ENOSPC or EACCES when the claim directory cannot be written).  With

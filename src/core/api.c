@@ -107,7 +107,9 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
         errno = EINVAL;
         return NULL;
     }
-    if (holds(claim, self))
+    /* Held already, unless the store lost it behind our back (a database
+     * session that ended): then it is taken anew. */
+    if (holds(claim, self) && scl_store()->held(claim->key))
         return claim;
     if (scl_store()->try_acquire(claim->key, self) == 0)
         return taken(claim, self, saved);
