@@ -286,13 +286,17 @@ struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid)
     return was;
 }
 
+void inv_free_dir(struct inv_dir *d)
+{
+    for (size_t j = 0; j < d->nclaims; j++)
+        free(d->claims[j].name);
+    free(d->claims);
+    free(d->procs);
+}
+
 void inv_free(struct inv_dir *dirs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < dirs[i].nclaims; j++)
-            free(dirs[i].claims[j].name);
-        free(dirs[i].claims);
-        free(dirs[i].procs);
-    }
+    for (size_t i = 0; i < n; i++)
+        inv_free_dir(&dirs[i]);
     free(dirs);
 }

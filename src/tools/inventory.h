@@ -57,6 +57,9 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
  * was a member of (a dead master's directory, still there), or NULL. */
 struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid);
 
+/* Frees what inv_load_dir() read into D (not D itself). */
+void inv_free_dir(struct inv_dir *d);
+
 void inv_free(struct inv_dir *dirs, size_t n);
 
 /* "alive", "stopped", "gone" or "pid-reused". */

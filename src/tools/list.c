@@ -158,17 +158,16 @@ static int list_once(const struct listing *l)
  * interrupted; the screen is cleared first when it is one. */
 __attribute__((noreturn)) static void watch(const struct listing *l, double period)
 {
-    struct timespec pause = { (time_t)period, (long)((period - (double)(time_t)period) * 1e9) };
+    const struct timespec every = { (time_t)period, (long)((period - (double)(time_t)period) * 1e9) };
 
     for (;;) {
+        struct timespec left = every;
         if (isatty(STDOUT_FILENO))
             fputs("\033[H\033[2J", stdout);
         (void)list_once(l);
         fflush(stdout);
-        while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+        while (nanosleep(&left, &left) != 0 && errno == EINTR)
             ;
-        pause.tv_sec = (time_t)period;
-        pause.tv_nsec = (long)((period - (double)(time_t)period) * 1e9);
     }
 }
 

@@ -21,6 +21,7 @@
 
 #include "holder.h"
 #include "inventory.h"
+#include "sigsafe.h"
 #include "dir.h"
 #include "swerve/claim.h"
 #include "store.h"
@@ -38,7 +39,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t child_pid;
@@ -67,18 +67,15 @@ static void explain_namespace(const char *base, const char *name, int err)
         tool_error("cannot use the claim directory %s: %s", path, strerror(err));
 }
 
-/* Joins the namespace: --server's directory, or the user's own. */
 static double now_seconds(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)scl_monotonic_ns() / 1e9;
 }
 
 /* The claim directory joined (for --verbose), or "". */
 static char joined[PATH_MAX + NAME_MAX + 2];
 
+/* Joins the namespace: --server's directory, or the user's own. */
 static int join(const char *server)
 {
     char path[PATH_MAX], name[NAME_MAX + 1], *slash;
@@ -143,10 +140,7 @@ static void describe_holder(const char *name, char *out, size_t cap)
             const struct inv_proc *p = &d.procs[d.claims[i].holder];
             snprintf(out, cap, ", held by process %d (%s)", (int)p->pid, p->command);
         }
-    for (size_t i = 0; i < d.nclaims; i++)
-        free(d.claims[i].name);
-    free(d.claims);
-    free(d.procs);
+    inv_free_dir(&d);
 }
 
 /* Waits for the child's word on REPORT into *O: how much came.  With
