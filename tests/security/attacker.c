@@ -564,6 +564,93 @@ static int big_journal(char **argv)
 /* ---------------------------------------------------------- attack 10 */
 
 /* acquire NAME: prints "acquired" or "errno N". */
+/* ---------------------------------------------------------- attack 12 */
+
+/* The path of process PID's page of times (src/fs/times.h). */
+static void times_of(pid_t pid, char *out, size_t cap)
+{
+    char dir[4096];
+
+    claims_dir(dir, sizeof dir);
+    snprintf(out, cap, "%s/../.times.%d", dir, (int)pid);
+}
+
+/* A worker of UID that takes NAME, then does TAMPER to its own page of
+ * times and to its master's name for one, says "planted" in T/planted.N,
+ * and stays alive until T/go. */
+static pid_t tampering_worker(uid_t uid, const char *name, const char *t, int n, void (*tamper)(const char *t))
+{
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char path[4200];
+        int fd;
+        become(uid);
+        (void)take(name);
+        tamper(t);
+        snprintf(path, sizeof path, "%s/planted.%d", t, n);
+        REQUIRE((fd = open(path, O_WRONLY | O_CREAT, 0644)) >= 0);
+        close(fd);
+        snprintf(path, sizeof path, "%s/go", t);
+        wait_for_file(path);
+        _exit(0);
+    }
+    return pid;
+}
+
+/* Its own page scribbled on (a count past the end, a wait for no name);
+ * the master's page, not made yet, planted as a symlink to T/victim. */
+static void scribble(const char *t)
+{
+    char page[4200], victim[4200];
+    unsigned char junk[4096];
+    int fd;
+
+    memset(junk, 0xff, sizeof junk);
+    times_of(getpid(), page, sizeof page);
+    REQUIRE((fd = open(page, O_WRONLY)) >= 0);
+    REQUIRE(pwrite(fd, junk + 4, sizeof junk - 4, 4) == (ssize_t)sizeof junk - 4);
+    close(fd);
+    times_of(getppid(), page, sizeof page);
+    snprintf(victim, sizeof victim, "%s/victim", t);
+    REQUIRE(symlink(victim, page) == 0);
+}
+
+/* Its own page made a FIFO, for root's list to block on. */
+static void fifo_page(const char *t)
+{
+    char page[4200];
+
+    (void)t;
+    times_of(getpid(), page, sizeof page);
+    REQUIRE(unlink(page) == 0);
+    REQUIRE(mkfifo(page, 0666) == 0);
+}
+
+/* times-plant UID T: two workers tamper with pages of times (above); the
+ * master then takes "m", which makes its own page, says "claimed", and
+ * waits for T/go while the driver checks the damage and lists. */
+static int times_plant(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    pid_t scribbler = tampering_worker(uid, "w", t, 1, scribble);
+    pid_t fifo_maker = tampering_worker(uid, "v", t, 2, fifo_page);
+    char path[4200];
+
+    for (int n = 1; n <= 2; n++) {
+        snprintf(path, sizeof path, "%s/planted.%d", t, n);
+        wait_for_file(path);
+    }
+    (void)take("m");
+    say("claimed");
+    snprintf(path, sizeof path, "%s/go", t);
+    wait_for_file(path);
+    REQUIRE(WIFEXITED(reap(scribbler, 10)) && WIFEXITED(reap(fifo_maker, 10)));
+    return 0;
+}
+
 static int acquire_once(char **argv)
 {
     struct swerve_claim *c = api.new_claim(argv[0]);
@@ -612,6 +699,7 @@ int main(int argc, char **argv)
         { "big-journal", 0, 1, big_journal },
         { "acquire", 1, 1, acquire_once },
         { "fork-time", 0, 1, fork_time },
+        { "times-plant", 2, 1, times_plant },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

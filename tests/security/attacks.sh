@@ -358,6 +358,33 @@ attack_11() {
     [ "$(cat "$victim" 2>/dev/null)" = precious ] && pass || fail "11: root's gc removed or changed a file outside"
 }
 
+# 12. Pages of times (#12): a worker plants its master's page, before the
+# master makes it, as a symlink to a root file; scribbles on its own page;
+# and makes another a FIFO.  The master must not write through the link
+# and must still claim; its page must be one no worker can truncate
+# (SIGBUS); root's list must not block, crash or believe the junk.
+attack_12() {
+    local t=$top/a12 victim page listed
+    base=$(base_dir a12)
+    victim=$t/victim
+    echo precious >"$victim"
+    chmod 777 "$t"
+    shimmed_bg "$base" 60 "$attacker" times-plant "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
+    if wait_line "$t/out" claimed; then pass; else fail "12: the master could not claim beside planted pages: $(cat "$t/out")"; fi
+    [ "$(cat "$victim")" = precious ] && pass || fail "12: the master wrote through a planted page of times"
+    page=$(find "$base" -name '.times.*' -user root -type f -perm 600 -links 1 | head -n 1)
+    [ -n "$page" ] && pass || fail "12: the master's page of times is not a root file of mode 0600 with one link"
+    as_user "$att" truncate -s 0 "${page:-/nonexistent}" 2>/dev/null && fail "12: a worker truncated the master's page" || pass
+    timeout -s KILL 10 "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME,SINCE >"$t/list" 2>&1
+    [ $? -ne 137 ] && pass || fail "12: root's list blocked on a FIFO for a page of times"
+    listed=$(awk '$1 == "claim" && $3 != "" { print $2 }' "$t/list" | sort | tr '\n' ' ')
+    [ "$listed" = "m " ] && pass || fail "12: SINCE shown for claims [$listed], not for the master's alone: $(cat "$t/list")"
+    grep -q '^waiter' "$t/list" && fail "12: root's list believed a scribbled wait" || pass
+    touch "$t/go"
+    wait "$master" && pass || fail "12: the master failed: $(cat "$t/out")"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -388,7 +415,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12}; do
     "attack_$n"
 done
 echo "attacks.sh: $passed passed, $failed failed"

@@ -139,8 +139,9 @@ check "--output-all shows every column" \
 check "-p PID shows that process's claims only" \
     bash -c "out=\$('$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,PID); grep -qx 'claim $viewer' <<<\"\$out\" && [ \$(grep -cE '^(claim|process) ' <<<\"\$out\") -eq \$(grep -cE '^(claim|process) $viewer\$' <<<\"\$out\") ]"
 kill -STOP "$viewer"
+# (the kernel stops it a moment after kill returns: up to 5 s)
 check "a stopped holder shows as stopped" \
-    bash -c "'$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,STATE | grep -qx 'claim stopped'"
+    bash -c "for _ in \$(seq 100); do '$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,STATE | grep -qx 'claim stopped' && exit 0; sleep 0.05; done; exit 1"
 kill -CONT "$viewer"
 lone=$(mktemp -d)
 "$tool" --base "$lone" run orphan -- sleep 30 &
@@ -172,6 +173,50 @@ verbose_holder=$(command_of $!)
 check "run --verbose says what it waits for, and who holds it" \
     grep -q "waiting up to 10 s for 'verbose-held', held by process $verbose_holder (sleep 0.8)" "$lone/verbose"
 check "run --verbose says when it took it" grep -q "took 'verbose-held' after [0-9.]* s" "$lone/verbose"
+
+# SINCE is when each claim was taken, whatever its holder does next; and
+# who waits for what, as lslocks shows blocked locks (#12).
+preload=${SCL_PRELOAD:?run through make check}
+[ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$preload
+timeline=$lone/timeline
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=${SCL_SRCDIR:?}/bindings/python \
+    timeout 60 /usr/bin/python3 "$SCL_SRCDIR/tests/tools/claims_over_time.py" "$timeline" &
+pids+=($!)
+for _ in $(seq 200); do grep -q '^ready' "$timeline" 2>/dev/null && break; sleep 0.05; done
+fact() { awk -v k="$1" '$1 == k { print $2 }' "$timeline"; }
+busy_holder=$(fact busy_holder) busy_waiter=$(fact busy_waiter)
+pids+=(${busy_holder:-} ${busy_waiter:-})
+check "claims_over_time.py got ready" grep -q '^ready' "$timeline"
+# The epoch seconds of claim $1's SINCE, from the raw table.
+since_of() {
+    sc list --raw --noheadings -o TYPE,NAME,SINCE | awk -v n="$1" '$1 == "claim" && $2 == n { print $3 }' |
+        xargs -r -I{} date -d {} +%s
+}
+kept_since=$(since_of kept)
+check "SINCE is when the claim was taken, not when its holder last did something ($kept_since, taken $(fact kept_at))" \
+    awk -v s="${kept_since:-0}" -v t="$(fact kept_at)" 'BEGIN { exit !(s <= t && s > t - 2) }'
+check "a waiter is listed under the claim it waits for, with the claim's holder as its BLOCKER" \
+    bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID,STATE,BLOCKER | grep -qx 'waiter busy $busy_waiter waiting $busy_holder'"
+check "the tree shows the waiter below the claim" \
+    bash -c "'$tool' --base '$base' list --noheadings -o TYPE,NAME,PID | grep -A1 '^claim .*busy *$busy_holder\$' | grep -q '^waiter .*busy *$busy_waiter\$'"
+check "a waiter's SINCE is when it began to wait" \
+    bash -c "[ -n \"\$('$tool' --base '$base' list --raw --noheadings -o TYPE,SINCE | awk '\$1 == \"waiter\" { print \$2 }')\" ]"
+check "list --name shows the name's waiters too" \
+    bash -c "'$tool' --base '$base' list --name busy --raw --noheadings -o TYPE,PID | grep -qx 'waiter $busy_waiter'"
+check "list -p shows what that process waits for" \
+    bash -c "'$tool' --base '$base' list -p $busy_waiter --raw --noheadings -o TYPE,NAME | grep -qx 'waiter busy'"
+sleep 1 # a second after the holder's last activity: a re-dating would show
+sc release --force spare >/dev/null 2>&1
+check "a forced release re-dates none of the holder's other claims" test "$(since_of kept)" = "$kept_since"
+forced_at=$(date +%s)
+sc release --force busy >/dev/null 2>&1
+for _ in $(seq 100); do
+    sc list --raw --noheadings -o TYPE,NAME,PID | grep -qx "claim busy $busy_waiter" && break
+    sleep 0.05
+done
+check "after release --force the waiter holds the name, and waits no more" \
+    bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
+check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
