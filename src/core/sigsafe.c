@@ -2,6 +2,7 @@
 
 #include "sigsafe.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -169,4 +170,29 @@ int scl_contains(const char *s, const char *needle)
         if (scl_after_prefix(s, needle) != NULL)
             return 1;
     return *needle == '\0';
+}
+
+int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg)
+{
+    char buf[4096] __attribute__((aligned(8)));
+    int fd = scl_open_dir_at(dirfd, "."), r = 0;
+
+    if (fd < 0)
+        return -1;
+    while (r == 0) {
+        ssize_t n = getdents64(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            r = n < 0 ? -1 : 0;
+            break;
+        }
+        for (ssize_t off = 0; off < n && r == 0;) {
+            const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            r = fn(d, arg);
+        }
+    }
+    scl_close_quietly(fd);
+    return r;
 }

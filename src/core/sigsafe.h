@@ -61,6 +61,15 @@ int scl_open_dir_at(int dirfd, const char *name);
  */
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
 
+/* Calls FN for every entry of the directory DIRFD, from getdents64 on a
+ * stack buffer (opendir() allocates) and a descriptor of its own (the
+ * shared one's offset is not ours to move).  Stops at the first non-zero
+ * return and passes it on; -1 with errno when the directory cannot be
+ * read. */
+struct dirent64;
+typedef int scl_entry_fn(const struct dirent64 *d, void *arg);
+int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
+
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);
 

@@ -138,37 +138,6 @@ static void clear_journal(struct clearing *c, int fd)
     }
 }
 
-/*
- * Calls FN for every entry of the directory DIRFD, from getdents64 on a
- * stack buffer (opendir() allocates) and a descriptor of its own (the
- * shared one's offset is not ours to move).  Stops at the first non-zero
- * return and passes it on; -1 with errno when the directory cannot be read.
- */
-static int each_entry(int dirfd, int (*fn)(const struct dirent64 *d, void *arg), void *arg)
-{
-    char buf[4096] __attribute__((aligned(8)));
-    int fd = scl_open_dir_at(dirfd, "."), r = 0;
-
-    if (fd < 0)
-        return -1;
-    while (r == 0) {
-        ssize_t n = getdents64(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            r = n < 0 ? -1 : 0;
-            break;
-        }
-        for (ssize_t off = 0; off < n && r == 0;) {
-            const struct dirent64 *d = (const struct dirent64 *)(buf + off);
-            off += d->d_reclen;
-            r = fn(d, arg);
-        }
-    }
-    scl_close_quietly(fd);
-    return r;
-}
-
 static int clear_if_link(const struct dirent64 *d, void *arg)
 {
     struct clearing *c = arg;
@@ -207,7 +176,7 @@ int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const cha
      * the slow way; a link outside the directory is nobody's claim. */
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
         int saved = errno;
-        (void)each_entry(dirfd, clear_if_link, &c);
+        (void)scl_each_entry(dirfd, clear_if_link, &c);
         errno = saved;
     }
     return 1;
@@ -352,5 +321,5 @@ int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg)
 {
     struct holder_visit v = { .fn = fn, .dirfd = dirfd, .arg = arg };
 
-    return each_entry(dirfd, visit_holder, &v);
+    return scl_each_entry(dirfd, visit_holder, &v);
 }
