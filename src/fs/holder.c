@@ -3,6 +3,7 @@
 #include "claim.h"
 #include "holder.h"
 #include "sigsafe.h"
+#include "times.h"
 #include "wake.h"
 
 #include <dirent.h>
@@ -170,8 +171,11 @@ int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const cha
     if (also_claim != NULL)
         (void)clear_claim(also_claim, &c);
     scl_holder_path(path, id.pid);
-    if (mode != SCL_CLEAR_CLAIMS_ONLY)
-        (void)scl_claim_remove_if_same(dirfd, path, st.st_dev, st.st_ino);
+    if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_claim_remove_if_same(dirfd, path, st.st_dev, st.st_ino) == 0) {
+        /* Its page of times goes with it (times.h): only the tools read it. */
+        scl_times_path(path, id.pid);
+        (void)unlinkat(dirfd, path, 0);
+    }
     /* Links the journal did not name (it was torn, or capped) are found
      * the slow way; a link outside the directory is nobody's claim. */
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {

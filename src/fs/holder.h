@@ -94,9 +94,9 @@ enum scl_clear_mode {
 };
 
 /* Clears every claim of PID's holder file and, but for
- * SCL_CLEAR_CLAIMS_ONLY, the file itself.  Returns 1 when done, 0 when the
- * holder is alive, -1 when another clearer is at work or a system call
- * failed. */
+ * SCL_CLEAR_CLAIMS_ONLY, the file itself and its page of times (times.h).
+ * Returns 1 when done, 0 when the holder is alive, -1 when another clearer
+ * is at work or a system call failed. */
 int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
 
 /* Clears the holder whose file (or one of its claims) FD is open on, as

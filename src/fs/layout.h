@@ -4,6 +4,7 @@
  *     BASE/                          $SWERVE_TMPDIR, $TMPDIR or /tmp (checked: dir.c)
  *     └── swerve-claim.XXXXXXXXXXXX/ a claim directory, 0700 (.new while it is built)
  *         ├── wake                   futex words for waiters (wake.h), 0600
+ *         ├── .times.PID             when it took each claim, what it waits for (times.h)
  *         └── claims/
  *             ├── NAME               a claim: a hard link to its holder's file (names.h)
  *             ├── .holder.PID        "PID START\n", then the journal (holder.h)
@@ -24,7 +25,8 @@
 /* A holder file's extended attribute: its process's command line when it
  * last took a new name, so that the tools can say who a dead holder was. */
 #define SCL_COMMAND_XATTR     "user.swerve-claim.command"
-#define SCL_HOLDER_NEW_PREFIX ".new." /* then the pid, '.', and the pid of its maker */
+#define SCL_HOLDER_NEW_PREFIX ".new."   /* then the pid, '.', and the pid of its maker */
+#define SCL_TIMES_PREFIX      ".times." /* then the pid */
 
 /* 1 when NAME is a claim directory still being built (or abandoned so). */
 static inline int scl_layout_is_unfinished(const char *name)

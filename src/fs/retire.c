@@ -4,6 +4,7 @@
 #include "log.h"
 #include "retire.h"
 #include "sigsafe.h"
+#include "times.h"
 #include "wake.h"
 
 #include <dirent.h>
@@ -72,8 +73,10 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
         return -1;
     }
     (void)scl_holders_scan(claimsfd, visit_clear_dead, NULL);
-    if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0 ||
-        (unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || fstat(topfd, &st) != 0)
+    if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
+        return -1;
+    scl_times_remove_left(topfd);
+    if ((unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || fstat(topfd, &st) != 0)
         return -1;
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
 }
@@ -133,6 +136,7 @@ static void remove_unfinished(int basefd, const char *name)
         scl_close_quietly(claimsfd);
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    scl_times_remove_left(topfd);
     (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
     scl_close_quietly(topfd);

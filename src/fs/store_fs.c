@@ -10,6 +10,7 @@
 #include "settings.h"
 #include "sigsafe.h"
 #include "store.h"
+#include "times.h"
 #include "wake.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ struct scl_key {
     int revocations_known;  /* when the name was taken: 1 and the count */
     unsigned revocations;   /* of forced releases (wake.h), or 0 */
     uint64_t token;         /* this hold's fencing token */
+    int times_entry;        /* its entry in the journaling process's times page */
 };
 
 static struct scl_key *fs_key_new(const char *name, size_t len)
@@ -181,6 +183,8 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
         if (r != 0 || journaled_add(key->fname) != 0)
             return -1;
     }
+    scl_times_map(dirfd, self, gen);
+    key->times_entry = scl_times_entry(key->fname, self, gen);
     key->journaled_pid = self;
     key->journaled_gen = gen;
     return 0;
@@ -232,6 +236,7 @@ static int fs_try_acquire(struct scl_key *key, pid_t self)
         if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0) {
             key->revocations_known = scl_wake_revocations(&key->revocations) == 0;
             key->token = now_token();
+            scl_times_taken(key->times_entry, self, (int64_t)key->token);
             return 0;
         }
         if (errno != EEXIST)
@@ -302,7 +307,7 @@ static uint64_t fs_token(const struct scl_key *key)
 static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
     struct scl_wake_ticket ticket;
-    int failed;
+    int failed = 0, waiting = 0;
 
     (void)scl_wake_enter(&ticket, key->fname);
     for (;;) {
@@ -311,15 +316,15 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 
         /* Arm first, then try: a release between the two still wakes us. */
         scl_wake_arm(&ticket);
-        if (fs_try_acquire(key, self) == 0) {
-            scl_wake_leave(&ticket);
-            return 0;
+        if (fs_try_acquire(key, self) == 0)
+            break;
+        if (errno != EWOULDBLOCK || left <= 0) {
+            failed = errno == EWOULDBLOCK ? ETIMEDOUT : errno;
+            break;
         }
-        if (errno != EWOULDBLOCK)
-            break;
-        if (left <= 0) {
-            errno = ETIMEDOUT;
-            break;
+        if (!waiting) { /* shown by the tools; a plain try never gets here */
+            scl_times_waiting(key->fname, self);
+            waiting = 1;
         }
         if (left > RETRY_NS)
             left = RETRY_NS;
@@ -327,8 +332,11 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
         rel.tv_nsec = (long)(left % 1000000000LL);
         scl_wake_sleep(&ticket, &rel); /* a signal only shortens a round */
     }
-    failed = errno;
+    if (waiting)
+        scl_times_done_waiting(key->fname, self);
     scl_wake_leave(&ticket);
+    if (failed == 0)
+        return 0;
     errno = failed;
     return -1;
 }

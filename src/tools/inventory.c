@@ -70,19 +70,16 @@ static void read_command(pid_t pid, char *out, size_t cap)
             out[i] = ' ';
 }
 
-/* The whole name of a hashed claim, from its holder's journal line
- * "FNAME\tFULL-ENCODING" (read as the library reads journals: a regular
- * file only, its first SCL_JOURNAL_MAX bytes). */
-static char *name_from_journal(int dirfd, const struct inv_proc *p, const char *fname)
+/* P's journal, as the library reads journals (a regular file only, its
+ * first SCL_JOURNAL_MAX bytes), as a string cut after its last whole
+ * line; NULL when there is none. */
+static char *read_journal(int dirfd, const struct inv_proc *p)
 {
-    char holder[SCL_FNAME_MAX], *journal, *line, *name = NULL;
-    size_t flen = strlen(fname);
+    char holder[SCL_FNAME_MAX], *journal, *end;
     struct stat st;
     ssize_t n;
     int fd;
 
-    if (p == NULL)
-        return NULL;
     scl_holder_path(holder, p->pid);
     fd = scl_open_file_at(dirfd, holder, O_RDONLY, &st);
     if (fd < 0)
@@ -95,38 +92,105 @@ static char *name_from_journal(int dirfd, const struct inv_proc *p, const char *
         return NULL;
     }
     journal[n] = '\0';
-    for (line = journal; name == NULL && line != NULL && *line != '\0';) {
-        char *next = strchr(line, '\n');
-        if (next == NULL)
-            break; /* a line without its end is not whole */
-        *next++ = '\0';
-        if (strncmp(line, fname, flen) == 0 && line[flen] == '\t') {
-            size_t cap = strlen(line + flen + 1) + 1;
-            name = malloc(cap);
-            if (name != NULL && scl_name_decode_full(line + flen + 1, name, cap) < 0) {
-                free(name);
-                name = NULL;
-            }
-        }
-        line = next;
+    end = strrchr(journal, '\n'); /* a line without its end is not whole */
+    *(end != NULL ? end + 1 : journal) = '\0';
+    return journal;
+}
+
+/*
+ * Calls FN for each line of P's journal after its header, the file name
+ * and what follows its tab ("" for none) apart, until FN returns non-zero:
+ * that value, or 0.
+ */
+typedef int journal_line_fn(const char *fname, const char *full, void *arg);
+static int each_journal_line(int dirfd, const struct inv_proc *p, journal_line_fn *fn, void *arg)
+{
+    char *journal = read_journal(dirfd, p), *line, *next;
+    int r = 0;
+
+    if (journal == NULL)
+        return 0;
+    for (line = strchr(journal, '\n'); r == 0 && line != NULL && line[1] != '\0'; line = next) {
+        char *tab;
+        line++;
+        next = strchr(line, '\n');
+        *next = '\0';
+        tab = strchr(line, '\t');
+        if (tab != NULL)
+            *tab = '\0';
+        if (scl_name_is_fname(line, strlen(line)))
+            r = fn(line, tab != NULL ? tab + 1 : "", arg);
     }
     free(journal);
+    return r;
+}
+
+struct full_name {
+    const char *fname;
+    char *name;
+};
+
+static int find_full_name(const char *fname, const char *full, void *arg)
+{
+    struct full_name *f = arg;
+    size_t cap = strlen(full) + 1;
+
+    if (strcmp(fname, f->fname) != 0 || *full == '\0' || (f->name = malloc(cap)) == NULL)
+        return 0;
+    if (scl_name_decode_full(full, f->name, cap) < 0) {
+        free(f->name);
+        f->name = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/* File name FNAME as the application wrote it: decoded, or for a hashed
+ * name, the whole name its holder P journaled (FNAME itself when P is
+ * NULL or did not). */
+static char *display_name(int dirfd, const struct inv_proc *p, const char *fname)
+{
+    size_t cap = strlen(fname) + 1;
+    char *name;
+
+    if (scl_name_is_hashed(fname)) {
+        struct full_name f = { .fname = fname, .name = NULL };
+        if (p != NULL)
+            (void)each_journal_line(dirfd, p, find_full_name, &f);
+        return f.name != NULL ? f.name : strdup(fname);
+    }
+    name = malloc(cap);
+    if (name != NULL && scl_name_decode(fname, name, cap) < 0)
+        strcpy(name, fname);
     return name;
 }
 
-static char *display_name(int dirfd, const struct inv_dir *d, const struct inv_claim *c)
+/* The journal line of the name P waits for: a waiter journals its name
+ * before its first try, as every claimant does. */
+static int find_waited(const char *fname, const char *full, void *arg)
 {
-    size_t cap = strlen(c->fname) + 1;
-    char *name;
+    struct inv_proc *p = arg;
 
-    if (scl_name_is_hashed(c->fname)) {
-        name = name_from_journal(dirfd, c->holder >= 0 ? &d->procs[c->holder] : NULL, c->fname);
-        return name != NULL ? name : strdup(c->fname);
-    }
-    name = malloc(cap);
-    if (name != NULL && scl_name_decode(c->fname, name, cap) < 0)
-        strcpy(name, c->fname);
-    return name;
+    (void)full;
+    if (scl_times_hash(fname) != p->times->waiting.hash)
+        return 0;
+    snprintf(p->waiting_fname, sizeof p->waiting_fname, "%s", fname);
+    return 1;
+}
+
+/* Reads P's page of times, and what it waits for when it is alive. */
+static void read_times(int dirfd, struct inv_proc *p)
+{
+    struct scl_times_page page;
+
+    if (scl_times_read(dirfd, p->pid, &page) != 0 || (p->times = malloc(sizeof page)) == NULL)
+        return;
+    *p->times = page;
+    p->waiting_since = scl_times_when(&page, &page.waiting);
+    if (p->state != SCL_PROC_ALIVE || page.waiting.hash == 0 || p->waiting_since == 0 ||
+        each_journal_line(dirfd, p, find_waited, p) == 0)
+        return;
+    p->waiting = display_name(dirfd, p, p->waiting_fname);
 }
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
@@ -192,10 +256,13 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         p->dev = st.st_dev;
         p->ino = st.st_ino;
         p->stopped = 0;
+        p->times = NULL;
+        p->waiting = NULL;
         if (p->state == SCL_PROC_ALIVE) {
             read_command(p->pid, p->command, sizeof p->command);
             p->stopped = is_stopped(p->pid);
         }
+        read_times(claimsfd, p);
         d->live |= p->state == SCL_PROC_ALIVE;
     }
     /* The master made the directory before its first fork: the first member
@@ -210,6 +277,7 @@ int inv_load_dir(const char *path, struct inv_dir *d)
     d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
     rewinddir(dir);
     while ((e = readdir(dir)) != NULL) {
+        const struct inv_proc *holder;
         struct inv_claim *c;
         struct stat st;
         if (e->d_name[0] == '.' || fstatat(claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -219,12 +287,13 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         snprintf(c->fname, sizeof c->fname, "%s", e->d_name);
         c->dev = st.st_dev;
         c->ino = st.st_ino;
-        c->since = st.st_ctime;
         c->holder = -1;
         for (size_t i = 0; i < d->nprocs; i++)
             if (d->procs[i].dev == st.st_dev && d->procs[i].ino == st.st_ino)
                 c->holder = (int)i;
-        c->name = display_name(claimsfd, d, c);
+        holder = c->holder >= 0 ? &d->procs[c->holder] : NULL;
+        c->since = holder != NULL && holder->times != NULL ? scl_times_of(holder->times, c->fname) : 0;
+        c->name = display_name(claimsfd, holder, c->fname);
     }
     closedir(dir);
     return 0;
@@ -288,6 +357,10 @@ struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid)
 
 void inv_free_dir(struct inv_dir *d)
 {
+    for (size_t j = 0; j < d->nprocs; j++) {
+        free(d->procs[j].times);
+        free(d->procs[j].waiting);
+    }
     for (size_t j = 0; j < d->nclaims; j++)
         free(d->claims[j].name);
     free(d->claims);

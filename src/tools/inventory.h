@@ -1,15 +1,17 @@
 /*
  * What is in the claim directories below a base directory, for people:
- * the directories of this user (of all users, for root), their members (processes alive, gone, or
- * whose pid now belongs to another process) and every held claim, with
- * its name as the application wrote it.  Used by the swerve-claim tool,
- * never by the preloaded library.
+ * the directories of this user (of all users, for root), their members
+ * (processes alive, gone, or whose pid now belongs to another process, and
+ * what each waits for) and every held claim, with its name as the
+ * application wrote it and when it was taken.  Used by the swerve-claim
+ * tool, never by the preloaded library.
  */
 #ifndef SCL_INVENTORY_H
 #define SCL_INVENTORY_H
 
 #include "names.h"
 #include "proc.h"
+#include "times.h"
 
 #include <limits.h>
 #include <sys/types.h>
@@ -23,13 +25,17 @@ struct inv_proc {
     char command[512]; /* its command line, when alive */
     dev_t dev;         /* its holder file */
     ino_t ino;
+    struct scl_times_page *times; /* when it took its claims (times.h), or NULL */
+    char *waiting;                /* the claim it waits for, as written, or NULL */
+    char waiting_fname[SCL_FNAME_MAX];
+    time_t waiting_since;
 };
 
 struct inv_claim {
     char *name;                /* as the application wrote it */
     char fname[SCL_FNAME_MAX]; /* as it is on disk */
     int holder;                /* index into procs, -1 if no member matches */
-    time_t since;              /* the last time its holder took or gave up a claim */
+    time_t since;              /* when its holder took it, or 0: not known */
     dev_t dev;
     ino_t ino;
 };

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, NCOLUMNS };
+enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, COL_BLOCKER, NCOLUMNS };
 
 static const struct table_column columns[NCOLUMNS] = {
     [COL_TYPE] = { .name = "TYPE", .width = 7 },
@@ -26,11 +26,12 @@ static const struct table_column columns[NCOLUMNS] = {
     [COL_SINCE] = { .name = "SINCE", .width = 25 },
     [COL_COMMAND] = { .name = "COMMAND", .width = 0.3, .truncate = 1 },
     [COL_DIR] = { .name = "DIR", .width = 0.2 },
+    [COL_BLOCKER] = { .name = "BLOCKER", .width = 7, .right = 1, .number = 1 },
 };
 
 struct row {
     const char *type, *name, *state, *command, *dir;
-    pid_t pid;
+    pid_t pid, blocker; /* blocker: a waiter's, the holder of its name */
     time_t since;
 };
 
@@ -42,12 +43,23 @@ struct listing {
     int noheadings, notruncate, all_columns;
 };
 
+/* 1 when file name FNAME is one of D's claims. */
+static int held(const struct inv_dir *d, const char *fname)
+{
+    for (size_t i = 0; i < d->nclaims; i++)
+        if (strcmp(d->claims[i].fname, fname) == 0)
+            return 1;
+    return 0;
+}
+
 static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r, int json)
 {
-    char pid[24] = "", since[40] = "";
+    char pid[24] = "", blocker[24] = "", since[40] = "";
 
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%d", (int)r->pid);
+    if (r->blocker > 0)
+        snprintf(blocker, sizeof blocker, "%d", (int)r->blocker);
     if (r->since > 0)
         tool_format_time(r->since, json, since, sizeof since);
     for (int i = 0; i < nshown; i++) {
@@ -60,8 +72,32 @@ static void add_row(struct table_row *ln, const int *shown, int nshown, const st
         case COL_SINCE: v = since; break;
         case COL_COMMAND: v = r->command; break;
         case COL_DIR: v = r->dir; break;
+        case COL_BLOCKER: v = blocker; break;
         }
         table_set(ln, i, v);
+    }
+}
+
+/* The rows of D's processes waiting for claim CL, under PARENT; with CL
+ * NULL, of those waiting for a name nobody holds (just let go). */
+static void add_waiters(struct table *tb, struct table_row *parent, const struct inv_dir *d, const struct inv_claim *cl,
+                        const int *shown, int nshown, const struct listing *l)
+{
+    for (size_t i = 0; i < d->nprocs; i++) {
+        const struct inv_proc *p = &d->procs[i];
+        const struct inv_proc *holder = cl != NULL && cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
+        struct row wr = { .type = "waiter",
+                          .name = p->waiting,
+                          .pid = p->pid,
+                          .blocker = holder != NULL ? holder->pid : 0,
+                          .state = "waiting",
+                          .command = p->command,
+                          .since = p->waiting_since,
+                          .dir = d->path };
+        if (p->waiting == NULL || (cl != NULL ? strcmp(p->waiting_fname, cl->fname) != 0 : held(d, p->waiting_fname)))
+            continue;
+        if ((l->name == NULL || strcmp(l->name, p->waiting) == 0) && (l->pid == 0 || l->pid == p->pid))
+            add_row(table_row(tb, parent), shown, nshown, &wr, l->style == TABLE_JSON);
     }
 }
 
@@ -139,11 +175,14 @@ static int list_once(const struct listing *l)
                               .command = p ? p->command : "",
                               .since = cl->since,
                               .dir = d->path };
+            struct table_row *claim_row = NULL;
             if ((l->name == NULL || strcmp(l->name, cl->name) == 0) && (l->pid == 0 || (p && p->pid == l->pid))) {
-                add_row(table_row(tb, top), shown, nshown, &cr, json);
+                add_row(claim_row = table_row(tb, top), shown, nshown, &cr, json);
                 matched++;
             }
+            add_waiters(tb, claim_row != NULL ? claim_row : top, d, cl, shown, nshown, l);
         }
+        add_waiters(tb, top, d, NULL, shown, nshown, l);
     }
     table_print_and_free(tb);
     inv_free(dirs, n);

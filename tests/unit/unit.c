@@ -12,10 +12,12 @@
 #include "holder.h"
 #include "names.h"
 #include "proc.h"
+#include "retire.h"
 #include "settings.h"
 #include "sha256.h"
 #include "sigsafe.h"
 #include "swerve/claim.h"
+#include "times.h"
 #include "wake.h"
 #include "clock.h"
 #include "testdir.h"
@@ -607,6 +609,121 @@ START_TEST(test_dead_holder_counts_as_free)
 }
 END_TEST
 
+/* ------------------------------------------------------ pages of times */
+
+/* This process's page of times (or process PID's), read as the tools read
+ * it. */
+static int read_page(pid_t pid, struct scl_times_page *page)
+{
+    char *dir = testdir_claim_dir(base), *claims;
+    int fd, r;
+
+    ck_assert_int_ne(asprintf(&claims, "%s/claims", dir), -1);
+    fd = open(claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    r = scl_times_read(fd, pid, page);
+    close(fd);
+    free(claims);
+    free(dir);
+    return r;
+}
+
+static int64_t taken_at(const struct scl_times_page *page, const char *name)
+{
+    uint64_t h = scl_times_hash(encode(name));
+
+    for (uint32_t i = 0; i < page->used; i++)
+        if (page->taken[i].hash == h)
+            return page->taken[i].at;
+    return 0;
+}
+
+/* SINCE is when each claim was taken: what its holder does with other
+ * names (a failed try, a name taken and let go) leaves it as it was, and
+ * taking it again dates it anew. */
+START_TEST(test_times_are_per_claim)
+{
+    struct swerve_claim *kept = swerve_claim_new("kept"), *other = swerve_claim_new("other");
+    struct scl_times_page page;
+    time_t now = time(NULL);
+    int64_t first;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(kept, 0.0), kept);
+    ck_assert_int_eq(read_page(getpid(), &page), 0);
+    first = taken_at(&page, "kept");
+    ck_assert_int_gt(first, 0);
+    ck_assert_int_le(llabs((long long)(scl_times_of(&page, encode("kept")) - now)), 2);
+    ck_assert_ptr_eq(swerve_claim_acquire(other, 0.0), other);
+    ck_assert_int_eq(swerve_claim_release(other), 0);
+    ck_assert_int_eq(read_page(getpid(), &page), 0);
+    ck_assert_int_eq(taken_at(&page, "kept"), first);
+    ck_assert_int_gt(taken_at(&page, "other"), first);
+    ck_assert_int_eq(swerve_claim_release(kept), 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(kept, 0.0), kept);
+    ck_assert_int_eq(read_page(getpid(), &page), 0);
+    ck_assert_int_gt(taken_at(&page, "kept"), first);
+    swerve_claim_free(kept);
+    swerve_claim_free(other);
+}
+END_TEST
+
+/* A forked child writes a page of its own, never its parent's (which it
+ * does not even have mapped: MADV_DONTFORK); and a dead holder's page goes
+ * when its claims are cleared. */
+START_TEST(test_times_page_is_each_process_own)
+{
+    struct swerve_claim *mine = swerve_claim_new("parent's"), *c = swerve_claim_new("child's");
+    struct scl_times_page page;
+    int64_t before;
+    pid_t child;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(mine, 0.0), mine);
+    ck_assert_int_eq(read_page(getpid(), &page), 0);
+    before = taken_at(&page, "parent's");
+    child = fork();
+    if (child == 0) /* dies holding its claim: no hooks here to clear it */
+        _exit(swerve_claim_acquire(c, 0.0) == c && read_page(getpid(), &page) == 0 && taken_at(&page, "child's") > 0 &&
+                      taken_at(&page, "parent's") == 0
+                  ? 0
+                  : 1);
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert_int_eq(read_page(getpid(), &page), 0);
+    ck_assert_int_eq(taken_at(&page, "parent's"), before);
+    ck_assert_int_eq(taken_at(&page, "child's"), 0);
+    ck_assert_int_eq(read_page(child, &page), 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c); /* clears the dead child */
+    ck_assert_int_eq(read_page(child, &page), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    swerve_claim_free(mine);
+    swerve_claim_free(c);
+}
+END_TEST
+
+/* A page whose holder was cleared without it (its clearer killed between
+ * the two) does not keep the directory from being removed. */
+START_TEST(test_left_page_does_not_keep_the_directory)
+{
+    char *dir, *page;
+    pid_t child = fork();
+    int fd;
+
+    if (child == 0) { /* the directory's only member, gone without a trace but its claims */
+        struct swerve_claim *c = swerve_claim_new("x");
+        _exit(swerve_claim_acquire(c, 0.0) == c ? 0 : 1);
+    }
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    dir = testdir_claim_dir(base);
+    ck_assert_int_ne(asprintf(&page, "%s/.times.%d", dir, INT_MAX), -1);
+    fd = open(page, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(scl_retire_path(dir, 0, 0), 0);
+    ck_assert_int_eq(testdir_count(base), 0);
+    free(page);
+    free(dir);
+}
+END_TEST
+
 /*
  * The check-then-unlink race of link-based locks: several processes find
  * the same stale claim at once.  Whichever takes the name first must keep
@@ -696,6 +813,9 @@ static Suite *suite(void)
     tcase_add_test(api, test_journal_records_each_name_once);
     tcase_add_test(api, test_dead_holder_counts_as_free);
     tcase_add_test(api, test_stale_clearing_is_race_free);
+    tcase_add_test(api, test_times_are_per_claim);
+    tcase_add_test(api, test_times_page_is_each_process_own);
+    tcase_add_test(api, test_left_page_does_not_keep_the_directory);
     suite_add_tcase(s, api);
     return s;
 }

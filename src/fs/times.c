@@ -1,0 +1,211 @@
+#include "config.h"
+
+#include "names.h"
+#include "sigsafe.h"
+#include "times.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(struct scl_times_page) == 4096, "a page of times is one page");
+
+/* This process's page; PID and GEN say whose, and for which directory:
+ * a forked child sees its parent's here (but not mapped: MADV_DONTFORK),
+ * and never writes through it. */
+static struct {
+    struct scl_times_page *_Atomic page;
+    _Atomic pid_t pid;
+    atomic_uint gen;
+    /* The page before: another thread may be writing through it still (it
+     * loaded it before the change), so it is unmapped one change later. */
+    struct scl_times_page *retired;
+} mine;
+
+void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid)
+{
+    char num[24];
+
+    scl_fmt_ull(num, (unsigned long long)pid);
+    (void)scl_concat(out, SCL_FNAME_MAX, "../" SCL_TIMES_PREFIX, num, (char *)NULL);
+}
+
+static struct scl_times_page *page_of(pid_t self)
+{
+    return atomic_load(&mine.pid) == self ? atomic_load(&mine.page) : NULL;
+}
+
+/* Makes and maps the page of SELF: NULL when it cannot be had safely. */
+static struct scl_times_page *make_page(int dirfd, pid_t self)
+{
+    struct scl_times_page blank = { .magic = SCL_TIMES_MAGIC };
+    char path[SCL_FNAME_MAX];
+    struct timespec now;
+    struct scl_times_page *page;
+    struct stat st;
+    int fd;
+
+    /* A file of this pid is an ended process's, or was put there for us:
+     * either way not one to use.  Removed, whatever it is, as the name is
+     * ours; then made anew, never through a link somebody put back. */
+    scl_times_path(path, self);
+    if (unlinkat(dirfd, path, 0) != 0 && errno != ENOENT)
+        return NULL;
+    fd = scl_openat(dirfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return NULL;
+    (void)clock_gettime(CLOCK_REALTIME, &now);
+    blank.realtime_offset = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - scl_monotonic_ns();
+    page = MAP_FAILED;
+    /* The checks wake.c makes: nobody else may write (or truncate) it. */
+    if (scl_write_full(fd, &blank, sizeof blank) == 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+        (st.st_mode & 077) == 0 && st.st_size == (off_t)sizeof blank)
+        page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    scl_close_quietly(fd);
+    if (page == MAP_FAILED)
+        return NULL;
+    if (madvise(page, sizeof *page, MADV_DONTFORK) != 0) {
+        (void)munmap(page, sizeof *page);
+        return NULL;
+    }
+    return page;
+}
+
+void scl_times_map(int dirfd, pid_t self, unsigned gen)
+{
+    struct scl_times_page *old = page_of(self), *fresh;
+    int saved = errno;
+
+    if (old != NULL && atomic_load(&mine.gen) == gen)
+        return;
+    /* Only this process's own pages are unmapped: a parent's was never
+     * mapped here (MADV_DONTFORK), and its address may be another's now. */
+    if (atomic_load(&mine.pid) != self)
+        mine.retired = NULL;
+    fresh = make_page(dirfd, self);
+    atomic_store(&mine.page, fresh);
+    atomic_store(&mine.gen, gen);
+    atomic_store(&mine.pid, self);
+    if (old != NULL) {
+        if (mine.retired != NULL)
+            (void)munmap(mine.retired, sizeof *mine.retired);
+        mine.retired = old;
+    }
+    errno = saved;
+}
+
+uint64_t scl_times_hash(const char *fname)
+{
+    uint64_t h = (uint64_t)scl_name_hash(fname);
+
+    return h != 0 ? h : 1; /* 0 is no name */
+}
+
+int scl_times_entry(const char *fname, pid_t self, unsigned gen)
+{
+    struct scl_times_page *page = page_of(self);
+    uint64_t h = scl_times_hash(fname);
+    uint32_t used;
+
+    if (page == NULL || atomic_load(&mine.gen) != gen)
+        return -1;
+    used = page->used < SCL_TIMES_SLOTS ? page->used : SCL_TIMES_SLOTS;
+    for (uint32_t i = 0; i < used; i++)
+        if (page->taken[i].hash == h)
+            return (int)i;
+    if (used == SCL_TIMES_SLOTS)
+        return -1;
+    page->taken[used].at = 0;
+    __atomic_store_n(&page->taken[used].hash, h, __ATOMIC_RELAXED);
+    __atomic_store_n(&page->used, used + 1, __ATOMIC_RELEASE);
+    return (int)used;
+}
+
+void scl_times_taken(int index, pid_t self, int64_t at)
+{
+    struct scl_times_page *page = page_of(self);
+
+    if (page != NULL && index >= 0 && index < SCL_TIMES_SLOTS)
+        __atomic_store_n(&page->taken[index].at, at, __ATOMIC_RELAXED);
+}
+
+void scl_times_waiting(const char *fname, pid_t self)
+{
+    struct scl_times_page *page = page_of(self);
+
+    if (page == NULL)
+        return;
+    __atomic_store_n(&page->waiting.hash, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&page->waiting.at, scl_monotonic_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&page->waiting.hash, scl_times_hash(fname), __ATOMIC_RELEASE);
+}
+
+void scl_times_done_waiting(const char *fname, pid_t self)
+{
+    struct scl_times_page *page = page_of(self);
+    uint64_t h = scl_times_hash(fname);
+
+    if (page != NULL)
+        (void)__atomic_compare_exchange_n(&page->waiting.hash, &h, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+int scl_times_read(int dirfd, pid_t pid, struct scl_times_page *page)
+{
+    char path[SCL_FNAME_MAX];
+    struct stat st;
+    ssize_t n;
+    int fd;
+
+    scl_times_path(path, pid);
+    fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
+    if (fd < 0)
+        return -1;
+    n = scl_read_full(fd, page, sizeof *page);
+    scl_close_quietly(fd);
+    if (n != (ssize_t)sizeof *page || page->magic != SCL_TIMES_MAGIC) {
+        errno = n < 0 ? errno : EINVAL;
+        return -1;
+    }
+    if (page->used > SCL_TIMES_SLOTS) /* written by somebody else: bound it */
+        page->used = SCL_TIMES_SLOTS;
+    return 0;
+}
+
+time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e)
+{
+    int64_t at;
+
+    /* Written by somebody else, perhaps: no overflow, no time before 1970. */
+    if (e->at <= 0 || page->realtime_offset <= 0 || __builtin_add_overflow(e->at, page->realtime_offset, &at))
+        return 0;
+    return (time_t)(at / 1000000000LL);
+}
+
+time_t scl_times_of(const struct scl_times_page *page, const char *fname)
+{
+    uint64_t h = scl_times_hash(fname);
+
+    for (uint32_t i = 0; i < page->used; i++)
+        if (page->taken[i].hash == h)
+            return scl_times_when(page, &page->taken[i]);
+    return 0;
+}
+
+static int remove_if_page(const struct dirent64 *d, void *arg)
+{
+    int topfd = *(int *)arg;
+
+    if (scl_after_prefix(d->d_name, SCL_TIMES_PREFIX) != NULL)
+        (void)unlinkat(topfd, d->d_name, 0); /* a name only: never followed */
+    return 0;
+}
+
+void scl_times_remove_left(int topfd)
+{
+    (void)scl_each_entry(topfd, remove_if_page, &topfd);
+}

@@ -1,0 +1,96 @@
+/*
+ * When each claim was taken, and what a process waits for: a page of
+ * times per process (".times.PID" in the claim directory, beside claims/
+ * and wake), that the process maps and writes with plain stores, and that
+ * only the tools read.
+ *
+ * A claim is a hard link to its holder's file, so the claim has no time
+ * of its own on disk, and a write per acquire would cost a tenth of an
+ * uncontended pair (make bench).  A store to a mapped page costs nothing
+ * measurable; the time stored is the fencing token's reading of the
+ * monotonic clock, so not even a clock is read for it.  (The page is not
+ * in claims/: a file more there measurably slowed every link and unlink.)
+ *
+ * The page is this process's own: made by it (0600, never through a
+ * link), mapped only when nobody else may write it (a truncation would be
+ * a SIGBUS), and not inherited by its children (MADV_DONTFORK: a forked
+ * worker makes its own when it first claims).  It goes when its holder
+ * file is cleared (holder.c), and with its directory (retire.c).
+ *
+ * What is read back is for people only: nothing here decides who holds
+ * what, and a page that is missing, full or scribbled on just shows no
+ * time.  Everything but scl_times_map() and scl_times_read() is
+ * async-signal-safe.
+ */
+#ifndef SCL_TIMES_H
+#define SCL_TIMES_H
+
+#include "layout.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define SCL_TIMES_MAGIC 0x53434c54u /* "SCLT" */
+#define SCL_TIMES_SLOTS 254         /* the names a page has a time for */
+
+/* A name (by scl_name_hash() of its file name; 0 is no name) and a time,
+ * CLOCK_MONOTONIC in nanoseconds (0: none). */
+struct scl_times_entry {
+    uint64_t hash;
+    int64_t at;
+};
+
+/* The file, 4 KiB: the names this process has taken, in the order it
+ * first took them, each with the time it last took it; the one name it
+ * waits for (the latest, when several of its threads wait); and what to
+ * add to its times to make them CLOCK_REALTIME, as of the page's making. */
+struct scl_times_page {
+    uint32_t magic;
+    uint32_t used;
+    struct scl_times_entry waiting;
+    int64_t realtime_offset;
+    struct scl_times_entry taken[SCL_TIMES_SLOTS];
+};
+
+/* What an entry keeps of file name FNAME: never 0. */
+uint64_t scl_times_hash(const char *fname);
+
+/* "../.times.PID": the page's name, from the claims directory. */
+void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid);
+
+/* Under scl_lock(): maps the page of process SELF (this one) for the
+ * claims directory DIRFD of directory generation GEN, made anew, unless it
+ * is mapped for them already.  Without it, claims just have no times. */
+void scl_times_map(int dirfd, pid_t self, unsigned gen);
+
+/* Under scl_lock(): the entry of file name FNAME in the page mapped for
+ * SELF and GEN, added when new: its index, or -1 (no page, or it is full). */
+int scl_times_entry(const char *fname, pid_t self, unsigned gen);
+
+/* SELF (this process) took the name of entry INDEX at AT (the monotonic
+ * clock in nanoseconds). */
+void scl_times_taken(int index, pid_t self, int64_t at);
+
+/* SELF waits for file name FNAME from now on; scl_times_done_waiting()
+ * when it stops, which forgets FNAME unless another thread waits for a
+ * name of its own since. */
+void scl_times_waiting(const char *fname, pid_t self);
+void scl_times_done_waiting(const char *fname, pid_t self);
+
+/* Removes the pages left in the claim directory TOPFD (their holders
+ * cleared, but not them: a clearer killed between the two). */
+void scl_times_remove_left(int topfd);
+
+/* For the tools: reads the page of PID for the claims directory DIRFD (a
+ * regular file only, never through a link); 0, or -1 with errno (EINVAL:
+ * not a page of times). */
+int scl_times_read(int dirfd, pid_t pid, struct scl_times_page *page);
+
+/* Entry E's time in PAGE in seconds since the epoch, or 0: none. */
+time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e);
+
+/* The time in PAGE of file name FNAME, as scl_times_when(). */
+time_t scl_times_of(const struct scl_times_page *page, const char *fname);
+
+#endif
