@@ -205,6 +205,31 @@ check "list --name shows the name's waiters too" \
     bash -c "'$tool' --base '$base' list --name busy --raw --noheadings -o TYPE,PID | grep -qx 'waiter $busy_waiter'"
 check "list -p shows what that process waits for" \
     bash -c "'$tool' --base '$base' list -p $busy_waiter --raw --noheadings -o TYPE,NAME | grep -qx 'waiter busy'"
+# A process that execs while one of its threads waits waits no more.
+exec_base=$lone/exec-base
+mkdir "$exec_base"
+SWERVE_TMPDIR=$exec_base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    timeout 60 /usr/bin/python3 -c '
+import os, sys, threading, time
+import swerve_claim
+holder = os.fork()
+if holder == 0:
+    busy = swerve_claim.Claim(b"busy")
+    busy.acquire()
+    time.sleep(30)
+    os._exit(0)
+while swerve_claim.Claim(b"busy").available():
+    time.sleep(0.02)
+threading.Thread(target=lambda: swerve_claim.Claim(b"busy").acquire(timeout=30), daemon=True).start()
+time.sleep(0.3)
+os.execv("/bin/sleep", ["sleep", "30"])' &
+execer=$!
+pids+=($execer)
+for _ in $(seq 100); do [ "$(cat /proc/$execer/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
+pids+=($(pgrep -P $execer))
+check "a process that exec'd while a thread of it waited is no waiter" \
+    bash -c "out=\$('$tool' --base '$exec_base' list --raw --noheadings -o TYPE,PID); grep -qx 'claim [0-9]*' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
+
 sleep 1 # a second after the holder's last activity: a re-dating would show
 sc release --force spare >/dev/null 2>&1
 check "a forced release re-dates none of the holder's other claims" test "$(since_of kept)" = "$kept_since"
