@@ -404,6 +404,7 @@ static int fs_process_execs(void)
     saved = errno;
     if ((dirfd = scl_dir_claims_fd()) >= 0)
         (void)scl_holder_clear(dirfd, self, SCL_CLEAR_CLAIMS_ONLY);
+    scl_times_forget_wait(self); /* the exec ends every thread, waiting or not */
     errno = saved;
     return 1;
 }

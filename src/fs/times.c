@@ -154,6 +154,14 @@ void scl_times_done_waiting(const char *fname, pid_t self)
         (void)__atomic_compare_exchange_n(&page->waiting.hash, &h, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+void scl_times_forget_wait(pid_t self)
+{
+    struct scl_times_page *page = page_of(self);
+
+    if (page != NULL)
+        __atomic_store_n(&page->waiting.hash, 0, __ATOMIC_RELAXED);
+}
+
 int scl_times_read(int dirfd, pid_t pid, struct scl_times_page *page)
 {
     char path[SCL_FNAME_MAX];

@@ -77,6 +77,8 @@ void scl_times_taken(int index, pid_t self, int64_t at);
  * name of its own since. */
 void scl_times_waiting(const char *fname, pid_t self);
 void scl_times_done_waiting(const char *fname, pid_t self);
+/* SELF execs: whatever its threads waited for, they wait no more. */
+void scl_times_forget_wait(pid_t self);
 
 /* Removes the pages left in the claim directory TOPFD (their holders
  * cleared, but not them: a clearer killed between the two). */
