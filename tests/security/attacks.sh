@@ -339,17 +339,20 @@ attack_10() {
 
 # 11. Root's list and gc read every user's claim directories (#12): one an
 # attacker built with a FIFO for a holder, a claim that is a symlink to a
-# root file, and a sparse 1 GB holder of a dead process must not block,
-# follow or unlink anything outside it.
+# root file, a sparse 1 GB holder of a dead process and a FIFO for its page
+# of times must not block, follow or unlink anything outside it.
 attack_11() {
     local t=$top/a11 d victim
     base=$(base_dir a11)
     victim=$t/victim
     mkdir -p "$t" && echo precious >"$victim"
     d=$base/swerve-claim.attacker0001
-    as_user "$att" sh -c "mkdir -m 0700 '$d' '$d/claims' && : >'$d/wake' && mkfifo '$d/.holder.4000001' &&
-        ln -s '$victim' '$d/claims/shadow' && printf '4000002 1\n' >'$d/.holder.4000002' &&
-        truncate -s 1G '$d/.holder.4000002' && ln '$d/.holder.4000002' '$d/claims/big'"
+    # Holders where the tools read them (claims/), and a FIFO for the big
+    # one's page of times (beside wake).
+    as_user "$att" sh -c "mkdir -m 0700 '$d' '$d/claims' && : >'$d/wake' && mkfifo '$d/claims/.holder.4000001' &&
+        ln -s '$victim' '$d/claims/shadow' && printf '4000002 1\n' >'$d/claims/.holder.4000002' &&
+        truncate -s 1G '$d/claims/.holder.4000002' && ln '$d/claims/.holder.4000002' '$d/claims/big' &&
+        mkfifo '$d/.times.4000002'"
     timeout -s KILL 10 "$tool" --base "$base" list >"$t/list" 2>&1
     [ $? -ne 137 ] && pass || fail "11: root's list blocked on another user's directory"
     grep -q precious "$t/list" && fail "11: root's list showed what a symlink pointed at" || pass
