@@ -81,7 +81,9 @@ void scl_times_map(int dirfd, pid_t self, unsigned gen)
     struct scl_times_page *old = page_of(self), *fresh;
     int saved = errno;
 
-    if (old != NULL && atomic_load(&mine.gen) == gen)
+    /* Tried already for this process and directory: a page that could
+     * not be made is not tried again for every new handle. */
+    if (atomic_load(&mine.pid) == self && atomic_load(&mine.gen) == gen)
         return;
     /* Only this process's own pages are unmapped: a parent's was never
      * mapped here (MADV_DONTFORK), and its address may be another's now. */

@@ -61,7 +61,7 @@ void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid);
 
 /* Under scl_lock(): maps the page of process SELF (this one) for the
  * claims directory DIRFD of directory generation GEN, made anew, unless it
- * is mapped for them already.  Without it, claims just have no times. */
+ * was tried for them already.  Without it, claims just have no times. */
 void scl_times_map(int dirfd, pid_t self, unsigned gen);
 
 /* Under scl_lock(): the entry of file name FNAME in the page mapped for

@@ -147,7 +147,6 @@ lone=$(mktemp -d)
 "$tool" --base "$lone" run orphan -- sleep 30 &
 pids+=($!)
 orphan_runner=$!
-for _ in $(seq 100); do [ -n "$(pgrep -P $orphan_runner)" ] && break; sleep 0.05; done
 pids+=($(command_of $orphan_runner))
 kill -9 "$orphan_runner"
 wait "$orphan_runner" 2>/dev/null
@@ -157,7 +156,6 @@ server=$(mktemp -d)
 "$tool" --base "$server" run served -- sleep 30 &
 pids+=($!)
 served_by=$!
-for _ in $(seq 100); do [ -n "$(pgrep -P $served_by)" ] && break; sleep 0.05; done
 pids+=($(command_of $served_by))
 check "a directory's row shows its server: the master's pid and command line" \
     bash -c "'$tool' --base '$server' list --raw --noheadings -o TYPE,PID,COMMAND | grep -q '^dir $served_by .*run.x20served'"
