@@ -561,6 +561,69 @@ static int big_journal(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 13 */
+
+/*
+ * move-claims UID DEST T: a worker of UID moves its server's claims/ to
+ * DEST, outside the claim directory, so that its ".." is DEST's parent.
+ * A second worker then becomes UID (the master lets that user in), takes
+ * a name and is killed (the master clears it and its page of times, whose
+ * name the driver plants as another user's file in DEST's parent once it
+ * reads "victim PID" and T/bait exists); last, the master drops to UID for
+ * good (it hands its directory over), says "done" and waits for T/go.
+ * None of it may touch DEST's parent.
+ */
+static int move_claims(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *dest = argv[1], *t = argv[2];
+    char claims[4096], path[4200];
+    pid_t mover, victim;
+
+    (void)take("m");
+    claims_dir(claims, sizeof claims);
+    mover = fork();
+    REQUIRE(mover >= 0);
+    if (mover == 0) {
+        become(uid);
+        (void)take("a");
+        REQUIRE(rename(claims, dest) == 0);
+        _exit(0);
+    }
+    REQUIRE(WIFEXITED(reap(mover, 10)));
+    victim = fork();
+    REQUIRE(victim >= 0);
+    if (victim == 0) {
+        snprintf(path, sizeof path, "%s/bait", t);
+        wait_for_file(path);
+        become(uid);
+        (void)take("v");
+        die();
+    }
+    printf("victim %d\n", (int)victim);
+    fflush(stdout);
+    (void)reap(victim, 10);
+    become(uid);
+    (void)take("d");
+    say("done");
+    snprintf(path, sizeof path, "%s/go", t);
+    wait_for_file(path);
+    return 0;
+}
+
+/* flip-dir A B SECONDS: renames A to B and back, for SECONDS. */
+static int flip_dir(char **argv)
+{
+    double end = now_s() + atof(argv[2]);
+    long flips = 0;
+
+    while (now_s() < end)
+        for (int i = 0; i < 256; i++, flips++)
+            (void)rename((flips & 1) == 0 ? argv[0] : argv[1], (flips & 1) == 0 ? argv[1] : argv[0]);
+    printf("flips %ld\n", flips);
+    return 0;
+}
+
 /* ---------------------------------------------------------- attack 10 */
 
 /* acquire NAME: prints "acquired" or "errno N". */
@@ -700,6 +763,8 @@ int main(int argc, char **argv)
         { "acquire", 1, 1, acquire_once },
         { "fork-time", 0, 1, fork_time },
         { "times-plant", 2, 1, times_plant },
+        { "move-claims", 3, 1, move_claims },
+        { "flip-dir", 3, 0, flip_dir },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

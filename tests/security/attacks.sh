@@ -388,6 +388,116 @@ attack_12() {
     wait "$master" && pass || fail "12: the master failed: $(cat "$t/out")"
 }
 
+# The POSIX ACL of PATH as "tag:id:perm" lines, empty when it has none
+# (getfacl is not on every machine; the xattr's layout is the kernel's).
+acl_of() { # PATH
+    python3 - "$1" <<'PY'
+import os, struct, sys
+try:
+    raw = os.getxattr(sys.argv[1], "system.posix_acl_access")
+except OSError:
+    sys.exit(0)
+for at in range(4, len(raw), 8):
+    tag, perm, uid = struct.unpack_from("<HHI", raw, at)
+    print("%d:%d:%d" % (tag, uid, perm))
+PY
+}
+
+# One round of attack 13: the master runs as root below BASE in a mount
+# namespace of its own, where SETUP (a shell command) has mounted what the
+# round needs; a worker moves claims/ to DEST.  DEST's parent must end as
+# it was: no ACL entry, its owner, another user's page-of-times name.
+move_claims_round() { # LABEL SETUP BASE DEST T
+    local label=$1 setup=$2 base=$3 dest=$4 t=$5 root parent victim acl_before owner_before words
+    parent=$(dirname "$dest")
+    shim_words "$base" 60
+    # The build may live below a mount point SETUP covers: the program and
+    # the shim are reached through descriptors opened before it.
+    words=("${shim[@]}")
+    words[${#words[@]} - 1]=LD_PRELOAD=${preload//$(dirname "$SCL_PRELOAD")//proc/self/fd/8}
+    setsid unshare -m --propagation private bash -c "$setup"' && mkdir -m 755 "$0" && exec "$@"' "$t" \
+        "${words[@]}" /proc/self/fd/9/attacker move-claims "$att_uid" "$dest" "$t" \
+        8<"$(dirname "$SCL_PRELOAD")" 9<"$helpers/security" >"$top/a13-$label.out" 2>&1 &
+    bg=$!
+    pids+=($bg)
+    for _ in $(seq 200); do
+        root=/proc/$bg/root
+        [ -d "$root$t" ] && [ -n "$(ls -A "$root$base" 2>/dev/null)" ] && break
+        sleep 0.05
+    done
+    acl_before=$(acl_of "$root$parent")
+    owner_before=$(stat -c %u "$root$parent")
+    for _ in $(seq 400); do
+        victim=$(sed -n 's/^victim //p' "$top/a13-$label.out")
+        [ -n "$victim" ] && break
+        sleep 0.05
+    done
+    if [ -z "$victim" ]; then
+        fail "13 $label: the master did not get its workers going: $(cat "$top/a13-$label.out")"
+        kill -9 -- -"$bg" 2>/dev/null
+        return
+    fi
+    : >"$root$parent/.times.$victim" && chown "$oth" "$root$parent/.times.$victim"
+    : >"$root$t/bait"
+    if wait_line "$top/a13-$label.out" done; then pass; else fail "13 $label: the master failed: $(cat "$top/a13-$label.out")"; fi
+    [ "$(acl_of "$root$parent")" = "$acl_before" ] && pass ||
+        fail "13 $label: the ACL of $parent changed from [$acl_before] to [$(acl_of "$root$parent" | tr '\n' ' ')]"
+    [ "$(stat -c %u "$root$parent")" = "$owner_before" ] && pass ||
+        fail "13 $label: $parent now belongs to uid $(stat -c %u "$root$parent")"
+    [ -f "$root$parent/.times.$victim" ] && pass || fail "13 $label: the master unlinked $parent/.times.$victim"
+    : >"$root$t/go"
+    wait "$bg" || fail "13 $label: the master ended badly: $(cat "$top/a13-$label.out")"
+}
+
+# 13. A worker moves its server's claims/ out of the claim directory
+# (#17), so that "claims/.." is another directory: /tmp itself (in a
+# namespace with a tmpfs of its own), a base without ACLs (ramfs: the
+# directory is handed over instead), and a root-owned 1733 directory the
+# worker may only write to.  Then root's gc against an outside user who
+# keeps moving the claims/ of a directory of their own in and out of a
+# sticky base full of a third user's page-of-times names.
+attack_13() {
+    local t=$top/a13 sessions d n left
+    mkdir -p "$t"
+    move_claims_round tmp 'mount -t tmpfs -o mode=1777 tmpfs /tmp' /tmp /tmp/x /tmp/t13
+    mkdir -p "$t/ramfs"
+    move_claims_round ramfs "mount -t ramfs ramfs '$t/ramfs' && chmod 1777 '$t/ramfs'" "$t/ramfs" "$t/ramfs/x" "$t/t-ramfs"
+    sessions=$t/sessions
+    install -d -m 1733 "$sessions"
+    move_claims_round sessions true "$(base_dir a13s)" "$sessions/x" "$t/t-sessions"
+    as_user "$att" ls "$sessions" >/dev/null 2>&1 && fail "13: the worker's user can now list a 1733 directory" || pass
+
+    base=$(base_dir a13g)
+    d=$base/swerve-claim.attacker0013
+    as_user "$att" mkdir -m 0700 "$d" "$d/claims"
+    as_user "$att" /usr/bin/python3 -c '
+import sys
+for n in range(4190001, 4193001):
+    with open("%s/claims/.holder.%d" % (sys.argv[1], n), "w") as f: f.write("%d 1\n" % n)' "$d"
+    as_user "$oth" /usr/bin/python3 -c '
+import sys
+for n in range(4190001, 4193001): open("%s/.times.%d" % (sys.argv[1], n), "w").close()' "$base"
+    left=$(find "$base" -maxdepth 1 -name '.times.*' -user "$oth" | wc -l)
+    n=$(find "$d/claims" -name '.holder.*' | wc -l)
+    if [ "$left" -ne 3000 ] || [ "$n" -ne 3000 ]; then
+        fail "13: could not plant 3000 holders and pages ($n, $left)"
+        return
+    fi
+    # shellcheck disable=SC2046 # the options are words
+    setsid setpriv $(as_user_options "$att") -- "$attacker" flip-dir "$d/claims" "$base/c13" 60 >/dev/null &
+    flipper=$!
+    pids+=($flipper)
+    for _ in $(seq 20); do
+        timeout -s KILL 30 "$tool" --base "$base" gc >/dev/null 2>&1
+        n=$(find "$d/claims" "$base/c13" -name '.holder.*' 2>/dev/null | wc -l)
+        [ "$n" -eq 0 ] && break
+    done
+    stop_flipper
+    left=$(find "$base" -maxdepth 1 -name '.times.*' -user "$oth" | wc -l)
+    echo "13: $left of 3000 pages of times of another user left beside a claims/ flipped under root's gc ($n holders left)"
+    [ "$left" -eq 3000 ] && pass || fail "13: root's gc unlinked $((3000 - left)) of another user's files in the base"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -418,7 +528,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13}; do
     "attack_$n"
 done
 echo "attacks.sh: $passed passed, $failed failed"
