@@ -112,51 +112,27 @@ static int grant_fd(int fd, uint32_t uid, uint16_t perm)
     return fsetxattr(fd, ACL_XATTR, &acl, sizeof acl.version + (size_t)n * sizeof acl.e[0], 0);
 }
 
-static int grant_at(int dirfd, const char *path, int flags, uint32_t uid, uint16_t perm)
-{
-    int fd, r;
-
-    fd = scl_openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW, 0);
-    if (fd < 0)
-        return -1;
-    r = grant_fd(fd, uid, perm);
-    scl_close_quietly(fd);
-    return r;
-}
-
-/* Without ACLs (a filesystem mounted without them), the directory is
- * handed to that user instead: root keeps its access through its
- * capabilities, but a second worker user would take it from the first. */
-static int give_at(int dirfd, const char *path, int flags, uid_t uid)
-{
-    int fd, r;
-
-    fd = scl_openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW, 0);
-    if (fd < 0)
-        return -1;
-    r = fchown(fd, uid, (gid_t)-1);
-    scl_close_quietly(fd);
-    return r;
-}
-
 /*
  * The wake file is left out on purpose: whoever may write it may truncate
  * it, and every process that has it mapped would die of SIGBUS at its next
  * wake-up.  A forked worker inherits its master's mapping and needs no
  * access to the file; a worker that execs waits with its 20 ms retries.
  */
-int scl_acl_grant(int claimsfd, uid_t uid)
+int scl_acl_grant(int topfd, int claimsfd, uid_t uid)
 {
     if (grant_fd(claimsfd, (uint32_t)uid, 7) == 0)
-        return grant_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, (uint32_t)uid, 7);
+        return grant_fd(topfd, (uint32_t)uid, 7);
     if (errno != EOPNOTSUPP)
         return -1;
-    return fchown(claimsfd, uid, (gid_t)-1) == 0 ? give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid) : -1;
+    /* Without ACLs (a filesystem mounted without them), the directory is
+     * handed to that user instead: root keeps its access through its
+     * capabilities, but a second worker user would take it from the first. */
+    return fchown(claimsfd, uid, (gid_t)-1) == 0 ? fchown(topfd, uid, (gid_t)-1) : -1;
 }
 
-int scl_acl_give(int claimsfd, uid_t uid, int holder_fd, int top_too)
+int scl_acl_give(int topfd, uid_t uid, int holder_fd, int top_too)
 {
     if (holder_fd >= 0 && fchown(holder_fd, uid, (gid_t)-1) != 0)
         return -1;
-    return top_too ? give_at(claimsfd, "..", O_RDONLY | O_DIRECTORY, uid) : 0;
+    return top_too ? fchown(topfd, uid, (gid_t)-1) : 0;
 }

@@ -25,8 +25,8 @@ enum scl_claim_state {
     SCL_CLAIM_ERROR, /* errno says why */
 };
 
-/* Looks at claim FNAME and clears it, with all of its holder's claims,
- * when that holder has ended. */
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, const char *fname);
+/* Looks at claim FNAME and clears it, with all of its holder's claims and
+ * its page of times in TOPFD, when that holder has ended. */
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int topfd, const char *fname);
 
 #endif

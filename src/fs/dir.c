@@ -31,12 +31,17 @@
 
 #define RANDOM_CHARS 12
 
-/* Written before `ready` is set (release) and read after (acquire).  The
- * descriptor kept is the claims directory's (claims and holder files are
- * side by side there); the directory above it is only needed to remove it. */
+/* Written before `ready` is set (release) and read after (acquire).  Two
+ * descriptors are kept: the claims directory's (claims and holder files
+ * are side by side there: the hot path) and the top's (wake, pages of
+ * times, the ACL).  Each is checked against the inode it was when the
+ * directory was made or joined, and neither is ever reached from the
+ * other: a worker may write the top, so it can rename claims/ anywhere,
+ * and "claims/.." would then be that place (doc/security.md, attack 13). */
 static char dir_path[PATH_MAX], claims_path[PATH_MAX];
 static dev_t dir_dev, claims_dev;
 static ino_t dir_ino, claims_ino;
+static atomic_int top_fd = -1;
 SCL_HOT static atomic_int ready;
 /* SWERVE_CLAIM_DIR named a directory, not opened yet: an exec'd helper
  * that never uses a claim never touches it (1 pending, 2 being opened). */
@@ -94,26 +99,32 @@ static int attach_pending(void)
 
 enum fd_check { FD_OURS, FD_NOT_OURS, FD_REMOVED };
 
-static enum fd_check check_fd(int fd)
+static enum fd_check check_dir_fd(int fd, dev_t dev, ino_t ino)
 {
     struct stat st;
 
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != claims_dev || st.st_ino != claims_ino)
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dev || st.st_ino != ino)
         return FD_NOT_OURS;
     return st.st_nlink == 0 ? FD_REMOVED : FD_OURS;
 }
 
+static enum fd_check check_fd(int fd)
+{
+    return check_dir_fd(fd, claims_dev, claims_ino);
+}
+
 /*
- * Moves FD to 63, or the first free number above, close-on-exec.  Hosts
+ * Moves FD to AT (63 for the claims directory, 62 for the top), or the
+ * first free number above, close-on-exec.  Hosts
  * take the lowest free number, so they seldom get that far; and 63 is the
  * last slot of the 64-entry table a process starts with: one descriptor
  * past it would make every fork() copy a table of 1024 (perf put that at
  * ~8 us of CPU a fork on a VM).  FD stays where it is when the limit
  * leaves no room.
  */
-static int move_high(int fd)
+static int move_high(int fd, int at)
 {
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 63);
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, at);
 
     if (high < 0)
         return fd;
@@ -121,22 +132,35 @@ static int move_high(int fd)
     return high;
 }
 
-static int reopen(void)
+/* One of the two kept descriptors: where it is, what it must be, and the
+ * number it is kept at. */
+struct kept_dir {
+    atomic_int *fd;
+    const char *path;
+    const dev_t *dev;
+    const ino_t *ino;
+    int at;
+};
+
+static const struct kept_dir kept_claims = { &dir_fd, claims_path, &claims_dev, &claims_ino, 63 };
+static const struct kept_dir kept_top = { &top_fd, dir_path, &dir_dev, &dir_ino, 62 };
+
+static int reopen(const struct kept_dir *k)
 {
     int fd;
 
-    fd = scl_openat(AT_FDCWD, claims_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    fd = scl_openat(AT_FDCWD, k->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
-    if (check_fd(fd) != FD_OURS) {
+    if (check_dir_fd(fd, *k->dev, *k->ino) != FD_OURS) {
         scl_close_quietly(fd);
         errno = ENOENT; /* something else stands at our path now */
         return -1;
     }
-    return move_high(fd);
+    return move_high(fd, k->at);
 }
 
-int scl_dir_claims_fd(void)
+static int checked_fd(const struct kept_dir *k)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
         if (errno != EAGAIN)
@@ -144,23 +168,33 @@ int scl_dir_claims_fd(void)
         return -1;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
-        int fd = atomic_load(&dir_fd), fresh;
-        switch (check_fd(fd)) {
+        int fd = atomic_load(k->fd), fresh;
+        switch (check_dir_fd(fd, *k->dev, *k->ino)) {
         case FD_OURS: return fd;
         case FD_REMOVED: errno = ENOENT; return -1;
         case FD_NOT_OURS: break;
         }
         /* The host closed or replaced our descriptor: never touch that
          * number again, open our own. */
-        fresh = reopen();
+        fresh = reopen(k);
         if (fresh < 0)
             return -1;
-        if (atomic_compare_exchange_strong(&dir_fd, &fd, fresh))
+        if (atomic_compare_exchange_strong(k->fd, &fd, fresh))
             return fresh;
         scl_close_quietly(fresh); /* another thread reopened it first */
     }
     errno = EBADF;
     return -1;
+}
+
+int scl_dir_claims_fd(void)
+{
+    return checked_fd(&kept_claims);
+}
+
+int scl_dir_top_fd(void)
+{
+    return checked_fd(&kept_top);
 }
 
 unsigned scl_dir_generation(void)
@@ -316,8 +350,9 @@ static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
 }
 
 /* Makes BASE/NEW_NAME and its claims directory, with this process
- * registered; returns the claims directory's descriptor, or -1 with errno. */
-static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims)
+ * registered; returns the claims directory's descriptor, with the top's
+ * in *TOPFD_OUT, or -1 with errno. */
+static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims, int *topfd_out)
 {
     struct scl_proc_id self = scl_proc_self();
     int topfd, claimsfd = -1, saved;
@@ -344,7 +379,7 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
     if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_holder_register(claimsfd, &self, 1) != 0 ||
         note_own_holder(claimsfd) != 0)
         goto failed;
-    scl_close_quietly(topfd);
+    *topfd_out = topfd;
     return claimsfd;
 failed:
     saved = errno;
@@ -353,9 +388,10 @@ failed:
     return -1;
 }
 
-/* Makes the directory at PATH (top and claims as given, claims open as
- * FD) the one this process uses, with MEMBER registered in it (or 0). */
-static int publish(const char *path, const struct stat *top, const struct stat *claims, int fd, pid_t member)
+/* Makes the directory at PATH (top and claims as given, open as TOPFD and
+ * FD; both kept from now on) the one this process uses, with MEMBER
+ * registered in it (or 0). */
+static int publish(const char *path, const struct stat *top, const struct stat *claims, int topfd, int fd, pid_t member)
 {
     if (scl_concat(dir_path, sizeof dir_path, path, (char *)NULL) != 0 ||
         scl_concat(claims_path, sizeof claims_path, path, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0)
@@ -364,7 +400,8 @@ static int publish(const char *path, const struct stat *top, const struct stat *
     dir_ino = top->st_ino;
     claims_dev = claims->st_dev;
     claims_ino = claims->st_ino;
-    atomic_store(&dir_fd, move_high(fd));
+    atomic_store(&dir_fd, move_high(fd, kept_claims.at));
+    atomic_store(&top_fd, move_high(topfd, kept_top.at));
     atomic_store(&member_pid, member);
     if (member != 0) /* it built the directory */
         atomic_store(&creator_pid, member);
@@ -372,7 +409,7 @@ static int publish(const char *path, const struct stat *top, const struct stat *
     atomic_store_explicit(&ready, 1, memory_order_release);
     /* Mapped now, while this process surely may: its children inherit the
      * mapping, and a worker that drops privileges cannot open the file. */
-    scl_wake_map(atomic_load(&dir_fd), atomic_load(&generation));
+    scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
     return 0;
 }
 
@@ -380,22 +417,24 @@ static int publish(const char *path, const struct stat *top, const struct stat *
  * Makes a claim directory in BASEFD: named NAME, or when NAME is NULL,
  * SCL_DIR_PREFIX and random characters; its name in MADE.  It is built
  * aside under a ".new" name and renamed into place whole, never over
- * another's.  Its claims descriptor, with TOP and CLAIMS filled in, or -1
- * with errno (EEXIST: NAME exists already).
+ * another's.  Its claims descriptor, with TOP and CLAIMS filled in and the
+ * top's descriptor in *TOPFD, or -1 with errno (EEXIST: NAME exists
+ * already).
  */
-static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struct stat *top, struct stat *claims)
+static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struct stat *top, struct stat *claims,
+                    int *topfd)
 {
     char rnd[RANDOM_CHARS + 1], new_name[NAME_MAX + 1];
 
     for (int attempt = 0; attempt < 16; attempt++) {
-        int fd, saved, topfd;
+        int fd, saved;
         random_chars(rnd);
         if (scl_concat(made, NAME_MAX + 1, name != NULL ? name : SCL_DIR_PREFIX, name != NULL ? "" : rnd,
                        (char *)NULL) != 0 ||
             scl_concat(new_name, sizeof new_name, made, name != NULL ? "." : "", name != NULL ? rnd : "",
                        SCL_NEW_SUFFIX, (char *)NULL) != 0)
             return -1;
-        fd = build(basefd, new_name, top, claims);
+        fd = build(basefd, new_name, top, claims, topfd);
         if (fd < 0) {
             if (errno == EEXIST)
                 continue; /* another's ".new": another name */
@@ -404,11 +443,7 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
         if (renameat2(basefd, new_name, basefd, made, RENAME_NOREPLACE) == 0)
             return fd;
         saved = errno;
-        topfd = scl_open_dir_at(basefd, new_name);
-        if (topfd >= 0)
-            unbuild(basefd, new_name, topfd, fd);
-        else
-            scl_close_quietly(fd);
+        unbuild(basefd, new_name, *topfd, fd);
         errno = saved;
         if (saved != EEXIST || name != NULL)
             return -1;
@@ -421,19 +456,21 @@ static int use_named_locked(const char *base, const char *name)
 {
     char made[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
-    int basefd, fd, r;
+    int basefd, fd, topfd, r;
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
     basefd = open_base(base, strlen(name) + 1 + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    fd = make_dir(basefd, name, made, &top, &claims);
+    fd = make_dir(basefd, name, made, &top, &claims, &topfd);
     scl_close_quietly(basefd);
     if (fd >= 0) {
-        r = publish(path, &top, &claims, fd, getpid());
-        if (r != 0)
+        r = publish(path, &top, &claims, topfd, fd, getpid());
+        if (r != 0) {
             scl_close_quietly(fd);
+            scl_close_quietly(topfd);
+        }
         return r;
     }
     /* Whoever made it first, we use theirs. */
@@ -459,13 +496,13 @@ static int create_locked(void)
     const char *base = scl_settings()->base_dir;
     char name[NAME_MAX + 1], path[PATH_MAX];
     struct stat top, claims;
-    int basefd, fd, saved;
+    int basefd, fd, topfd, saved;
 
     basefd = open_base(base, sizeof SCL_DIR_PREFIX + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
     scl_sweep_abandoned(basefd);
-    fd = make_dir(basefd, NULL, name, &top, &claims);
+    fd = make_dir(basefd, NULL, name, &top, &claims, &topfd);
     saved = errno;
     scl_close_quietly(basefd);
     if (fd < 0) {
@@ -474,8 +511,9 @@ static int create_locked(void)
         return -1;
     }
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0 ||
-        publish(path, &top, &claims, fd, getpid()) != 0) {
+        publish(path, &top, &claims, topfd, fd, getpid()) != 0) {
         scl_close_quietly(fd);
+        scl_close_quietly(topfd);
         return -1;
     }
     scl_debug("made claim directory %s", dir_path);
@@ -499,7 +537,7 @@ static int attach(const char *path)
         fd = -1;
         errno = EPERM; /* somebody else's directory would let them fake or steal claims */
     }
-    if (fd < 0 || publish(path, &top, &claims, fd, 0) != 0) {
+    if (fd < 0 || publish(path, &top, &claims, topfd, fd, 0) != 0) {
         int saved = errno;
         if (fd >= 0)
             scl_close_quietly(fd);
@@ -507,7 +545,6 @@ static int attach(const char *path)
         errno = saved;
         return -1;
     }
-    scl_close_quietly(topfd);
     scl_debug("joined claim directory %s", dir_path);
     return 0;
 }
@@ -523,9 +560,11 @@ int scl_dir_join_locked(void)
         /* None yet, or ours was removed (the last member left while this
          * process, never registered, lived on): start a new one. */
         if (atomic_load(&ready)) {
-            int old = atomic_exchange(&dir_fd, -1);
+            int old = atomic_exchange(&dir_fd, -1), old_top = atomic_exchange(&top_fd, -1);
             if (check_fd(old) == FD_REMOVED)
                 scl_close_quietly(old);
+            if (check_dir_fd(old_top, dir_dev, dir_ino) != FD_NOT_OURS)
+                scl_close_quietly(old_top);
             atomic_store_explicit(&ready, 0, memory_order_release);
         }
         return create_locked();
@@ -541,7 +580,7 @@ int scl_dir_join_locked(void)
 
 void scl_dir_leave(int dirfd, int may_remove)
 {
-    (void)scl_holder_clear(dirfd, getpid(), SCL_CLEAR_ALWAYS);
+    (void)scl_holder_clear(dirfd, scl_dir_top_fd(), getpid(), SCL_CLEAR_ALWAYS);
     atomic_store(&member_pid, 0);
     /* The parent from the path itself: an exec'd member may not have
      * been given the SWERVE_TMPDIR its server was started with. */

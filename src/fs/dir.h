@@ -29,6 +29,11 @@ const char *scl_dir_path(void);
  * -1 with errno (ENOENT: there is none, or it has been removed). */
 int scl_dir_claims_fd(void);
 
+/* The checked descriptor of the directory's top (wake, pages of times),
+ * kept beside the claims directory's: never "claims/..", which a worker
+ * that renames claims/ can make any directory.  -1 with errno. */
+int scl_dir_top_fd(void);
+
 /* Changes whenever this process starts using another directory. */
 unsigned scl_dir_generation(void);
 

@@ -148,7 +148,7 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
     return 0;
 }
 
-int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const char *also_claim)
+int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim)
 {
     struct stat st;
     struct scl_proc_id id;
@@ -174,7 +174,8 @@ int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const cha
     if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_claim_remove_if_same(dirfd, path, st.st_dev, st.st_ino) == 0) {
         /* Its page of times goes with it (times.h): only the tools read it. */
         scl_times_path(path, id.pid);
-        (void)unlinkat(dirfd, path, 0);
+        if (topfd >= 0)
+            (void)unlinkat(topfd, path, 0);
     }
     /* Links the journal did not name (it was torn, or capped) are found
      * the slow way; a link outside the directory is nobody's claim. */
@@ -186,7 +187,7 @@ int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const cha
     return 1;
 }
 
-int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
+int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode)
 {
     char path[SCL_FNAME_MAX];
     struct stat st;
@@ -196,7 +197,7 @@ int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode)
     fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1;
-    r = scl_holder_clear_open(dirfd, fd, mode, NULL);
+    r = scl_holder_clear_open(dirfd, topfd, fd, mode, NULL);
     scl_close_quietly(fd); /* drops the flock */
     return r;
 }
@@ -225,8 +226,10 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
             return 0;
         return renameat(dirfd, tmp, dirfd, path);
     }
-    /* The same pid with another start time: a process that has ended. */
-    r = scl_holder_clear_open(dirfd, fd, SCL_CLEAR_ALWAYS, NULL);
+    /* The same pid with another start time: a process that has ended.  Its
+     * page of times is left: the new process of that pid makes its own
+     * anew (times.c), and the directory's removal takes any other. */
+    r = scl_holder_clear_open(dirfd, -1, fd, SCL_CLEAR_ALWAYS, NULL);
     scl_close_quietly(fd);
     return r == 1 ? 1 : -1;
 }

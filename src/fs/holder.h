@@ -94,15 +94,16 @@ enum scl_clear_mode {
 };
 
 /* Clears every claim of PID's holder file and, but for
- * SCL_CLEAR_CLAIMS_ONLY, the file itself and its page of times (times.h).
- * Returns 1 when done, 0 when the holder is alive, -1 when another clearer
- * is at work or a system call failed. */
-int scl_holder_clear(int dirfd, pid_t pid, enum scl_clear_mode mode);
+ * SCL_CLEAR_CLAIMS_ONLY, the file itself and its page of times (times.h)
+ * in TOPFD, the directory's top (-1: the page stays, for the directory's
+ * removal to take).  Returns 1 when done, 0 when the holder is alive, -1
+ * when another clearer is at work or a system call failed. */
+int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode);
 
 /* Clears the holder whose file (or one of its claims) FD is open on, as
  * scl_holder_clear() does; ALSO_CLAIM, when not NULL, is a claim of it
  * cleared too, in case the journal does not name it (claim.c). */
-int scl_holder_clear_open(int dirfd, int fd, enum scl_clear_mode mode, const char *also_claim);
+int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim);
 
 /*
  * Calls FN for every holder file (PID > 0) and every registration left in

@@ -34,13 +34,13 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
     return alive;
 }
 
+/* ARG: the top's descriptor, where dead holders' pages of times go. */
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
 {
     struct stat st;
 
-    (void)arg;
     if (pid > 0)
-        (void)scl_holder_clear(dirfd, pid, SCL_CLEAR_IF_DEAD);
+        (void)scl_holder_clear(dirfd, *(const int *)arg, pid, SCL_CLEAR_IF_DEAD);
     else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
         (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished */
     return 0;
@@ -72,7 +72,7 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
             errno = EBUSY;
         return -1;
     }
-    (void)scl_holders_scan(claimsfd, visit_clear_dead, NULL);
+    (void)scl_holders_scan(claimsfd, visit_clear_dead, &topfd);
     if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
         return -1;
     scl_times_remove_left(topfd);
@@ -132,7 +132,7 @@ static void remove_unfinished(int basefd, const char *name)
         return;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
-        (void)scl_holders_scan(claimsfd, visit_clear_dead, NULL);
+        (void)scl_holders_scan(claimsfd, visit_clear_dead, &topfd);
         scl_close_quietly(claimsfd);
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);

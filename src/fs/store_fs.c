@@ -183,7 +183,8 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
         if (r != 0 || journaled_add(key->fname) != 0)
             return -1;
     }
-    scl_times_map(dirfd, self, gen);
+    if (!scl_times_tried(self, gen))
+        scl_times_map(scl_dir_top_fd(), self, gen);
     key->times_entry = scl_times_entry(key->fname, self, gen);
     key->journaled_pid = self;
     key->journaled_gen = gen;
@@ -199,8 +200,8 @@ static int ready_for(struct scl_key *key, pid_t self)
         return dirfd;
     scl_lock();
     dirfd = scl_dir_join_locked();
-    if (dirfd >= 0)
-        scl_wake_map(dirfd, scl_dir_generation());
+    if (dirfd >= 0 && !scl_wake_is_mapped(scl_dir_generation()))
+        scl_wake_map(scl_dir_top_fd(), scl_dir_generation());
     if (dirfd >= 0 && journal_once_locked(dirfd, key, self) != 0)
         dirfd = -1;
     {
@@ -241,7 +242,7 @@ static int fs_try_acquire(struct scl_key *key, pid_t self)
         }
         if (errno != EEXIST)
             return -1;
-        switch (scl_claim_clear_if_stale(dirfd, key->fname)) {
+        switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd(), key->fname)) {
         case SCL_CLAIM_FREE: continue;
         case SCL_CLAIM_LIVE: errno = EWOULDBLOCK; return -1;
         case SCL_CLAIM_BUSY: sched_yield(); continue;
@@ -386,8 +387,10 @@ static void fs_child_reaped(pid_t child)
 {
     int saved = errno, dirfd;
 
-    /* One failed look-up for a child that never claimed: no scan. */
-    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 && scl_holder_clear(dirfd, child, SCL_CLEAR_IF_DEAD) < 0)
+    /* One failed look-up for a child that never claimed: no scan, and no
+     * look at the top, which only its page of times needs. */
+    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 && scl_dir_has_holder(dirfd, child) &&
+        scl_holder_clear(dirfd, scl_dir_top_fd(), child, SCL_CLEAR_IF_DEAD) < 0)
         scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
     errno = saved;
 }
@@ -403,7 +406,7 @@ static int fs_process_execs(void)
         return 0;
     saved = errno;
     if ((dirfd = scl_dir_claims_fd()) >= 0)
-        (void)scl_holder_clear(dirfd, self, SCL_CLEAR_CLAIMS_ONLY);
+        (void)scl_holder_clear(dirfd, -1, self, SCL_CLEAR_CLAIMS_ONLY);
     scl_times_forget_wait(self); /* the exec ends every thread, waiting or not */
     errno = saved;
     return 1;
@@ -473,8 +476,9 @@ static void fs_becoming_user(uid_t uid)
     if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0) {
         struct stat st;
         int holder = scl_dir_is_member(self) ? scl_dir_open_own_holder(dirfd, O_RDONLY, &st) : -1;
-        if (scl_acl_grant(dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
-            scl_acl_give(dirfd, uid, holder, scl_dir_made_here()) != 0)
+        int topfd = scl_dir_top_fd();
+        if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
+            scl_acl_give(topfd, uid, holder, scl_dir_made_here()) != 0)
             scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)uid, errno);
         if (holder >= 0)
             scl_close_quietly(holder);

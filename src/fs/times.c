@@ -32,7 +32,7 @@ void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid)
     char num[24];
 
     scl_fmt_ull(num, (unsigned long long)pid);
-    (void)scl_concat(out, SCL_FNAME_MAX, "../" SCL_TIMES_PREFIX, num, (char *)NULL);
+    (void)scl_concat(out, SCL_FNAME_MAX, SCL_TIMES_PREFIX, num, (char *)NULL);
 }
 
 static struct scl_times_page *page_of(pid_t self)
@@ -41,7 +41,7 @@ static struct scl_times_page *page_of(pid_t self)
 }
 
 /* Makes and maps the page of SELF: NULL when it cannot be had safely. */
-static struct scl_times_page *make_page(int dirfd, pid_t self)
+static struct scl_times_page *make_page(int topfd, pid_t self)
 {
     struct scl_times_page blank = { .magic = SCL_TIMES_MAGIC };
     char path[SCL_FNAME_MAX];
@@ -54,9 +54,9 @@ static struct scl_times_page *make_page(int dirfd, pid_t self)
      * either way not one to use.  Removed, whatever it is, as the name is
      * ours; then made anew, never through a link somebody put back. */
     scl_times_path(path, self);
-    if (unlinkat(dirfd, path, 0) != 0 && errno != ENOENT)
+    if (topfd < 0 || (unlinkat(topfd, path, 0) != 0 && errno != ENOENT))
         return NULL;
-    fd = scl_openat(dirfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = scl_openat(topfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return NULL;
     (void)clock_gettime(CLOCK_REALTIME, &now);
@@ -76,20 +76,23 @@ static struct scl_times_page *make_page(int dirfd, pid_t self)
     return page;
 }
 
-void scl_times_map(int dirfd, pid_t self, unsigned gen)
+int scl_times_tried(pid_t self, unsigned gen)
+{
+    return atomic_load(&mine.pid) == self && atomic_load(&mine.gen) == gen;
+}
+
+void scl_times_map(int topfd, pid_t self, unsigned gen)
 {
     struct scl_times_page *old = page_of(self), *fresh;
     int saved = errno;
 
-    /* Tried already for this process and directory: a page that could
-     * not be made is not tried again for every new handle. */
-    if (atomic_load(&mine.pid) == self && atomic_load(&mine.gen) == gen)
+    if (scl_times_tried(self, gen))
         return;
     /* Only this process's own pages are unmapped: a parent's was never
      * mapped here (MADV_DONTFORK), and its address may be another's now. */
     if (atomic_load(&mine.pid) != self)
         mine.retired = NULL;
-    fresh = make_page(dirfd, self);
+    fresh = make_page(topfd, self);
     atomic_store(&mine.page, fresh);
     atomic_store(&mine.gen, gen);
     atomic_store(&mine.pid, self);
@@ -164,7 +167,7 @@ void scl_times_forget_wait(pid_t self)
         __atomic_store_n(&page->waiting.hash, 0, __ATOMIC_RELAXED);
 }
 
-int scl_times_read(int dirfd, pid_t pid, struct scl_times_page *page)
+int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page)
 {
     char path[SCL_FNAME_MAX];
     struct stat st;
@@ -172,7 +175,7 @@ int scl_times_read(int dirfd, pid_t pid, struct scl_times_page *page)
     int fd;
 
     scl_times_path(path, pid);
-    fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
+    fd = scl_open_file_at(topfd, path, O_RDONLY, &st);
     if (fd < 0)
         return -1;
     n = scl_read_full(fd, page, sizeof *page);

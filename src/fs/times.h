@@ -56,13 +56,18 @@ struct scl_times_page {
 /* What an entry keeps of file name FNAME: never 0. */
 uint64_t scl_times_hash(const char *fname);
 
-/* "../.times.PID": the page's name, from the claims directory. */
+/* ".times.PID": the page's name, in the directory's top. */
 void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid);
 
-/* Under scl_lock(): maps the page of process SELF (this one) for the
- * claims directory DIRFD of directory generation GEN, made anew, unless it
- * was tried for them already.  Without it, claims just have no times. */
-void scl_times_map(int dirfd, pid_t self, unsigned gen);
+/* 1 when the page of SELF for directory generation GEN was tried already
+ * (made or not): the caller need not find the top for scl_times_map(). */
+int scl_times_tried(pid_t self, unsigned gen);
+
+/* Under scl_lock(): maps the page of process SELF (this one) in the top
+ * TOPFD (-1: there is none to be had) of directory generation GEN, made
+ * anew, unless it was tried for them already.  Without it, claims just
+ * have no times. */
+void scl_times_map(int topfd, pid_t self, unsigned gen);
 
 /* Under scl_lock(): the entry of file name FNAME in the page mapped for
  * SELF and GEN, added when new: its index, or -1 (no page, or it is full). */
@@ -84,10 +89,10 @@ void scl_times_forget_wait(pid_t self);
  * cleared, but not them: a clearer killed between the two). */
 void scl_times_remove_left(int topfd);
 
-/* For the tools: reads the page of PID for the claims directory DIRFD (a
+/* For the tools: reads the page of PID in the claim directory TOPFD (a
  * regular file only, never through a link); 0, or -1 with errno (EINVAL:
  * not a page of times). */
-int scl_times_read(int dirfd, pid_t pid, struct scl_times_page *page);
+int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page);
 
 /* Entry E's time in PAGE in seconds since the epoch, or 0: none. */
 time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e);

@@ -41,15 +41,20 @@ int scl_wake_create(int topfd)
     return r;
 }
 
-void scl_wake_map(int claimsfd, unsigned gen)
+int scl_wake_is_mapped(unsigned gen)
+{
+    return atomic_load(&slots) != NULL && atomic_load(&mapped_gen) == gen;
+}
+
+void scl_wake_map(int topfd, unsigned gen)
 {
     struct slot *old = atomic_load(&slots), *fresh;
     struct stat st;
     int fd;
 
-    if (old != NULL && atomic_load(&mapped_gen) == gen)
+    if (scl_wake_is_mapped(gen))
         return;
-    fd = scl_open_file_at(claimsfd, "../" SCL_WAKE_FILE, O_RDWR, &st);
+    fd = scl_open_file_at(topfd, SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return;
     /* Mapped only when nobody else can write it (truncated under a
@@ -87,14 +92,14 @@ int scl_wake_revocations(unsigned *count)
     return 0;
 }
 
-int scl_wake_revoke(int claimsfd)
+int scl_wake_revoke(int topfd)
 {
     const off_t at = (off_t)(REVOCATIONS * sizeof(struct slot));
     struct stat st;
     uint32_t count;
     int fd, r = -1;
 
-    fd = scl_open_file_at(claimsfd, "../" SCL_WAKE_FILE, O_RDWR, &st);
+    fd = scl_open_file_at(topfd, SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return errno == ENOENT ? 0 : -1; /* nobody can have it mapped */
     if (st.st_size != (off_t)MAP_SIZE || st.st_nlink != 1) {

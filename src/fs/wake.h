@@ -20,11 +20,15 @@
 /* Makes the wake file in the claim directory TOPFD (at its creation). */
 int scl_wake_create(int topfd);
 
-/* Maps the wake file of the claims directory CLAIMSFD for this process,
+/* Maps the wake file of the claim directory TOPFD for this process,
  * unless it is mapped already for directory generation GEN, and only when
  * it is this user's and nobody else may write it (a truncation would be a
  * SIGBUS).  Without it, waiters fall back on their 20 ms retries. */
-void scl_wake_map(int claimsfd, unsigned gen);
+void scl_wake_map(int topfd, unsigned gen);
+
+/* 1 when the wake file is mapped for directory generation GEN: the caller
+ * need not find the top for scl_wake_map(). */
+int scl_wake_is_mapped(unsigned gen);
 
 /*
  * Forced releases (swerve-claim release --force) bump a counter in the
@@ -33,9 +37,9 @@ void scl_wake_map(int claimsfd, unsigned gen);
  */
 /* The count, in *COUNT: 0, or -1 when the wake file is not mapped here. */
 int scl_wake_revocations(unsigned *count);
-/* Bumps it, for the claim directory whose claims directory is CLAIMSFD:
- * 0, or -1 with errno (EACCES: the caller may not write the file). */
-int scl_wake_revoke(int claimsfd);
+/* Bumps it, for the claim directory TOPFD: 0, or -1 with errno (EACCES:
+ * the caller may not write the file). */
+int scl_wake_revoke(int topfd);
 
 /* Wakes whoever waits on claim file name FNAME. */
 void scl_wake(const char *fname);

@@ -49,13 +49,11 @@ int tool_gc(int argc, char **argv)
     verb = dry ? "would remove" : "removed";
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
-        char claims[PATH_MAX + 16];
-        int fd;
+        int fd, topfd;
 
-        snprintf(claims, sizeof claims, "%s/" SCL_CLAIMS_DIR, d->path);
-        fd = open(claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        fd = inv_open_dir(d->path, &topfd);
         if (fd < 0) {
-            tool_error("%s: %s", claims, strerror(errno));
+            tool_error("%s/" SCL_CLAIMS_DIR ": %s", d->path, strerror(errno));
             failed = 1;
             continue;
         }
@@ -65,7 +63,7 @@ int tool_gc(int argc, char **argv)
                 continue;
             /* The same race-free clearing the library does: under the
              * holder's flock, and only while it is dead.  Said once done. */
-            if (!dry && scl_holder_clear(fd, p->pid, SCL_CLEAR_IF_DEAD) < 0) {
+            if (!dry && scl_holder_clear(fd, topfd, p->pid, SCL_CLEAR_IF_DEAD) < 0) {
                 tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
                 failed = 1;
                 continue;
@@ -77,6 +75,7 @@ int tool_gc(int argc, char **argv)
             removed++;
         }
         close(fd);
+        close(topfd);
         if (!d->live) {
             if (!dry && scl_retire_path(d->path, 0, 0) != 0) {
                 tool_error("removing %s: %s", d->path, strerror(errno));

@@ -179,11 +179,11 @@ static int find_waited(const char *fname, const char *full, void *arg)
 }
 
 /* Reads P's page of times, and what it waits for when it is alive. */
-static void read_times(int dirfd, struct inv_proc *p)
+static void read_times(int topfd, int dirfd, struct inv_proc *p)
 {
     struct scl_times_page page;
 
-    if (scl_times_read(dirfd, p->pid, &page) != 0 || (p->times = malloc(sizeof page)) == NULL)
+    if (scl_times_read(topfd, p->pid, &page) != 0 || (p->times = malloc(sizeof page)) == NULL)
         return;
     *p->times = page;
     p->waiting_since = scl_times_when(&page, &page.waiting);
@@ -207,6 +207,24 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
+int inv_open_dir(const char *path, int *topfd)
+{
+    int claimsfd;
+
+    /* Never through a symlink: root lists directories other users own. */
+    *topfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*topfd < 0)
+        return -1;
+    claimsfd = scl_open_dir_at(*topfd, SCL_CLAIMS_DIR);
+    if (claimsfd < 0) {
+        int saved = errno;
+        close(*topfd);
+        *topfd = -1;
+        errno = saved;
+    }
+    return claimsfd;
+}
+
 int inv_load_dir(const char *path, struct inv_dir *d)
 {
     size_t pcap = 0, ccap = 0;
@@ -216,15 +234,12 @@ int inv_load_dir(const char *path, struct inv_dir *d)
 
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", path);
-    /* Never through a symlink: root lists directories other users own. */
-    topfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (topfd < 0)
+    claimsfd = inv_open_dir(path, &topfd);
+    if (claimsfd < 0)
         return -1;
-    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    close(topfd);
-    if (claimsfd < 0 || (dir = fdopendir(claimsfd)) == NULL) {
-        if (claimsfd >= 0)
-            close(claimsfd);
+    if ((dir = fdopendir(claimsfd)) == NULL) {
+        close(claimsfd);
+        close(topfd);
         return -1;
     }
     /* First the members, so that claims can name their holder. */
@@ -262,9 +277,10 @@ int inv_load_dir(const char *path, struct inv_dir *d)
             read_command(p->pid, p->command, sizeof p->command);
             p->stopped = is_stopped(p->pid);
         }
-        read_times(claimsfd, p);
+        read_times(topfd, claimsfd, p);
         d->live |= p->state == SCL_PROC_ALIVE;
     }
+    close(topfd);
     /* The master made the directory before its first fork: the first member
      * (start times count clock ticks: within one, the parent's pid is lower,
      * but for a wrap of the pid counter). */

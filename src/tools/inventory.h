@@ -51,6 +51,12 @@ struct inv_dir {
     size_t nclaims;
 };
 
+/* Opens the claim directory at PATH, never through a symlink: its claims
+ * directory's descriptor, with its top's in *TOPFD (what the top holds is
+ * reached through that, never through "claims/..": attack 13 in
+ * doc/security.md); -1 with errno. */
+int inv_open_dir(const char *path, int *topfd);
+
 /* Reads the claim directory at PATH; 0, or -1 with errno. */
 int inv_load_dir(const char *path, struct inv_dir *d);
 

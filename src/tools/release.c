@@ -95,14 +95,11 @@ int tool_release(int argc, char **argv)
         tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
                    (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
     {
-        char claims[PATH_MAX + 16];
-        int fd;
-        snprintf(claims, sizeof claims, "%s/" SCL_CLAIMS_DIR, found_dir->path);
-        fd = open(claims, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        int topfd, fd = inv_open_dir(found_dir->path, &topfd);
         /* The holder is told first (wake.h): its late release must then
          * check whose the name is.  Only the claim we looked at goes: one
          * taken since stays. */
-        if (fd >= 0 && scl_wake_revoke(fd) != 0) {
+        if (fd >= 0 && scl_wake_revoke(topfd) != 0) {
             tool_error("releasing '%s' in %s: cannot tell its holder through %s/" SCL_WAKE_FILE
                        " (%s): run this as root or as the directory's owner",
                        name, found_dir->path, found_dir->path, strerror(errno));
@@ -114,8 +111,10 @@ int tool_release(int argc, char **argv)
         } else {
             printf("released '%s' in %s\n", name, found_dir->path);
         }
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+            close(topfd);
+        }
     }
     inv_free(dirs, n);
     return r;

@@ -215,7 +215,7 @@ static int leave(struct swerve_claim *claim, pid_t command, int status)
     swerve_claim_free(claim);
     if (dirfd >= 0) {
         if (command > 0)
-            (void)scl_holder_clear(dirfd, command, SCL_CLEAR_IF_DEAD);
+            (void)scl_holder_clear(dirfd, scl_dir_top_fd(), command, SCL_CLEAR_IF_DEAD);
         scl_dir_leave(dirfd, 1);
     }
     return status;

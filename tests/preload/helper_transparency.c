@@ -46,8 +46,9 @@ static void dispositions(const char *when)
     printf("\n");
 }
 
-/* Descriptors by kind, but for the shim's one, open on its claim
- * directory: the only difference the shim may make. */
+/* Descriptors by kind, but for the shim's two, open on its claim
+ * directory's top and its claims/: the only difference the shim may
+ * make. */
 static void descriptors(const char *when)
 {
     char link[64], target[256];
@@ -71,8 +72,8 @@ static void descriptors(const char *when)
                                                   : "file");
     }
     printf("\n");
-    if (shims > 1)
-        printf("the shim has %d descriptors open, not one\n", shims);
+    if (shims > 2)
+        printf("the shim has %d descriptors open, not two\n", shims);
 }
 
 static void on_usr1(int sig)
