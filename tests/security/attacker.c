@@ -624,6 +624,121 @@ static int flip_dir(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 14 */
+
+/* How long the master's waitpid() takes to reap PID once it has died
+ * (DEAD: a pipe whose write end only PID held), in ms; its status in
+ * *STATUS. */
+static double time_reap(pid_t pid, int dead, int *status)
+{
+    double t0;
+    char byte;
+
+    REQUIRE(read(dead, &byte, 1) == 0);
+    close(dead);
+    t0 = now_s();
+    alarm(10);
+    REQUIRE(waitpid(pid, status, 0) == pid);
+    alarm(0);
+    return (now_s() - t0) * 1e3;
+}
+
+/* A worker of UID, with a pipe that ends when it does (in *DEAD). */
+static pid_t worker_with_pipe(uid_t uid, int *dead)
+{
+    int fds[2];
+    pid_t pid;
+
+    REQUIRE(pipe(fds) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        become(uid);
+        return 0;
+    }
+    close(fds[1]);
+    *dead = fds[0];
+    return pid;
+}
+
+/* COUNT hard links of TARGET (in the claims directory) named PREFIX and
+ * a number: unjournaled entries, as a worker can make them. */
+static void plant_links(const char *target, const char *prefix, long count)
+{
+    char claims[4096], from[4200], to[4200];
+
+    claims_dir(claims, sizeof claims);
+    snprintf(from, sizeof from, "%s/%s", claims, target);
+    for (long i = 0; i < count; i++) {
+        snprintf(to, sizeof to, "%s/%s%07ld", claims, prefix, i);
+        REQUIRE(link(from, to) == 0);
+    }
+}
+
+/*
+ * plant-entries UID N: a worker plants one unjournaled link of a second
+ * worker's holder file and N entries in claims/ (links of files of its
+ * own, 50,000 a file), and the master times reaping the second worker; then a third
+ * worker takes a name, links its own holder file 60,000 times under
+ * unjournaled names, and dies, and the master times reaping it too.
+ * Every name either left behind must be free.
+ */
+static int plant_entries(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    long planted = atol(argv[1]);
+    char name[64];
+    int victim_dead, planter_dead, own_dead, ready[2], status;
+    pid_t victim, planter, own;
+
+    (void)take("m");
+    REQUIRE(pipe(ready) == 0);
+    victim = worker_with_pipe(uid, &victim_dead);
+    if (victim == 0) {
+        (void)take("b");
+        REQUIRE(write(ready[1], "r", 1) == 1);
+        pause();
+        _exit(1);
+    }
+    REQUIRE(read(ready[0], name, 1) == 1);
+    planter = worker_with_pipe(uid, &planter_dead);
+    if (planter == 0) {
+        char claims[4096], path[4200], prefix[32];
+        /* Before the rest: tmpfs lists the newest entries first. */
+        snprintf(name, sizeof name, ".holder.%d", (int)victim);
+        plant_links(name, "extra", 1);
+        claims_dir(claims, sizeof claims);
+        for (long i = 0; i * 50000 < planted; i++) {
+            long links = planted - i * 50000 < 50000 ? planted - i * 50000 : 50000;
+            int fd;
+            snprintf(name, sizeof name, "junk%ld", i);
+            snprintf(path, sizeof path, "%s/%s", claims, name);
+            REQUIRE((fd = open(path, O_WRONLY | O_CREAT, 0644)) >= 0);
+            close(fd);
+            snprintf(prefix, sizeof prefix, "p%ld.", i);
+            plant_links(name, prefix, links);
+        }
+        _exit(0);
+    }
+    (void)time_reap(planter, planter_dead, &status);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(kill(victim, SIGKILL) == 0);
+    printf("reaping a worker beside %ld planted entries took %.1f ms\n", planted, time_reap(victim, victim_dead, &status));
+    own = worker_with_pipe(uid, &own_dead);
+    if (own == 0) {
+        (void)take("c");
+        snprintf(name, sizeof name, ".holder.%d", (int)getpid());
+        plant_links(name, "own", 60000);
+        die();
+    }
+    printf("reaping a worker that left 60000 unjournaled links took %.1f ms\n", time_reap(own, own_dead, &status));
+    fflush(stdout);
+    REQUIRE(free_now("b") && free_now("extra0000000") && free_now("c"));
+    REQUIRE(free_now("own0000000") && free_now("own0059999"));
+    return 0;
+}
+
 /* ---------------------------------------------------------- attack 10 */
 
 /* acquire NAME: prints "acquired" or "errno N". */
@@ -765,6 +880,7 @@ int main(int argc, char **argv)
         { "times-plant", 2, 1, times_plant },
         { "move-claims", 3, 1, move_claims },
         { "flip-dir", 3, 0, flip_dir },
+        { "plant-entries", 2, 1, plant_entries },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
