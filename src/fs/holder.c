@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -100,12 +101,14 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
     return 0;
 }
 
-/* A holder inode being cleared, and how many of its links are left to
- * find besides its holder file's own name. */
+/* A holder inode being cleared, how many of its links are left to find
+ * besides its holder file's own name, and how many more entries of the
+ * claims directory its scan may read. */
 struct clearing {
     int dirfd;
     const struct stat *st;
     nlink_t to_find;
+    unsigned scan_left;
 };
 
 /* Unlinks claim FNAME when it still links to the inode being cleared. */
@@ -143,9 +146,10 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
 {
     struct clearing *c = arg;
 
-    if (d->d_ino == c->st->st_ino && d->d_name[0] != '.')
-        (void)clear_claim(d->d_name, c);
-    return 0;
+    if (c->scan_left == 0)
+        return 1;
+    c->scan_left--;
+    return d->d_ino == c->st->st_ino && d->d_name[0] != '.' ? clear_claim(d->d_name, c) : 0;
 }
 
 int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim)
@@ -178,9 +182,17 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
             (void)unlinkat(topfd, path, 0);
     }
     /* Links the journal did not name (it was torn, or capped) are found
-     * the slow way; a link outside the directory is nobody's claim. */
+     * the slow way; a link outside the directory is nobody's claim.  A
+     * clearer of another process reads at most SCL_SCAN_MAX entries: a
+     * worker may plant any number, and the clearer is often its master,
+     * in waitpid().  What is left past them is a dead holder's, free to
+     * anybody (the next acquire() of the name clears it; so does gc).  A
+     * holder about to exec searches it all: its links would still be its
+     * own afterwards. */
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
         int saved = errno;
+        c.to_find = st.st_nlink - (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u);
+        c.scan_left = mode == SCL_CLEAR_CLAIMS_ONLY ? UINT_MAX : SCL_SCAN_MAX;
         (void)scl_each_entry(dirfd, clear_if_link, &c);
         errno = saved;
     }

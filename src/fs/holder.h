@@ -40,8 +40,10 @@
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);
 
 /* A journal is read, and written, up to this size; claims taken past it
- * are found by scanning the claims directory. */
+ * are found by scanning the claims directory, and a clearer of another
+ * process reads at most SCL_SCAN_MAX of its entries (about 1 ms). */
 #define SCL_JOURNAL_MAX (64 * 1024)
+#define SCL_SCAN_MAX    4096u
 
 /* Parses the "PID START\n" header at the start of the N bytes at HEAD:
  * 0, or -1 with errno EINVAL. */
