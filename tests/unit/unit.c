@@ -721,12 +721,16 @@ END_TEST
 /*
  * The check-then-unlink race of link-based locks: several processes find
  * the same stale claim at once.  Whichever takes the name first must keep
- * it: a second winner in a round means a fresh claim was removed.
+ * it: a second winner in a round means a fresh claim was removed.  The
+ * winner holds on until every contender has tried (no hooks here: once it
+ * ends, its claim is a dead holder's, free to a contender that the
+ * machine's load made late).
  */
 START_TEST(test_stale_clearing_is_race_free)
 {
     enum { rounds = 150, contenders = 6 };
-    int *winners = mmap(NULL, sizeof(int) * rounds, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int *winners = mmap(NULL, sizeof(int) * rounds * 2, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int *tried = winners + rounds;
     struct swerve_claim *c = swerve_claim_new("contended");
 
     ck_assert_ptr_ne(winners, MAP_FAILED);
@@ -747,7 +751,12 @@ START_TEST(test_stale_clearing_is_race_free)
                 (void)read(go[0], &byte, 1); /* all start together */
                 if (swerve_claim_acquire(c, 0.0) == c) {
                     __atomic_add_fetch(&winners[r], 1, __ATOMIC_SEQ_CST);
-                    usleep(20000); /* hold while the others try */
+                    __atomic_add_fetch(&tried[r], 1, __ATOMIC_SEQ_CST);
+                    /* Hold while the others try (at most 10 s). */
+                    for (int i = 0; i < 10000 && __atomic_load_n(&tried[r], __ATOMIC_SEQ_CST) < contenders; i++)
+                        usleep(1000);
+                } else {
+                    __atomic_add_fetch(&tried[r], 1, __ATOMIC_SEQ_CST);
                 }
                 _exit(0);
             }
