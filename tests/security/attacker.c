@@ -724,7 +724,8 @@ static int plant_entries(char **argv)
     (void)time_reap(planter, planter_dead, &status);
     REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     REQUIRE(kill(victim, SIGKILL) == 0);
-    printf("reaping a worker beside %ld planted entries took %.1f ms\n", planted, time_reap(victim, victim_dead, &status));
+    printf("reaping a worker beside %ld planted entries took %.1f ms\n", planted,
+           time_reap(victim, victim_dead, &status));
     own = worker_with_pipe(uid, &own_dead);
     if (own == 0) {
         (void)take("c");
