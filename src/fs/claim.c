@@ -40,7 +40,7 @@ int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
     return r;
 }
 
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int topfd, const char *fname)
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname)
 {
     struct scl_proc_id id;
     struct stat st;
@@ -58,7 +58,7 @@ enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int topfd, const char *
         scl_close_quietly(fd);
         return SCL_CLAIM_LIVE;
     }
-    r = scl_holder_clear_open(dirfd, topfd, fd, SCL_CLEAR_IF_DEAD, fname);
+    r = scl_holder_clear_open(dirfd, top_fd(), fd, SCL_CLEAR_IF_DEAD, fname);
     scl_close_quietly(fd);
     return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;
 }

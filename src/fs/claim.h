@@ -26,7 +26,9 @@ enum scl_claim_state {
 };
 
 /* Looks at claim FNAME and clears it, with all of its holder's claims and
- * its page of times in TOPFD, when that holder has ended. */
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int topfd, const char *fname);
+ * its page of times in the top TOP_FD() returns (asked only then: a
+ * failing try on a live holder's name stays as cheap as it was), when
+ * that holder has ended. */
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname);
 
 #endif

@@ -242,7 +242,7 @@ static int fs_try_acquire(struct scl_key *key, pid_t self)
         }
         if (errno != EEXIST)
             return -1;
-        switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd(), key->fname)) {
+        switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd, key->fname)) {
         case SCL_CLAIM_FREE: continue;
         case SCL_CLAIM_LIVE: errno = EWOULDBLOCK; return -1;
         case SCL_CLAIM_BUSY: sched_yield(); continue;
