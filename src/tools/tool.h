@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 enum {
@@ -21,8 +22,19 @@ enum {
 extern const char *tool_base;
 extern int tool_base_explicit;
 
-/* "swerve-claim: " and the message, on standard error. */
+/* Every message goes through these, escaped as tool_put_escaped() does
+ * (root's tools print what any user can write): "swerve-claim: " and the
+ * message, on standard error; the message alone, on standard output; a
+ * progress line, which the next one overwrites, on standard error. */
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes S to TO with what is not printable as \xHH a byte, and '\' too,
+ * so that the escapes are unambiguous: in messages, what is no printable
+ * character in the locale; RAW (list --raw, as libsmartcols' raw output),
+ * also spaces and every byte past ASCII. */
+void tool_put_escaped(FILE *to, const char *s, int raw);
 
 /* Says WHAT and how to get help; returns TOOL_USAGE. */
 int tool_usage_error(const char *what);
