@@ -701,7 +701,7 @@ static unsigned long long start_of(pid_t pid)
     paren = strrchr(stat, ')');
     REQUIRE(paren != NULL);
     /* The start time is field 22; field 3, the state, follows the ')'. */
-    for (int field = 3; field < 22 && paren != NULL; field++)
+    for (int field = 3; field <= 22 && paren != NULL; field++)
         paren = strchr(paren + 1, ' ');
     REQUIRE(paren != NULL && sscanf(paren + 1, "%llu", &start) == 1);
     return start;
