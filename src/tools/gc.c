@@ -26,7 +26,7 @@ int tool_gc(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *verb;
-    int dry = 0, c, failed = 0;
+    int dry = 0, c, failed, loaded;
     struct inv_dir *dirs;
     size_t n, removed = 0;
 
@@ -44,8 +44,9 @@ int tool_gc(int argc, char **argv)
             "nothing to collect: with SWERVE_CLAIM_STORE, the server frees a claim when its holder's session ends");
         return TOOL_OK;
     }
-    if (tool_load_selected(server, &dirs, &n) != 0)
+    if ((loaded = tool_load_selected(server, &dirs, &n)) < 0)
         return TOOL_FAILURE;
+    failed = loaded > 0; /* a directory not read: said */
     verb = dry ? "would remove" : "removed";
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
@@ -70,9 +71,8 @@ int tool_gc(int argc, char **argv)
                 failed = 1;
                 continue;
             }
-            for (size_t k = 0; k < d->nclaims; k++)
-                if (d->claims[k].holder == (int)j)
-                    tool_say("%s claim %s of dead process %d in %s", verb, d->claims[k].name, (int)p->pid, d->path);
+            for (size_t k = p->claim0; k < p->claim0 + p->nheld; k++)
+                tool_say("%s claim %s of dead process %d in %s", verb, d->claims[k].name, (int)p->pid, d->path);
             tool_say("%s holder file of dead process %d in %s", verb, (int)p->pid, d->path);
             removed++;
         }

@@ -72,7 +72,7 @@ int tool_release(int argc, char **argv)
             return tool_usage_error("release: --server is for local claim directories, not SWERVE_CLAIM_STORE");
         return release_in_store(name);
     }
-    if (tool_load_selected(server, &dirs, &n) != 0)
+    if (tool_load_selected(server, &dirs, &n) < 0)
         return TOOL_FAILURE;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < dirs[i].nclaims; j++)
