@@ -293,19 +293,6 @@ static int by_pid(const void *a, const void *b)
     return (p->pid > q->pid) - (p->pid < q->pid);
 }
 
-static int by_inode(const struct inv_proc *p, dev_t dev, ino_t ino)
-{
-    return p->dev != dev ? (p->dev > dev) - (p->dev < dev) : (p->ino > ino) - (p->ino < ino);
-}
-
-/* For qsort_r: indexes into procs (ARG), by their holder file's inode. */
-static int by_proc_inode(const void *a, const void *b, void *arg)
-{
-    const struct inv_proc *procs = arg, *q = &procs[*(const size_t *)b];
-
-    return by_inode(&procs[*(const size_t *)a], q->dev, q->ino);
-}
-
 static int by_holder_and_fname(const void *a, const void *b)
 {
     const struct inv_claim *c = a, *e = b;
@@ -313,41 +300,47 @@ static int by_holder_and_fname(const void *a, const void *b)
     return c->holder != e->holder ? (c->holder > e->holder) - (c->holder < e->holder) : strcmp(c->fname, e->fname);
 }
 
-/* For qsort_r: indexes into claims (ARG), by file name. */
-static int by_claim_fname(const void *a, const void *b, void *arg)
-{
-    const struct inv_claim *claims = arg;
+/* Lookups by a sorted copy and bsearch(): one a claim, never a loop over
+ * the members for each (anybody can plant thousands of either). */
+struct by_inode {
+    dev_t dev;
+    ino_t ino;
+    size_t proc;
+};
 
-    return strcmp(claims[*(const size_t *)a].fname, claims[*(const size_t *)b].fname);
+static int inode_order(const void *a, const void *b)
+{
+    const struct by_inode *x = a, *y = b;
+
+    return x->dev != y->dev ? (x->dev > y->dev) - (x->dev < y->dev) : (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+struct by_fname {
+    const char *fname;
+    size_t claim;
+};
+
+static int fname_order(const void *a, const void *b)
+{
+    return strcmp(((const struct by_fname *)a)->fname, ((const struct by_fname *)b)->fname);
 }
 
 /* The index of each claim's holder: the member whose holder file it links
- * to (one lookup a claim, not one a claim and member). */
+ * to. */
 static int match_holders(struct inv_dir *d)
 {
-    size_t *index = malloc((d->nprocs + 1) * sizeof *index);
+    struct by_inode *index = malloc((d->nprocs + 1) * sizeof *index);
 
     if (index == NULL)
         return -1;
     for (size_t i = 0; i < d->nprocs; i++)
-        index[i] = i;
-    qsort_r(index, d->nprocs, sizeof *index, by_proc_inode, d->procs);
+        index[i] = (struct by_inode){ d->procs[i].dev, d->procs[i].ino, i };
+    qsort(index, d->nprocs, sizeof *index, inode_order);
     for (size_t j = 0; j < d->nclaims; j++) {
         struct inv_claim *c = &d->claims[j];
-        size_t lo = 0, hi = d->nprocs;
-        c->holder = -1;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            int cmp = by_inode(&d->procs[index[mid]], c->dev, c->ino);
-            if (cmp == 0) {
-                c->holder = (int)index[mid];
-                break;
-            }
-            if (cmp < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        struct by_inode key = { c->dev, c->ino, 0 };
+        const struct by_inode *found = bsearch(&key, index, d->nprocs, sizeof *index, inode_order);
+        c->holder = found != NULL ? (int)found->proc : -1;
     }
     free(index);
     /* Each member's claims side by side, so that its page of times and its
@@ -388,35 +381,26 @@ static void read_times(int dirfd, struct inv_dir *d, struct inv_proc *p)
  * claims' count for a name nobody holds), so that list walks them once. */
 static int sort_waiters(struct inv_dir *d)
 {
-    size_t *by_fname = malloc((d->nclaims + 1) * sizeof *by_fname);
+    struct by_fname *index = malloc((d->nclaims + 1) * sizeof *index);
 
-    if (by_fname == NULL)
+    if (index == NULL)
         return -1;
     for (size_t j = 0; j < d->nclaims; j++)
-        by_fname[j] = j;
-    qsort_r(by_fname, d->nclaims, sizeof *by_fname, by_claim_fname, d->claims);
+        index[j] = (struct by_fname){ d->claims[j].fname, j };
+    qsort(index, d->nclaims, sizeof *index, fname_order);
     for (size_t i = 0; i < d->nprocs; i++) {
         struct inv_proc *p = &d->procs[i];
-        size_t lo = 0, hi = d->nclaims;
+        struct by_fname key = { p->waiting_fname, 0 };
+        const struct by_fname *found;
         if (p->waiting == NULL)
             continue;
-        p->waited = d->nclaims;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            int cmp = strcmp(d->claims[by_fname[mid]].fname, p->waiting_fname);
-            if (cmp == 0) {
-                p->waited = by_fname[mid];
-                break;
-            }
-            if (cmp < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        found = bsearch(&key, index, d->nclaims, sizeof *index, fname_order);
+        p->waited = found != NULL ? found->claim : d->nclaims;
         d->waiters[d->nwaiters++] = i;
     }
-    free(by_fname);
-    /* By pid within a claim: procs are by pid already, and so is this order. */
+    free(index);
+    /* By pid within a claim: procs are by pid already, and an insertion
+     * sort keeps that order (waiters are live processes: few). */
     for (size_t a = 1; a < d->nwaiters; a++)
         for (size_t b = a; b > 0 && d->procs[d->waiters[b - 1]].waited > d->procs[d->waiters[b]].waited; b--) {
             size_t swap = d->waiters[b];
@@ -513,6 +497,13 @@ int inv_load_dir(const char *path, struct inv_dir *d)
 static int by_path(const void *a, const void *b)
 {
     return strcmp(((const struct inv_dir *)a)->path, ((const struct inv_dir *)b)->path);
+}
+
+const struct inv_proc *inv_member(const struct inv_dir *d, pid_t pid)
+{
+    struct inv_proc key = { .pid = pid };
+
+    return d->nprocs > 0 ? bsearch(&key, d->procs, d->nprocs, sizeof *d->procs, by_pid) : NULL;
 }
 
 int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden, size_t *refused)

@@ -73,6 +73,9 @@ int inv_load_dir(const char *path, struct inv_dir *d);
  * with errno. */
 int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden, size_t *refused);
 
+/* D's member of pid PID, or NULL. */
+const struct inv_proc *inv_member(const struct inv_dir *d, pid_t pid);
+
 /* "user NAME (uid N)", or "uid N" without a name, into OUT. */
 void inv_owner_name(uid_t uid, char *out, size_t cap);
 

@@ -304,23 +304,6 @@ static int one_of(uid_t uid, const uid_t uids[4])
     return uid == 0 || uid == uids[0] || uid == uids[1] || uid == uids[2] || uid == uids[3];
 }
 
-/* D's member of pid PID, or NULL (D's members are by pid). */
-static const struct inv_proc *member(const struct inv_dir *d, pid_t pid)
-{
-    size_t lo = 0, hi = d->nprocs;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->procs[mid].pid == pid)
-            return &d->procs[mid];
-        if (d->procs[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 /*
  * Whether D is a directory of process PID (UIDS its uids when it is alive,
  * else NULL).  Its pid and start time are public, so anybody can write
@@ -331,7 +314,7 @@ static const struct inv_proc *member(const struct inv_dir *d, pid_t pid)
  */
 static int is_members(const struct inv_dir *d, pid_t pid, const uid_t *uids)
 {
-    const struct inv_proc *p = member(d, pid);
+    const struct inv_proc *p = inv_member(d, pid);
     uid_t mine[4] = { geteuid(), geteuid(), geteuid(), geteuid() };
 
     if (p == NULL)
@@ -353,14 +336,14 @@ static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n,
     char owner[300];
 
     for (size_t i = 0; i < n; i++) {
-        named += member(&dirs[i], pid) != NULL;
+        named += inv_member(&dirs[i], pid) != NULL;
         if (is_members(&dirs[i], pid, of) && found++ == 0)
             chosen = &dirs[i];
     }
     /* The uids read were those of the process its holder file names, not
      * of one that took its pid since. */
     if (of != NULL && found > 0) {
-        struct scl_proc_id id = { .pid = pid, .start = member(chosen, pid)->start };
+        struct scl_proc_id id = { .pid = pid, .start = inv_member(chosen, pid)->start };
         if (!scl_proc_alive(&id))
             found = 0;
     }

@@ -400,6 +400,24 @@ within() { # FILE KB SECONDS
     awk -v kb="$2" -v s="$3" 'END { exit !(NF == 2 && $1 < kb && $2 < s) }' "$1"
 }
 
+# Starts `swerve-claim run NAME -- COMMAND...` in $base as USER (root
+# when empty), in the background in a process group of its own, its pid in
+# $bg; then waits (at most 5 s) until root's raw list shows claim LISTED.
+held_bg() { # USER NAME LISTED COMMAND...
+    local user=$1 name=$2 listed=$3 as=()
+    shift 3
+    # shellcheck disable=SC2207 # the options are words
+    [ -n "$user" ] && as=(setpriv $(as_user_options "$user") --)
+    setsid "${as[@]}" "$tool" --base "$base" run "$name" -- "$@" &
+    bg=$!
+    pids+=($bg)
+    for _ in $(seq 100); do
+        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qxF "claim $listed" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
 # 15. An outside user plants 300,000 names ".holder.*" in a claim directory
 # of its own (hard links of six holder files naming live processes, each
 # with a page of times): root's list and gc must not take gigabytes, nor
@@ -414,12 +432,7 @@ attack_15() {
         sleepers+=($!)
         pids+=($!)
     done
-    setsid "$tool" --base "$base" run real15 -- sleep 300 &
-    pids+=($!)
-    for _ in $(seq 100); do
-        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx "claim real15" && break
-        sleep 0.05
-    done
+    held_bg "" real15 real15 sleep 300
     as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 300000 "$(
         IFS=,
         echo "${sleepers[*]}"
@@ -459,16 +472,11 @@ attack_15() {
 # directories may claim is an error naming both and their owners; another
 # user's directory is never chosen without saying whose it is.
 attack_16() {
-    local t=$top/a16 master real evil own othrun
+    local t=$top/a16 master real evil own othrun status
     base=$(base_dir a16)
     mkdir -p "$t"
-    setsid "$tool" --base "$base" run job16 -- sleep 300 &
-    master=$!
-    pids+=($master)
-    for _ in $(seq 100); do
-        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx "claim job16" && break
-        sleep 0.05
-    done
+    held_bg "" job16 job16 sleep 300
+    master=$bg
     real=$base/swerve-claim.run-0
     evil=$base/swerve-claim.000000000000
     as_user "$att" "$attacker" plant-holders "$evil" 0 "$master" >/dev/null
@@ -486,14 +494,8 @@ attack_16() {
         fail "16: root's release --force --server $master released in the wrong directory: $(cat "$t/release")"
 
     # The attacker's own server, and a second directory of the attacker's naming it.
-    # shellcheck disable=SC2046 # the options are words
-    setsid setpriv $(as_user_options "$att") -- "$tool" --base "$base" run own16 -- sleep 300 &
-    own=$!
-    pids+=($own)
-    for _ in $(seq 100); do
-        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx "claim own16" && break
-        sleep 0.05
-    done
+    held_bg "$att" own16 own16 sleep 300
+    own=$bg
     as_user "$att" "$attacker" plant-holders "$base/swerve-claim.000000000001" 0 "$own" >/dev/null
     "$tool" --base "$base" list --server "$own" --raw --noheadings -o TYPE,NAME,DIR >"$t/ambiguous" 2>&1
     status=$?
@@ -501,14 +503,8 @@ attack_16() {
         grep -q "swerve-claim.run-$att_uid.*$att" "$t/ambiguous" && pass ||
         fail "16: root's list --server $own, a pid two directories of $att name, gave status $status: $(cat "$t/ambiguous")"
 
-    # shellcheck disable=SC2046 # the options are words
-    setsid setpriv $(as_user_options "$oth") -- "$tool" --base "$base" run oth16 -- sleep 300 &
-    othrun=$!
-    pids+=($othrun)
-    for _ in $(seq 100); do
-        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx "claim oth16" && break
-        sleep 0.05
-    done
+    held_bg "$oth" oth16 oth16 sleep 300
+    othrun=$bg
     "$tool" --base "$base" list --server "$othrun" --raw --noheadings -o TYPE,NAME >"$t/other" 2>"$t/other.err"
     grep -qx "claim oth16" "$t/other" && grep -q "$oth" "$t/other.err" && pass ||
         fail "16: root's list --server $othrun chose $oth's directory without saying whose: $(cat "$t/other" "$t/other.err")"
@@ -519,22 +515,13 @@ attack_16() {
 # line, erase it) in gc, gc --dry-run, release and run's messages (run
 # cannot join another user's directory, and says so, naming it).
 attack_17() {
-    local t=$top/a17 esc live dead_run dead what
+    local t=$top/a17 esc dead_run dead what
     base=$(base_dir a17)
     mkdir -p "$t"
     esc=$'\e[1A\e[2K'
-    # shellcheck disable=SC2046 # the options are words
-    setsid setpriv $(as_user_options "$att") -- "$tool" --base "$base" run "live$esc" -- sh -c 'sleep 300; :' "sh$esc" &
-    live=$!
-    pids+=($live)
-    # shellcheck disable=SC2046 # the options are words
-    setsid setpriv $(as_user_options "$att") -- "$tool" --base "$base" run "dead$esc" -- sleep 300 &
-    dead_run=$!
-    pids+=($dead_run)
-    for _ in $(seq 100); do
-        [ "$("$tool" --base "$base" list --raw --noheadings -o TYPE 2>/dev/null | grep -c '^claim')" -eq 2 ] && break
-        sleep 0.05
-    done
+    held_bg "$att" "live$esc" 'live\x1b[1A\x1b[2K' sh -c 'sleep 300; :' "sh$esc"
+    held_bg "$att" "dead$esc" 'dead\x1b[1A\x1b[2K' sleep 300
+    dead_run=$bg
     dead=$(pgrep -P "$dead_run")
     kill -9 "$dead_run" $dead
     wait "$dead_run" 2>/dev/null
