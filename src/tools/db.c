@@ -24,7 +24,7 @@ int tool_db(int argc, char **argv)
                        errno == ECONNREFUSED ? " (SWERVE_DEBUG=1 shows libpq's reason)" : "");
         return TOOL_FAILURE;
     }
-    printf("swerve-claim: the schema swerve_claim is ready; let the servers' role in with:\n"
-           "    GRANT swerve_claim_user TO <role>;\n");
+    tool_say("swerve-claim: the schema swerve_claim is ready; let the servers' role in with:");
+    tool_say("    GRANT swerve_claim_user TO <role>;");
     return TOOL_OK;
 }

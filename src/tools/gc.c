@@ -26,7 +26,7 @@ int tool_gc(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *verb;
-    int dry = 0, c, failed = 0;
+    int dry = 0, c, failed, loaded;
     struct inv_dir *dirs;
     size_t n, removed = 0;
 
@@ -40,12 +40,13 @@ int tool_gc(int argc, char **argv)
     if (optind != argc)
         return tool_usage_error("gc takes no arguments");
     if (scl_store()->list != NULL) {
-        printf(
-            "nothing to collect: with SWERVE_CLAIM_STORE, the server frees a claim when its holder's session ends\n");
+        tool_say(
+            "nothing to collect: with SWERVE_CLAIM_STORE, the server frees a claim when its holder's session ends");
         return TOOL_OK;
     }
-    if (tool_load_selected(server, &dirs, &n) != 0)
+    if ((loaded = tool_load_selected(server, &dirs, &n)) < 0)
         return TOOL_FAILURE;
+    failed = loaded > 0; /* a directory not read: said */
     verb = dry ? "would remove" : "removed";
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
@@ -68,10 +69,9 @@ int tool_gc(int argc, char **argv)
                 failed = 1;
                 continue;
             }
-            for (size_t k = 0; k < d->nclaims; k++)
-                if (d->claims[k].holder == (int)j)
-                    printf("%s claim %s of dead process %d in %s\n", verb, d->claims[k].name, (int)p->pid, d->path);
-            printf("%s holder file of dead process %d in %s\n", verb, (int)p->pid, d->path);
+            for (size_t k = p->claim0; k < p->claim0 + p->nheld; k++)
+                tool_say("%s claim %s of dead process %d in %s", verb, d->claims[k].name, (int)p->pid, d->path);
+            tool_say("%s holder file of dead process %d in %s", verb, (int)p->pid, d->path);
             removed++;
         }
         close(fd);
@@ -81,13 +81,13 @@ int tool_gc(int argc, char **argv)
                 tool_error("removing %s: %s", d->path, strerror(errno));
                 failed = 1;
             } else {
-                printf("%s abandoned directory %s\n", verb, d->path);
+                tool_say("%s abandoned directory %s", verb, d->path);
                 removed++;
             }
         }
     }
     if (removed == 0)
-        printf("nothing to remove\n");
+        tool_say("nothing to remove");
     inv_free(dirs, n);
     /* --dry-run drives monitoring, as diff(1) does: 1 means "stale things found". */
     return failed || (dry && removed > 0) ? TOOL_FAILURE : TOOL_OK;

@@ -6,10 +6,13 @@
 #include "proc.h"
 #include "retire.h"
 #include "sigsafe.h"
+#include "tool.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,32 +168,23 @@ static char *display_name(int dirfd, const struct inv_proc *p, const char *fname
     return name;
 }
 
-/* The journal line of the name P waits for: a waiter journals its name
- * before its first try, as every claimant does. */
+/* The journal line of the name a process waits for (by its hash, in its
+ * page of times): a waiter journals its name before its first try, as
+ * every claimant does. */
+struct waited {
+    uint64_t hash;
+    char fname[SCL_FNAME_MAX];
+};
+
 static int find_waited(const char *fname, const char *full, void *arg)
 {
-    struct inv_proc *p = arg;
+    struct waited *w = arg;
 
     (void)full;
-    if (scl_times_hash(fname) != p->times->waiting.hash)
+    if (scl_times_hash(fname) != w->hash)
         return 0;
-    snprintf(p->waiting_fname, sizeof p->waiting_fname, "%s", fname);
+    snprintf(w->fname, sizeof w->fname, "%s", fname);
     return 1;
-}
-
-/* Reads P's page of times, and what it waits for when it is alive. */
-static void read_times(int topfd, int dirfd, struct inv_proc *p)
-{
-    struct scl_times_page page;
-
-    if (scl_times_read(topfd, p->pid, &page) != 0 || (p->times = malloc(sizeof page)) == NULL)
-        return;
-    *p->times = page;
-    p->waiting_since = scl_times_when(&page, &page.waiting);
-    if (p->state != SCL_PROC_ALIVE || page.waiting.hash == 0 || p->waiting_since == 0 ||
-        each_journal_line(dirfd, p, find_waited, p) == 0)
-        return;
-    p->waiting = display_name(dirfd, p, p->waiting_fname);
 }
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
@@ -205,6 +199,268 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
         return -1;
     *v = bigger;
     return 0;
+}
+
+/* A directory being read, for the scans' callbacks. */
+struct loading {
+    struct inv_dir *d;
+    int claimsfd;
+    size_t cap, entries;
+};
+
+static int count_entry(const struct dirent64 *e, void *arg)
+{
+    struct loading *l = arg;
+
+    (void)e;
+    return ++l->entries > INV_MAX_ENTRIES + 2; /* and "." and ".." */
+}
+
+/* Adds the member whose holder file is ENTRY, when it is one: a file of
+ * another name ("PID START" of a pid not its own, as any link of it has)
+ * is nobody's holder file, and not read further. */
+static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
+{
+    struct loading *l = arg;
+    struct inv_dir *d = l->d;
+    struct scl_proc_id id;
+    struct inv_proc *p;
+    struct stat st;
+    char command[512];
+    ssize_t n;
+    int fd;
+
+    if (pid == 0)
+        return 0; /* a registration in progress */
+    fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
+    if (fd < 0)
+        return 0;
+    if (scl_holder_read_id(fd, &id) != 0 || id.pid != pid) {
+        close(fd);
+        return 0;
+    }
+    /* What it said it was the last time it took a new name: all there is
+     * to say of a dead one (the library's note, bounded, or nothing). */
+    n = fgetxattr(fd, SCL_COMMAND_XATTR, command, sizeof command - 1);
+    close(fd);
+    command[n > 0 ? n : 0] = '\0';
+    if (grow((void **)&d->procs, &l->cap, d->nprocs, sizeof *d->procs) != 0)
+        return -1;
+    p = &d->procs[d->nprocs];
+    memset(p, 0, sizeof *p);
+    p->pid = id.pid;
+    p->start = id.start;
+    p->uid = st.st_uid;
+    p->state = scl_proc_state(&id);
+    p->dev = st.st_dev;
+    p->ino = st.st_ino;
+    if (p->state == SCL_PROC_ALIVE) {
+        read_command(p->pid, command, sizeof command);
+        p->stopped = is_stopped(p->pid);
+    }
+    if ((p->command = strdup(command)) == NULL)
+        return -1;
+    d->nprocs++;
+    d->live |= p->state == SCL_PROC_ALIVE;
+    return 0;
+}
+
+static int add_claim(const struct dirent64 *e, void *arg)
+{
+    struct loading *l = arg;
+    struct inv_dir *d = l->d;
+    struct inv_claim *c;
+    struct stat st;
+
+    if (e->d_name[0] == '.' || fstatat(l->claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 0;
+    if (grow((void **)&d->claims, &l->cap, d->nclaims, sizeof *d->claims) != 0)
+        return -1;
+    c = &d->claims[d->nclaims];
+    memset(c, 0, sizeof *c);
+    if ((c->fname = strdup(e->d_name)) == NULL)
+        return -1;
+    c->dev = st.st_dev;
+    c->ino = st.st_ino;
+    d->nclaims++;
+    return 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct inv_proc *p = a, *q = b;
+
+    return (p->pid > q->pid) - (p->pid < q->pid);
+}
+
+static int by_holder_and_fname(const void *a, const void *b)
+{
+    const struct inv_claim *c = a, *e = b;
+
+    return c->holder != e->holder ? (c->holder > e->holder) - (c->holder < e->holder) : strcmp(c->fname, e->fname);
+}
+
+/* Lookups by a sorted copy and bsearch(): one a claim, never a loop over
+ * the members for each (anybody can plant thousands of either). */
+struct by_inode {
+    dev_t dev;
+    ino_t ino;
+    size_t proc;
+};
+
+static int inode_order(const void *a, const void *b)
+{
+    const struct by_inode *x = a, *y = b;
+
+    return x->dev != y->dev ? (x->dev > y->dev) - (x->dev < y->dev) : (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+struct by_fname {
+    const char *fname;
+    size_t claim;
+};
+
+static int fname_order(const void *a, const void *b)
+{
+    return strcmp(((const struct by_fname *)a)->fname, ((const struct by_fname *)b)->fname);
+}
+
+/* The index of each claim's holder: the member whose holder file it links
+ * to. */
+static int match_holders(struct inv_dir *d)
+{
+    struct by_inode *index = malloc((d->nprocs + 1) * sizeof *index);
+
+    if (index == NULL)
+        return -1;
+    for (size_t i = 0; i < d->nprocs; i++)
+        index[i] = (struct by_inode){ d->procs[i].dev, d->procs[i].ino, i };
+    qsort(index, d->nprocs, sizeof *index, inode_order);
+    for (size_t j = 0; j < d->nclaims; j++) {
+        struct inv_claim *c = &d->claims[j];
+        struct by_inode key = { c->dev, c->ino, 0 };
+        const struct by_inode *found = bsearch(&key, index, d->nprocs, sizeof *index, inode_order);
+        c->holder = found != NULL ? (int)found->proc : -1;
+    }
+    free(index);
+    /* Each member's claims side by side, so that its page of times and its
+     * journal are read once for all of them. */
+    if (d->nclaims > 1)
+        qsort(d->claims, d->nclaims, sizeof *d->claims, by_holder_and_fname);
+    for (size_t j = d->nclaims; j-- > 0;)
+        if (d->claims[j].holder >= 0) {
+            struct inv_proc *p = &d->procs[d->claims[j].holder];
+            p->claim0 = j;
+            p->nheld++;
+        }
+    return 0;
+}
+
+/* Reads P's page of times (once, in the top TOPFD): when it took its
+ * claims, and what it waits for when it is alive. */
+static void read_times(int topfd, int dirfd, struct inv_dir *d, struct inv_proc *p)
+{
+    struct scl_times_page page;
+
+    if ((p->nheld == 0 && p->state != SCL_PROC_ALIVE) || scl_times_read(topfd, p->pid, &page) != 0)
+        return;
+    for (size_t j = p->claim0; j < p->claim0 + p->nheld; j++)
+        d->claims[j].since = scl_times_of(&page, d->claims[j].fname);
+    p->waiting_since = scl_times_when(&page, &page.waiting);
+    if (p->state != SCL_PROC_ALIVE || page.waiting.hash == 0 || p->waiting_since == 0)
+        return;
+    {
+        struct waited w = { .hash = page.waiting.hash };
+        if (each_journal_line(dirfd, p, find_waited, &w) == 0 || (p->waiting_fname = strdup(w.fname)) == NULL)
+            return;
+    }
+    p->waiting = display_name(dirfd, p, p->waiting_fname);
+}
+
+/* Who waits for which claim: D's waiters, by the claim they wait for (the
+ * claims' count for a name nobody holds), so that list walks them once. */
+static int sort_waiters(struct inv_dir *d)
+{
+    struct by_fname *index = malloc((d->nclaims + 1) * sizeof *index);
+
+    if (index == NULL)
+        return -1;
+    for (size_t j = 0; j < d->nclaims; j++)
+        index[j] = (struct by_fname){ d->claims[j].fname, j };
+    qsort(index, d->nclaims, sizeof *index, fname_order);
+    for (size_t i = 0; i < d->nprocs; i++) {
+        struct inv_proc *p = &d->procs[i];
+        struct by_fname key = { p->waiting_fname, 0 };
+        const struct by_fname *found;
+        if (p->waiting == NULL)
+            continue;
+        found = bsearch(&key, index, d->nclaims, sizeof *index, fname_order);
+        p->waited = found != NULL ? found->claim : d->nclaims;
+        d->waiters[d->nwaiters++] = i;
+    }
+    free(index);
+    /* By pid within a claim: procs are by pid already, and an insertion
+     * sort keeps that order (waiters are live processes: few). */
+    for (size_t a = 1; a < d->nwaiters; a++)
+        for (size_t b = a; b > 0 && d->procs[d->waiters[b - 1]].waited > d->procs[d->waiters[b]].waited; b--) {
+            size_t swap = d->waiters[b];
+            d->waiters[b] = d->waiters[b - 1];
+            d->waiters[b - 1] = swap;
+        }
+    return 0;
+}
+
+/* Says that D is not read, and why. */
+static void refuse(const struct inv_dir *d)
+{
+    char owner[300];
+
+    inv_owner_name(d->owner, owner, sizeof owner);
+    tool_error("%s, of %s: more than %d entries in its claims/ directory, not read; "
+               "its owner can remove what it does not know there",
+               d->path, owner, INV_MAX_ENTRIES);
+}
+
+static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
+{
+    struct loading l = { .d = d, .claimsfd = claimsfd };
+
+    if (scl_each_entry(claimsfd, count_entry, &l) < 0)
+        return -1;
+    if (l.entries > INV_MAX_ENTRIES + 2) {
+        refuse(d);
+        errno = E2BIG;
+        return -1;
+    }
+    /* First the members, so that claims can name their holder. */
+    if (scl_holders_scan(claimsfd, add_member, &l) != 0)
+        return -1;
+    if (d->nprocs > 1)
+        qsort(d->procs, d->nprocs, sizeof *d->procs, by_pid);
+    /* The master made the directory before its first fork: the first member
+     * (start times count clock ticks: within one, the parent's pid is lower,
+     * but for a wrap of the pid counter). */
+    d->master = -1;
+    for (size_t i = 0; i < d->nprocs; i++) {
+        const struct inv_proc *p = &d->procs[i], *m = d->master >= 0 ? &d->procs[d->master] : NULL;
+        if (m == NULL || p->start < m->start)
+            d->master = (int)i;
+    }
+    d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
+    l.cap = 0;
+    if (scl_each_entry(claimsfd, add_claim, &l) != 0 || match_holders(d) != 0)
+        return -1;
+    d->waiters = malloc((d->nprocs + 1) * sizeof *d->waiters);
+    if (d->waiters == NULL)
+        return -1;
+    for (size_t i = 0; i < d->nprocs; i++)
+        read_times(topfd, claimsfd, d, &d->procs[i]);
+    for (size_t j = 0; j < d->nclaims; j++) {
+        struct inv_claim *c = &d->claims[j];
+        if ((c->name = display_name(claimsfd, c->holder >= 0 ? &d->procs[c->holder] : NULL, c->fname)) == NULL)
+            return -1;
+    }
+    return sort_waiters(d);
 }
 
 int inv_open_dir(const char *path, int *topfd)
@@ -227,92 +483,30 @@ int inv_open_dir(const char *path, int *topfd)
 
 int inv_load_dir(const char *path, struct inv_dir *d)
 {
-    size_t pcap = 0, ccap = 0;
-    struct dirent *e;
-    DIR *dir;
-    int topfd, claimsfd;
+    struct stat st;
+    int topfd, claimsfd, r;
 
     memset(d, 0, sizeof *d);
+    d->master = -1;
     snprintf(d->path, sizeof d->path, "%s", path);
     claimsfd = inv_open_dir(path, &topfd);
     if (claimsfd < 0)
         return -1;
-    if ((dir = fdopendir(claimsfd)) == NULL) {
+    if (fstat(topfd, &st) != 0) {
         close(claimsfd);
         close(topfd);
         return -1;
     }
-    /* First the members, so that claims can name their holder. */
-    while ((e = readdir(dir)) != NULL) {
-        struct inv_proc *p;
-        struct scl_proc_id id;
-        struct stat st;
-        ssize_t n;
-        int fd;
-        if (strncmp(e->d_name, SCL_HOLDER_PREFIX, sizeof SCL_HOLDER_PREFIX - 1) != 0)
-            continue;
-        fd = scl_open_file_at(claimsfd, e->d_name, O_RDONLY, &st);
-        if (fd < 0 || scl_holder_read_id(fd, &id) != 0 ||
-            grow((void **)&d->procs, &pcap, d->nprocs, sizeof *d->procs) != 0) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        p = &d->procs[d->nprocs];
-        /* What it said it was the last time it took a new name: all there
-         * is to say of a dead one (the library's note, bounded, or nothing). */
-        n = fgetxattr(fd, SCL_COMMAND_XATTR, p->command, sizeof p->command - 1);
-        p->command[n > 0 ? n : 0] = '\0';
-        close(fd);
-        d->nprocs++;
-        p->pid = id.pid;
-        p->start = id.start;
-        p->state = scl_proc_state(&id);
-        p->dev = st.st_dev;
-        p->ino = st.st_ino;
-        p->stopped = 0;
-        p->times = NULL;
-        p->waiting = NULL;
-        if (p->state == SCL_PROC_ALIVE) {
-            read_command(p->pid, p->command, sizeof p->command);
-            p->stopped = is_stopped(p->pid);
-        }
-        read_times(topfd, claimsfd, p);
-        d->live |= p->state == SCL_PROC_ALIVE;
-    }
+    d->owner = st.st_uid;
+    r = read_dir(topfd, claimsfd, d);
+    close(claimsfd);
     close(topfd);
-    /* The master made the directory before its first fork: the first member
-     * (start times count clock ticks: within one, the parent's pid is lower,
-     * but for a wrap of the pid counter). */
-    d->master = -1;
-    for (size_t i = 0; i < d->nprocs; i++) {
-        const struct inv_proc *p = &d->procs[i], *m = d->master >= 0 ? &d->procs[d->master] : NULL;
-        if (m == NULL || p->start < m->start || (p->start == m->start && p->pid < m->pid))
-            d->master = (int)i;
+    if (r != 0) {
+        int saved = errno;
+        inv_free_dir(d);
+        errno = saved;
     }
-    d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
-    rewinddir(dir);
-    while ((e = readdir(dir)) != NULL) {
-        const struct inv_proc *holder;
-        struct inv_claim *c;
-        struct stat st;
-        if (e->d_name[0] == '.' || fstatat(claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            grow((void **)&d->claims, &ccap, d->nclaims, sizeof *d->claims) != 0)
-            continue;
-        c = &d->claims[d->nclaims++];
-        snprintf(c->fname, sizeof c->fname, "%s", e->d_name);
-        c->dev = st.st_dev;
-        c->ino = st.st_ino;
-        c->holder = -1;
-        for (size_t i = 0; i < d->nprocs; i++)
-            if (d->procs[i].dev == st.st_dev && d->procs[i].ino == st.st_ino)
-                c->holder = (int)i;
-        holder = c->holder >= 0 ? &d->procs[c->holder] : NULL;
-        c->since = holder != NULL && holder->times != NULL ? scl_times_of(holder->times, c->fname) : 0;
-        c->name = display_name(claimsfd, holder, c->fname);
-    }
-    closedir(dir);
-    return 0;
+    return r;
 }
 
 static int by_path(const void *a, const void *b)
@@ -320,7 +514,14 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const struct inv_dir *)a)->path, ((const struct inv_dir *)b)->path);
 }
 
-int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
+const struct inv_proc *inv_member(const struct inv_dir *d, pid_t pid)
+{
+    struct inv_proc key = { .pid = pid };
+
+    return d->nprocs > 0 ? bsearch(&key, d->procs, d->nprocs, sizeof *d->procs, by_pid) : NULL;
+}
+
+int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden, size_t *refused)
 {
     DIR *dir = opendir(base);
     struct dirent *e;
@@ -330,6 +531,7 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
     *dirs = NULL;
     *n = 0;
     *hidden = 0;
+    *refused = 0;
     if (dir == NULL)
         return -1;
     while ((e = readdir(dir)) != NULL) {
@@ -350,6 +552,8 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
             continue;
         if (inv_load_dir(path, &(*dirs)[*n]) == 0)
             (*n)++;
+        else if (errno == E2BIG)
+            (*refused)++;
     }
     closedir(dir);
     if (*n > 1) /* qsort's array may not be NULL, even empty */
@@ -357,30 +561,34 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden)
     return 0;
 }
 
-struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid)
+void inv_owner_name(uid_t uid, char *out, size_t cap)
 {
-    struct inv_dir *was = NULL;
+    struct passwd *pw = getpwuid(uid);
 
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < dirs[i].nprocs; j++)
-            if (dirs[i].procs[j].pid == pid) {
-                if (dirs[i].procs[j].state == SCL_PROC_ALIVE)
-                    return &dirs[i];
-                was = &dirs[i];
-            }
-    return was;
+    if (pw != NULL)
+        snprintf(out, cap, "user %s (uid %d)", pw->pw_name, (int)uid);
+    else
+        snprintf(out, cap, "uid %d", (int)uid);
 }
 
 void inv_free_dir(struct inv_dir *d)
 {
     for (size_t j = 0; j < d->nprocs; j++) {
-        free(d->procs[j].times);
+        free(d->procs[j].command);
         free(d->procs[j].waiting);
+        free(d->procs[j].waiting_fname);
     }
-    for (size_t j = 0; j < d->nclaims; j++)
+    for (size_t j = 0; j < d->nclaims; j++) {
         free(d->claims[j].name);
+        free(d->claims[j].fname);
+    }
     free(d->claims);
     free(d->procs);
+    free(d->waiters);
+    d->claims = NULL;
+    d->procs = NULL;
+    d->waiters = NULL;
+    d->nclaims = d->nprocs = d->nwaiters = 0;
 }
 
 void inv_free(struct inv_dir *dirs, size_t n)

@@ -17,38 +17,50 @@
 #include <sys/types.h>
 #include <time.h>
 
+/* The most entries a claims/ directory may have for the tools to read it:
+ * past it, the directory is refused whole, named with its owner.  Anybody
+ * can fill their own directory with names, and root's tools read every
+ * user's (doc/security.md has what each entry costs). */
+#define INV_MAX_ENTRIES 65536
+
 struct inv_proc {
     pid_t pid;
     unsigned long long start;
     enum scl_proc_state state;
-    int stopped;       /* alive, but stopped (SIGSTOP, a debugger) */
-    char command[512]; /* its command line, when alive */
-    dev_t dev;         /* its holder file */
+    int stopped;   /* alive, but stopped (SIGSTOP, a debugger) */
+    uid_t uid;     /* its holder file's owner */
+    char *command; /* its command line (when alive, else as it noted it), or "" */
+    dev_t dev;     /* its holder file */
     ino_t ino;
-    struct scl_times_page *times; /* when it took its claims (times.h), or NULL */
-    char *waiting;                /* the claim it waits for, as written, or NULL */
-    char waiting_fname[SCL_FNAME_MAX];
+    size_t claim0; /* its claims: claims[claim0 .. claim0 + nheld - 1] */
+    size_t nheld;
+    char *waiting; /* the claim it waits for, as written, or NULL */
+    char *waiting_fname;
+    size_t waited; /* the claim it waits for, index into claims, or nclaims: one nobody holds */
     time_t waiting_since;
 };
 
 struct inv_claim {
-    char *name;                /* as the application wrote it */
-    char fname[SCL_FNAME_MAX]; /* as it is on disk */
-    int holder;                /* index into procs, -1 if no member matches */
-    time_t since;              /* when its holder took it, or 0: not known */
+    char *name;   /* as the application wrote it */
+    char *fname;  /* as it is on disk */
+    int holder;   /* index into procs, -1 if no member matches */
+    time_t since; /* when its holder took it, or 0: not known */
     dev_t dev;
     ino_t ino;
 };
 
 struct inv_dir {
     char path[PATH_MAX];
-    int live;     /* a member is alive */
-    int orphaned; /* ... but its master (the first member) is not */
-    int master;   /* index into procs of the first member, -1 if none */
-    struct inv_proc *procs;
+    uid_t owner;
+    int live;               /* a member is alive */
+    int orphaned;           /* ... but its master (the first member) is not */
+    int master;             /* index into procs of the first member, -1 if none */
+    struct inv_proc *procs; /* by pid */
     size_t nprocs;
-    struct inv_claim *claims;
+    struct inv_claim *claims; /* by holder, then by file name */
     size_t nclaims;
+    size_t *waiters; /* indexes into procs of those that wait, by the claim they wait for */
+    size_t nwaiters;
 };
 
 /* Opens the claim directory at PATH, never through a symlink: its claims
@@ -57,17 +69,21 @@ struct inv_dir {
  * doc/security.md); -1 with errno. */
 int inv_open_dir(const char *path, int *topfd);
 
-/* Reads the claim directory at PATH; 0, or -1 with errno. */
+/* Reads the claim directory at PATH; 0, or -1 with errno (E2BIG: it has
+ * more than INV_MAX_ENTRIES, which was said, naming it and its owner). */
 int inv_load_dir(const char *path, struct inv_dir *d);
 
 /* Reads every claim directory of this user (of every user, for root)
  * below BASE, sorted by path, and counts in *HIDDEN those it left out
- * (other users'); 0, or -1 with errno. */
-int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden);
+ * (other users') and in *REFUSED those too big to read (said); 0, or -1
+ * with errno. */
+int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden, size_t *refused);
 
-/* The directory of DIRS that process PID is a live member of, else one it
- * was a member of (a dead master's directory, still there), or NULL. */
-struct inv_dir *inv_find_member(struct inv_dir *dirs, size_t n, pid_t pid);
+/* D's member of pid PID, or NULL. */
+const struct inv_proc *inv_member(const struct inv_dir *d, pid_t pid);
+
+/* "user NAME (uid N)", or "uid N" without a name, into OUT. */
+void inv_owner_name(uid_t uid, char *out, size_t cap);
 
 /* Frees what inv_load_dir() read into D (not D itself). */
 void inv_free_dir(struct inv_dir *d);

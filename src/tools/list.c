@@ -43,15 +43,6 @@ struct listing {
     int noheadings, notruncate, all_columns;
 };
 
-/* 1 when file name FNAME is one of D's claims. */
-static int held(const struct inv_dir *d, const char *fname)
-{
-    for (size_t i = 0; i < d->nclaims; i++)
-        if (strcmp(d->claims[i].fname, fname) == 0)
-            return 1;
-    return 0;
-}
-
 static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r, int json)
 {
     char pid[24] = "", blocker[24] = "", since[40] = "";
@@ -78,14 +69,17 @@ static void add_row(struct table_row *ln, const int *shown, int nshown, const st
     }
 }
 
-/* The rows of D's processes waiting for claim CL, under PARENT; with CL
- * NULL, of those waiting for a name nobody holds (just let go). */
-static void add_waiters(struct table *tb, struct table_row *parent, const struct inv_dir *d, const struct inv_claim *cl,
+/* The rows of D's processes waiting for claim J, under PARENT; with J
+ * D's count of claims, of those waiting for a name nobody holds (just let
+ * go).  *W walks D's waiters, which are in that order. */
+static void add_waiters(struct table *tb, struct table_row *parent, const struct inv_dir *d, size_t j, size_t *w,
                         const int *shown, int nshown, const struct listing *l)
 {
-    for (size_t i = 0; i < d->nprocs; i++) {
-        const struct inv_proc *p = &d->procs[i];
-        const struct inv_proc *holder = cl != NULL && cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
+    const struct inv_claim *cl = j < d->nclaims ? &d->claims[j] : NULL;
+    const struct inv_proc *holder = cl != NULL && cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
+
+    for (; *w < d->nwaiters && d->procs[d->waiters[*w]].waited == j; (*w)++) {
+        const struct inv_proc *p = &d->procs[d->waiters[*w]];
         struct row wr = { .type = "waiter",
                           .name = p->waiting,
                           .pid = p->pid,
@@ -94,8 +88,6 @@ static void add_waiters(struct table *tb, struct table_row *parent, const struct
                           .command = p->command,
                           .since = p->waiting_since,
                           .dir = d->path };
-        if (p->waiting == NULL || (cl != NULL ? strcmp(p->waiting_fname, cl->fname) != 0 : held(d, p->waiting_fname)))
-            continue;
         if ((l->name == NULL || strcmp(l->name, p->waiting) == 0) && (l->pid == 0 || l->pid == p->pid))
             add_row(table_row(tb, parent), shown, nshown, &wr, l->style == TABLE_JSON);
     }
@@ -130,14 +122,14 @@ static int choose_columns(const struct listing *l, int *shown, struct table_colu
 static int list_once(const struct listing *l)
 {
     struct table_column cols[NCOLUMNS];
-    int shown[NCOLUMNS], nshown, matched = 0, json = l->style == TABLE_JSON;
+    int shown[NCOLUMNS], nshown, matched = 0, json = l->style == TABLE_JSON, loaded;
     struct table *tb;
     struct inv_dir *dirs;
     size_t n;
 
     if ((nshown = choose_columns(l, shown, cols)) < 0)
         return TOOL_USAGE;
-    if (tool_load_selected(l->server, &dirs, &n) != 0)
+    if ((loaded = tool_load_selected(l->server, &dirs, &n)) < 0)
         return TOOL_FAILURE;
     if ((tb = table_new("directories", cols, nshown, l->style, l->noheadings)) == NULL) {
         inv_free(dirs, n);
@@ -146,6 +138,7 @@ static int list_once(const struct listing *l)
     for (size_t i = 0; i < n; i++) {
         struct inv_dir *d = &dirs[i];
         struct table_row *top = table_row(tb, NULL);
+        size_t w = 0;
         /* The path is the DIR column's: the tree stays narrow.  The row
          * names the server: its master's pid and command line. */
         const char *slash = strrchr(d->path, '/');
@@ -180,9 +173,9 @@ static int list_once(const struct listing *l)
                 add_row(claim_row = table_row(tb, top), shown, nshown, &cr, json);
                 matched++;
             }
-            add_waiters(tb, claim_row != NULL ? claim_row : top, d, cl, shown, nshown, l);
+            add_waiters(tb, claim_row != NULL ? claim_row : top, d, j, &w, shown, nshown, l);
         }
-        add_waiters(tb, top, d, NULL, shown, nshown, l);
+        add_waiters(tb, top, d, d->nclaims, &w, shown, nshown, l);
     }
     table_print_and_free(tb);
     inv_free(dirs, n);
@@ -190,7 +183,7 @@ static int list_once(const struct listing *l)
         tool_error("no claim named '%s'", l->name);
         return TOOL_FAILURE;
     }
-    return TOOL_OK;
+    return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */
 }
 
 /* --watch: the listing again every PERIOD seconds, like watch(1), until

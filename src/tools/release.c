@@ -37,7 +37,7 @@ static int release_in_store(const char *name)
     tool_error("WARNING: ended the database session %ld of process %ld on %s, which held '%s' (token %llu): "
                "every claim of that session is released, and the process may still be running",
                who.session, who.pid, who.host[0] ? who.host : "an unknown host", name, (unsigned long long)who.token);
-    printf("released '%s' in scope '%s'\n", name, scl_settings()->scope);
+    tool_say("released '%s' in scope '%s'", name, scl_settings()->scope);
     return TOOL_OK;
 }
 
@@ -72,7 +72,7 @@ int tool_release(int argc, char **argv)
             return tool_usage_error("release: --server is for local claim directories, not SWERVE_CLAIM_STORE");
         return release_in_store(name);
     }
-    if (tool_load_selected(server, &dirs, &n) != 0)
+    if (tool_load_selected(server, &dirs, &n) < 0)
         return TOOL_FAILURE;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < dirs[i].nclaims; j++)
@@ -109,7 +109,7 @@ int tool_release(int argc, char **argv)
                        errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
             r = TOOL_FAILURE;
         } else {
-            printf("released '%s' in %s\n", name, found_dir->path);
+            tool_say("released '%s' in %s", name, found_dir->path);
         }
         if (fd >= 0) {
             close(fd);

@@ -159,7 +159,7 @@ static ssize_t await_outcome(int report, struct outcome *o, const char *name, in
         if (ready > 0)
             break;
         if (ready == 0)
-            fprintf(stderr, "\rswerve-claim: waiting for '%s': %.0f s", name, now_seconds() - start);
+            tool_progress("waiting for '%s': %.0f s", name, now_seconds() - start);
     }
     if (progress)
         fputs("\r\033[K", stderr);

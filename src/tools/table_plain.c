@@ -65,16 +65,6 @@ void table_set(struct table_row *row, int col, const char *v)
         row->values[col] = strdup(v);
 }
 
-static void put_escaped(const char *v)
-{
-    for (const unsigned char *c = (const unsigned char *)v; *c != '\0'; c++) {
-        if (*c <= ' ' || *c == '\\' || *c >= 0x7f)
-            printf("\\x%02x", *c);
-        else
-            putchar(*c);
-    }
-}
-
 void table_print_and_free(struct table *t)
 {
     struct table_row *row = t->first, *next;
@@ -89,7 +79,7 @@ void table_print_and_free(struct table *t)
             if (i > 0)
                 putchar(' ');
             if (row->values[i] != NULL)
-                put_escaped(row->values[i]);
+                tool_put_escaped(stdout, row->values[i], 1);
             free(row->values[i]);
         }
         putchar('\n');

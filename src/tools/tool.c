@@ -6,6 +6,7 @@
 
 #include "inventory.h"
 #include "layout.h"
+#include "sigsafe.h"
 #include "table.h"
 #include "tool.h"
 
@@ -19,19 +20,79 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 const char *tool_base;
 int tool_base_explicit;
+
+void tool_put_escaped(FILE *to, const char *s, int raw)
+{
+    size_t left = strlen(s);
+    mbstate_t state;
+
+    memset(&state, 0, sizeof state);
+    while (left > 0) {
+        unsigned char c = (unsigned char)*s;
+        wchar_t wc;
+        size_t n = raw ? 1 : mbrtowc(&wc, s, left, &state);
+        int plain = raw ? c > ' ' && c != '\\' && c < 0x7f
+                        : n != (size_t)-1 && n != (size_t)-2 && n != 0 && iswprint((wint_t)wc) && wc != L'\\';
+        if (!plain) {
+            /* Byte by byte, the state afresh: a bad sequence hides nothing after it. */
+            fprintf(to, "\\x%02x", c);
+            memset(&state, 0, sizeof state);
+            n = 1;
+        } else {
+            fwrite(s, 1, n, to);
+        }
+        s += n;
+        left -= n;
+    }
+}
+
+/* Every message of every command: LEAD (ours, as it is), then FMT with AP
+ * escaped (what it says may be others': names, paths, command lines),
+ * then END. */
+static void message(FILE *to, const char *lead, const char *end, const char *fmt, va_list ap)
+{
+    char *text;
+
+    fputs(lead, to);
+    if (vasprintf(&text, fmt, ap) < 0) {
+        fputs("(out of memory)", to);
+    } else {
+        tool_put_escaped(to, text, 0);
+        free(text);
+    }
+    fputs(end, to);
+}
 
 void tool_error(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "swerve-claim: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    message(stderr, "swerve-claim: ", "\n", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void tool_say(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    message(stdout, "", "\n", fmt, ap);
+    va_end(ap);
+}
+
+void tool_progress(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    message(stderr, "\rswerve-claim: ", "", fmt, ap);
+    va_end(ap);
 }
 
 int tool_usage_error(const char *what)
@@ -165,9 +226,9 @@ int tool_load_all(struct inv_dir **dirs, size_t *n)
 {
     char base[PATH_MAX], name[NAME_MAX + 1];
     struct inv_dir *more, *all;
-    size_t nmore, hidden, ignored;
+    size_t nmore, hidden, ignored, refused, refused_more = 0;
 
-    if (inv_load(tool_base, dirs, n, &hidden) != 0) {
+    if (inv_load(tool_base, dirs, n, &hidden, &refused) != 0) {
         tool_error("%s: %s", tool_base, strerror(errno));
         return -1;
     }
@@ -175,18 +236,18 @@ int tool_load_all(struct inv_dir **dirs, size_t *n)
         tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
                    hidden == 1 ? "directory" : "directories");
     if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) != 0 || strcmp(base, tool_base) == 0 ||
-        inv_load(base, &more, &nmore, &ignored) != 0)
-        return 0;
+        inv_load(base, &more, &nmore, &ignored, &refused_more) != 0)
+        return refused > 0;
     all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
     if (all == NULL) {
         inv_free(more, nmore);
-        return 0;
+        return refused > 0;
     }
     memcpy(all + *n, more, nmore * sizeof *more);
     free(more);
     *dirs = all;
     *n += nmore;
-    return 0;
+    return refused + refused_more > 0;
 }
 
 /* PATH (resolved) is a claim directory the caller may work on: this
@@ -212,9 +273,106 @@ static int check_dir(const char *given, const char *path)
     return 0;
 }
 
+/* The uids of live process PID (real, effective, saved, filesystem), as
+ * /proc/PID/status says; 0, or -1. */
+static int proc_uids(pid_t pid, uid_t uids[4])
+{
+    char path[64], status[4096], *line;
+    unsigned u[4];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = scl_read_full(fd, status, sizeof status - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    status[n] = '\0';
+    line = strstr(status, "\nUid:");
+    if (line == NULL || sscanf(line + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        uids[i] = (uid_t)u[i];
+    return 0;
+}
+
+static int one_of(uid_t uid, const uid_t uids[4])
+{
+    return uid == 0 || uid == uids[0] || uid == uids[1] || uid == uids[2] || uid == uids[3];
+}
+
+/*
+ * Whether D is a directory of process PID (UIDS its uids when it is alive,
+ * else NULL).  Its pid and start time are public, so anybody can write
+ * them in a holder file of a directory of their own: D and that holder
+ * file must also be root's or one of the process's users' (a worker's
+ * holder may be its root master's making).  A dead process's uids are
+ * gone: then only directories of root and of the caller count.
+ */
+static int is_members(const struct inv_dir *d, pid_t pid, const uid_t *uids)
+{
+    const struct inv_proc *p = inv_member(d, pid);
+    uid_t mine[4] = { geteuid(), geteuid(), geteuid(), geteuid() };
+
+    if (p == NULL)
+        return 0;
+    if (uids == NULL)
+        return p->state != SCL_PROC_ALIVE && one_of(d->owner, mine) && one_of(p->uid, mine);
+    return p->state == SCL_PROC_ALIVE && p->start != 0 && one_of(d->owner, uids) && one_of(p->uid, uids);
+}
+
+/* The directory of DIRS that process PID is a member of (when it has
+ * ended, one it was a member of: a dead master's directory, still there);
+ * says why not and returns NULL when there is none, or more than one. */
+static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n, pid_t pid)
+{
+    uid_t uids[4];
+    const uid_t *of = proc_uids(pid, uids) == 0 ? uids : NULL;
+    const struct inv_dir *chosen = NULL;
+    size_t found = 0, named = 0;
+    char owner[300];
+
+    for (size_t i = 0; i < n; i++) {
+        named += inv_member(&dirs[i], pid) != NULL;
+        if (is_members(&dirs[i], pid, of) && found++ == 0)
+            chosen = &dirs[i];
+    }
+    /* The uids read were those of the process its holder file names, not
+     * of one that took its pid since. */
+    if (of != NULL && found > 0) {
+        struct scl_proc_id id = { .pid = pid, .start = inv_member(chosen, pid)->start };
+        if (!scl_proc_alive(&id))
+            found = 0;
+    }
+    if (found == 0) {
+        tool_error("process %ld is not a member of any claim directory in %s%s", (long)pid, tool_base,
+                   named > 0 ? " (some name it, but are not its: another user's)" : "");
+        return NULL;
+    }
+    if (found > 1) {
+        tool_error("process %ld is a member of %zu claim directories; name one with --server DIR:", (long)pid, found);
+        for (size_t i = 0; i < n; i++)
+            if (is_members(&dirs[i], pid, of)) {
+                inv_owner_name(dirs[i].owner, owner, sizeof owner);
+                tool_error("  %s, of %s", dirs[i].path, owner);
+            }
+        return NULL;
+    }
+    /* Never another user's without saying so: what it shows is theirs. */
+    if (chosen->owner != 0 && chosen->owner != geteuid()) {
+        inv_owner_name(chosen->owner, owner, sizeof owner);
+        tool_error("note: %s is the claim directory of %s", chosen->path, owner);
+    }
+    return chosen;
+}
+
 int tool_select_dir(const char *server, char *out, size_t cap)
 {
-    struct inv_dir *dirs, *d;
+    const struct inv_dir *d;
+    struct inv_dir *dirs;
     size_t n;
     char *end, resolved[PATH_MAX];
     long pid;
@@ -234,24 +392,21 @@ int tool_select_dir(const char *server, char *out, size_t cap)
     }
     errno = 0;
     pid = strtol(server, &end, 10);
-    if (*end != '\0' || pid <= 0 || errno != 0) {
+    if (*end != '\0' || pid <= 0 || pid > INT_MAX || errno != 0) {
         tool_error("--server takes a pid or a directory path, not '%s'", server);
         return -1;
     }
-    if (tool_load_all(&dirs, &n) != 0)
+    if (tool_load_all(&dirs, &n) < 0)
         return -1;
-    d = inv_find_member(dirs, n, (pid_t)pid);
-    if (d == NULL) {
-        tool_error("process %ld is not a member of any claim directory in %s", pid, tool_base);
-        inv_free(dirs, n);
-        return -1;
-    }
-    snprintf(out, cap, "%s", d->path);
+    d = choose_member(dirs, n, (pid_t)pid);
+    if (d != NULL)
+        snprintf(out, cap, "%s", d->path);
     inv_free(dirs, n);
-    return 0;
+    return d != NULL ? 0 : -1;
 }
 
-/* The directories a command works on: one (--server) or all of ours. */
+/* The directories a command works on: one (--server) or all of ours;
+ * 1 when one of them was too big to read (said), -1 when none can be. */
 int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n)
 {
     char path[PATH_MAX];
@@ -263,7 +418,8 @@ int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n)
     *dirs = calloc(1, sizeof **dirs);
     *n = 1;
     if (*dirs == NULL || inv_load_dir(path, *dirs) != 0) {
-        tool_error("%s: %s", path, strerror(errno));
+        if (*dirs == NULL || errno != E2BIG)
+            tool_error("%s: %s", path, strerror(*dirs == NULL ? ENOMEM : errno));
         free(*dirs);
         return -1;
     }

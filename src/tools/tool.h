@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 enum {
@@ -21,14 +22,26 @@ enum {
 extern const char *tool_base;
 extern int tool_base_explicit;
 
-/* "swerve-claim: " and the message, on standard error. */
+/* Every message goes through these, escaped as tool_put_escaped() does
+ * (root's tools print what any user can write): "swerve-claim: " and the
+ * message, on standard error; the message alone, on standard output; a
+ * progress line, which the next one overwrites, on standard error. */
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes S to TO with what is not printable as \xHH a byte, and '\' too,
+ * so that the escapes are unambiguous: in messages, what is no printable
+ * character in the locale; RAW (list --raw, as libsmartcols' raw output),
+ * also spaces and every byte past ASCII. */
+void tool_put_escaped(FILE *to, const char *s, int raw);
 
 /* Says WHAT and how to get help; returns TOOL_USAGE. */
 int tool_usage_error(const char *what);
 
 /* The claim directory --server names (a member's pid, or a path), into
- * OUT; says why not and returns -1 when there is none. */
+ * OUT; says why not and returns -1 when there is none, or when the pid is
+ * a member of more than one (tool.c says what makes a member). */
 int tool_select_dir(const char *server, char *out, size_t cap);
 
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
@@ -58,11 +71,12 @@ int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap,
 struct inv_dir;
 
 /* Every claim directory below the base, and those of the user's own
- * `run` namespace; says why not and returns -1. */
+ * `run` namespace: 0; 1 when some were too big to read (said, and left
+ * out); says why not and returns -1. */
 int tool_load_all(struct inv_dir **dirs, size_t *n);
 
 /* The directories a command works on: SERVER's (when not NULL) or all
- * of them; says why not and returns -1. */
+ * of them, as tool_load_all() returns them. */
 int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n);
 
 struct table_column;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -859,6 +860,81 @@ static int fork_time(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 15 */
+
+/* The start time of PID in clock ticks, as /proc/PID/stat says: public. */
+static unsigned long long start_of(pid_t pid)
+{
+    char path[64], stat[1024], *paren;
+    unsigned long long start = 0;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    REQUIRE(n > 0);
+    stat[n] = '\0';
+    paren = strrchr(stat, ')');
+    REQUIRE(paren != NULL);
+    /* The start time is field 22; field 3, the state, follows the ')'. */
+    for (int field = 3; field <= 22 && paren != NULL; field++)
+        paren = strchr(paren + 1, ' ');
+    REQUIRE(paren != NULL && sscanf(paren + 1, "%llu", &start) == 1);
+    return start;
+}
+
+/* plant-holders D N PIDS: in D (made here, the caller's: an outside
+ * user's claim directory), a holder file and a page of times for each
+ * live process of PIDS (comma-separated), and N more names ".holder.K"
+ * that are hard links of them, in turn (ext4 allows 65,000 links an
+ * inode).  Prints how long the planting took. */
+static int plant_holders(char **argv)
+{
+    const char *d = argv[0];
+    long n = atol(argv[1]);
+    char claims[4200], path[4400], *pids = strdup(argv[2]), *tok, *save = NULL;
+    static char page[4096];
+    pid_t planted[64];
+    int files = 0, dirfd;
+    double t0 = now_s();
+    uint32_t magic = 0x53434c54u; /* times.h: SCL_TIMES_MAGIC */
+
+    REQUIRE(pids != NULL && n >= 0);
+    snprintf(claims, sizeof claims, "%s/claims", d);
+    REQUIRE(mkdir(d, 0700) == 0 && mkdir(claims, 0700) == 0);
+    snprintf(path, sizeof path, "%s/wake", d);
+    REQUIRE(close(open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) == 0);
+    memcpy(page, &magic, sizeof magic);
+    dirfd = open(claims, O_RDONLY | O_DIRECTORY);
+    REQUIRE(dirfd >= 0);
+    for (tok = strtok_r(pids, ",", &save); tok != NULL && files < 64; tok = strtok_r(NULL, ",", &save)) {
+        pid_t pid = (pid_t)atol(tok);
+        char head[64];
+        int fd, len = snprintf(head, sizeof head, "%d %llu\n", (int)pid, start_of(pid));
+        snprintf(path, sizeof path, ".holder.%d", (int)pid);
+        fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        REQUIRE(fd >= 0 && write(fd, head, (size_t)len) == len && close(fd) == 0);
+        snprintf(path, sizeof path, "%s/.times.%d", d, (int)pid);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        REQUIRE(fd >= 0 && write(fd, page, sizeof page) == (ssize_t)sizeof page && close(fd) == 0);
+        planted[files++] = pid;
+    }
+    REQUIRE(files > 0);
+    for (long k = 0; k < n; k++) {
+        char from[64], to[64];
+        snprintf(from, sizeof from, ".holder.%d", (int)planted[k % files]);
+        snprintf(to, sizeof to, ".holder.%ld", 10000000 + k);
+        REQUIRE(linkat(dirfd, from, dirfd, to, 0) == 0);
+    }
+    close(dirfd);
+    free(pids);
+    printf("planted %ld names in %.1f s\n", n, now_s() - t0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -882,6 +958,7 @@ int main(int argc, char **argv)
         { "move-claims", 3, 1, move_claims },
         { "flip-dir", 3, 0, flip_dir },
         { "plant-entries", 2, 1, plant_entries },
+        { "plant-holders", 3, 0, plant_holders },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

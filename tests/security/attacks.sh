@@ -520,6 +520,156 @@ attack_14() {
             fail "14: reaping a worker ${bound#* } took ${ms:-?} ms (the bound is ${bound%% *})"
     done
     umount "$t/base"
+# Root's tools, run as `/usr/bin/time` sees them: "KB SECONDS" of TOOL ARGS
+# into FILE, the tool's output into FILE.out and FILE.err.
+measured() { # FILE SECONDS TOOL-ARG...
+    local f=$1 limit=$2
+    shift 2
+    /usr/bin/time -f '%M %e' -o "$f" timeout -s KILL "$limit" "$tool" "$@" >"$f.out" 2>"$f.err"
+}
+# Is the measure in FILE (measured) within KB and SECONDS?
+within() { # FILE KB SECONDS
+    awk -v kb="$2" -v s="$3" 'END { exit !(NF == 2 && $1 < kb && $2 < s) }' "$1"
+}
+
+# Starts `swerve-claim run NAME -- COMMAND...` in $base as USER (root
+# when empty), in the background in a process group of its own, its pid in
+# $bg; then waits (at most 5 s) until root's raw list shows claim LISTED.
+held_bg() { # USER NAME LISTED COMMAND...
+    local user=$1 name=$2 listed=$3 as=()
+    shift 3
+    # shellcheck disable=SC2207 # the options are words
+    [ -n "$user" ] && as=(setpriv $(as_user_options "$user") --)
+    setsid "${as[@]}" "$tool" --base "$base" run "$name" -- "$@" &
+    bg=$!
+    pids+=($bg)
+    for _ in $(seq 100); do
+        "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qxF "claim $listed" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# 15. An outside user plants 300,000 names ".holder.*" in a claim directory
+# of its own (hard links of six holder files naming live processes, each
+# with a page of times): root's list and gc must not take gigabytes, nor
+# time past the linear bound of doc/security.md, and must still show the
+# other directories.  The same at 50,000 names, and with 50,000 distinct
+# holder files of dead processes.
+attack_15() {
+    local t=$top/a15 sleepers=() what n
+    base=$(base_dir a15)
+    for _ in 1 2 3 4 5 6; do
+        setsid sleep 300 &
+        sleepers+=($!)
+        pids+=($!)
+    done
+    held_bg "" real15 real15 sleep 300
+    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 300000 "$(
+        IFS=,
+        echo "${sleepers[*]}"
+    )"
+    for what in list "gc --dry-run"; do
+        # shellcheck disable=SC2086 # the command's words
+        measured "$t/$what" 120 --base "$base" $what
+        echo "attack 15: root's $what beside 300000 planted names: $(awk 'END { print $1 " KB, " $2 " s" }' "$t/$what")"
+        within "$t/$what" 65536 10 && pass ||
+            fail "15: root's $what beside 300000 planted names took $(tail -n 1 "$t/$what") (KB s), not under 64 MB and 10 s"
+        grep -q "swerve-claim.attacker0015.*$att" "$t/$what.err" && pass ||
+            fail "15: root's $what did not name the planted directory and its owner: $(head -c 300 "$t/$what.err")"
+    done
+    timeout -s KILL 120 "$tool" --base "$base" list --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx "claim real15" &&
+        pass || fail "15: root's list did not show root's own claim beside the planted directory"
+    rm -rf "$base/swerve-claim.attacker0015"
+
+    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 50000 "$(
+        IFS=,
+        echo "${sleepers[*]}"
+    )"
+    n=$base/swerve-claim.attacker0016
+    as_user "$att" sh -c "mkdir -m 700 '$n' '$n/claims' && cd '$n/claims' &&
+        seq 4000001 4050000 | awk '{ f = \".holder.\" \$1; print \$1, 1 > f; close(f) }'"
+    for what in list "gc --dry-run"; do
+        # shellcheck disable=SC2086 # the command's words
+        measured "$t/$what.50k" 120 --base "$base" $what
+        echo "attack 15: root's $what beside 50000 planted names and 50000 dead holders: $(awk 'END { print $1 " KB, " $2 " s" }' "$t/$what.50k")"
+        within "$t/$what.50k" 65536 10 && pass ||
+            fail "15: root's $what beside 50000 planted names and 50000 dead holders took $(tail -n 1 "$t/$what.50k") (KB s), not under 64 MB and 10 s"
+    done
+}
+
+# 16. `--server PID` must choose only a directory PID is really a member
+# of: an outside user's directory that sorts first and names a root
+# master's pid and start time (both public) is not it; a pid two
+# directories may claim is an error naming both and their owners; another
+# user's directory is never chosen without saying whose it is.
+attack_16() {
+    local t=$top/a16 master real evil own othrun status
+    base=$(base_dir a16)
+    mkdir -p "$t"
+    held_bg "" job16 job16 sleep 300
+    master=$bg
+    real=$base/swerve-claim.run-0
+    evil=$base/swerve-claim.000000000000
+    as_user "$att" "$attacker" plant-holders "$evil" 0 "$master" >/dev/null
+    as_user "$att" sh -c "ln '$evil/claims/.holder.$master' '$evil/claims/job16' &&
+        ln '$evil/claims/.holder.$master' '$evil/claims/fake16' && printf '4000001 1\n' >'$evil/claims/.holder.4000001'"
+    "$tool" --base "$base" list --server "$master" --raw --noheadings -o TYPE,NAME,DIR >"$t/list" 2>&1
+    grep -qx "claim job16 $real" "$t/list" && ! grep -q 000000000000 "$t/list" && pass ||
+        fail "16: root's list --server $master showed another directory than $real: $(cat "$t/list")"
+    "$tool" --base "$base" gc --dry-run --server "$master" >"$t/gc" 2>&1
+    ! grep -q 000000000000 "$t/gc" && pass || fail "16: root's gc --server $master worked on the attacker's directory: $(cat "$t/gc")"
+    timeout -s KILL 20 "$tool" --base "$base" run --server "$master" fake16 -- true >"$t/run" 2>&1 && pass ||
+        fail "16: root's run --server $master did not take a name free in $real (status $?): $(cat "$t/run")"
+    "$tool" --base "$base" release --force --server "$master" job16 >"$t/release" 2>&1
+    [ ! -e "$real/claims/job16" ] && [ -e "$evil/claims/job16" ] && pass ||
+        fail "16: root's release --force --server $master released in the wrong directory: $(cat "$t/release")"
+
+    # The attacker's own server, and a second directory of the attacker's naming it.
+    held_bg "$att" own16 own16 sleep 300
+    own=$bg
+    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.000000000001" 0 "$own" >/dev/null
+    "$tool" --base "$base" list --server "$own" --raw --noheadings -o TYPE,NAME,DIR >"$t/ambiguous" 2>&1
+    status=$?
+    [ "$status" -eq 1 ] && grep -q "swerve-claim.000000000001.*$att" "$t/ambiguous" &&
+        grep -q "swerve-claim.run-$att_uid.*$att" "$t/ambiguous" && pass ||
+        fail "16: root's list --server $own, a pid two directories of $att name, gave status $status: $(cat "$t/ambiguous")"
+
+    held_bg "$oth" oth16 oth16 sleep 300
+    othrun=$bg
+    "$tool" --base "$base" list --server "$othrun" --raw --noheadings -o TYPE,NAME >"$t/other" 2>"$t/other.err"
+    grep -qx "claim oth16" "$t/other" && grep -q "$oth" "$t/other.err" && pass ||
+        fail "16: root's list --server $othrun chose $oth's directory without saying whose: $(cat "$t/other" "$t/other.err")"
+}
+
+# 17. What others write reaches root's terminal only escaped: claim names,
+# directory names and a live holder's command line with ESC[1A ESC[2K (up a
+# line, erase it) in gc, gc --dry-run, release and run's messages (run
+# cannot join another user's directory, and says so, naming it).
+attack_17() {
+    local t=$top/a17 esc dead_run dead what
+    base=$(base_dir a17)
+    mkdir -p "$t"
+    esc=$'\e[1A\e[2K'
+    held_bg "$att" "live$esc" 'live\x1b[1A\x1b[2K' sh -c 'sleep 300; :' "sh$esc"
+    held_bg "$att" "dead$esc" 'dead\x1b[1A\x1b[2K' sleep 300
+    dead_run=$bg
+    dead=$(pgrep -P "$dead_run")
+    kill -9 "$dead_run" $dead
+    wait "$dead_run" 2>/dev/null
+    sleep 0.2
+    as_user "$att" mkdir -p -m 700 "$base/swerve-claim.$esc/claims"
+    for what in "gc --dry-run" "run -v --server $base/swerve-claim.$esc x -- true" "release --force live$esc" "gc"; do
+        # shellcheck disable=SC2086 # the command's words
+        timeout -s KILL 20 "$tool" --base "$base" $what >"$t/out" 2>&1
+        if grep -q $'\e' "$t/out" || ! grep -qF '\x1b[2K' "$t/out"; then
+            fail "17: root's $(tr -d '\033' <<<"$what") wrote raw escapes, or none escaped: $(tr '\033' '~' <"$t/out")"
+        else
+            pass
+        fi
+    done
+    "$tool" --base "$base" list --server "$base/swerve-claim.nothing$esc" >"$t/out" 2>&1
+    ! grep -q $'\e' "$t/out" && pass || fail "17: root's list --server wrote a raw escape from its argument: $(tr '\033' '~' <"$t/out")"
 }
 
 # A setuid-root program must not take its settings from the environment
@@ -552,7 +702,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17}; do
     "attack_$n"
 done
 echo "attacks.sh: $passed passed, $failed failed"
