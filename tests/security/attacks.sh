@@ -520,6 +520,8 @@ attack_14() {
             fail "14: reaping a worker ${bound#* } took ${ms:-?} ms (the bound is ${bound%% *})"
     done
     umount "$t/base"
+}
+
 # Root's tools, run as `/usr/bin/time` sees them: "KB SECONDS" of TOOL ARGS
 # into FILE, the tool's output into FILE.out and FILE.err.
 measured() { # FILE SECONDS TOOL-ARG...
