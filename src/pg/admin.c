@@ -60,7 +60,7 @@ static void read_row(const struct scl_libpq *pq, PGresult *res, int row, char *n
     out->foreign = strcmp(pq->getvalue(res, row, 8), "t") != 0;
     out->pid = 0;
     snprintf(host, sizeof host, "%s", address);
-    if (!out->foreign) {
+    if (!out->foreign && strncmp(says, "swerve-claim pid=", 17) == 0) {
         out->pid = strtol(says + 17, NULL, 10);
         if ((p = strstr(says, " host=")) != NULL)
             snprintf(host, sizeof host, "%s", p + 6);
