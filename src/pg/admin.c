@@ -68,7 +68,7 @@ static void read_row(const struct scl_libpq *pq, PGresult *res, int row, char *n
     out->host = host;
 }
 
-/* Runs SQL (list_sql's columns, $2 a name or '') and calls EACH per row. */
+/* Runs SQL (ROW_COLUMNS, $2 a name or '') and calls EACH per row. */
 static int each_row(const char *sql, const char *only, scl_listed_fn *each, void *arg)
 {
     const struct scl_libpq *pq;

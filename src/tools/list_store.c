@@ -51,9 +51,8 @@ struct listing {
     int shown[NCOLUMNS], nshown, rows;
 };
 
-/* A session that is not the library's is foreign: its row says so
- * first, and shows only what the server knows of it (self-reported is
- * what it says). */
+/* TYPE says first whether a row is the library's: a foreign session's
+ * HOST and PID are then the server's word, not what it calls itself. */
 static const char *type_of(const struct scl_listed *r)
 {
     if (r->foreign)
