@@ -17,17 +17,33 @@
 /* A claim name as a store knows it: made by key_new(), once per handle. */
 struct scl_key;
 
-/* One holder or waiter of a claim, as the tools list them. */
+/* One holder or waiter of a claim, as the tools list them.  In a shared
+ * store, what the server knows of a session (its number, role, address)
+ * is apart from what the session says of itself (its host and pid), which
+ * no server checks: the tools never present the one as the other. */
 struct scl_listed {
-    const char *name; /* as the application wrote it */
-    int held;         /* 1 its holder, 0 a waiter */
-    const char *host; /* the holder's or waiter's host, "" when unknown */
-    long pid;         /* its process there, 0 when unknown */
-    long session;     /* its session in the store's server, 0 when none */
-    time_t since;     /* held or waiting since, 0 when unknown */
-    uint64_t token;   /* the hold's fencing token, 0 when unknown or waiting */
+    const char *name;    /* as the application wrote it */
+    int held;            /* 1 its holder, 0 a waiter */
+    int foreign;         /* 1 a session that is not the library's: host is then its address, pid 0 */
+    const char *host;    /* the host the library's session says it runs on, else its address; "" unknown */
+    long pid;            /* its process there, as the session says; 0 when unknown */
+    long session;        /* its session in the store's server, 0 when none */
+    const char *role;    /* the session's role, as the server knows it; "" unknown or none */
+    const char *address; /* where it connects from, as the server saw it ("[local]"); "" unknown */
+    const char *says;    /* what the session calls itself, unverified; "" nothing */
+    time_t connected;    /* when the session began, 0 when unknown */
+    time_t since;        /* held or waiting since, 0 when unknown */
+    uint64_t token;      /* the hold's fencing token, 0 when unknown or waiting */
 };
 typedef void scl_listed_fn(const struct scl_listed *row, void *arg);
+
+/* Who can reach a shared store, as init() leaves it. */
+struct scl_store_access {
+    char database[64];    /* its database's name */
+    int public_connects;  /* 1 every role may connect, and so take any claim */
+    int members_connect;  /* 1 the claims' role may connect */
+    long foreign_holders; /* claims held now by sessions that are not the library's */
+};
 
 /* The lifecycle's iterator over this process's children (children.h):
  * calls FN for every child it recorded; -1 when some went unrecorded. */
@@ -111,8 +127,10 @@ struct scl_store_ops {
      * (release --force): 1 and *WHO, 0 when nobody holds it, or -1 with
      * errno. */
     int (*end_holder)(const char *name, struct scl_listed *who);
-    /* Creates what the store needs (its schema): 0, or -1 with errno. */
-    int (*init)(void);
+    /* Creates what the store needs (its schema), and when DEDICATED says
+     * the database is the claims' own, shuts every other role out: 0 and
+     * *ACCESS, or -1 with errno. */
+    int (*init)(int dedicated, struct scl_store_access *access);
     /* What this process holds must outlive its exec (swerve-claim run
      * hands its claim to the command): 0, or -1 with errno. */
     int (*keep_across_exec)(void);

@@ -13,43 +13,62 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char list_sql[] =
-    "SELECT encode(name, 'hex'), held, coalesce(application_name, ''), coalesce(host(client_addr), ''), backend, "
-    "coalesce(token, 0), coalesce(extract(epoch FROM since)::bigint, 0) FROM swerve_claim.claims WHERE scope = $1 "
-    "AND ($2 = ''::bytea OR name = $2) ORDER BY name, held DESC, since";
+/* The columns read_row() reads, from swerve_claim.claims. */
+#define ROW_COLUMNS                                                                                                    \
+    "encode(name, 'hex'), held, coalesce(application_name, ''), coalesce(host(client_addr), ''), backend, "            \
+    "coalesce(token, 0), coalesce(extract(epoch FROM since)::bigint, 0), coalesce(role, ''), library, "                \
+    "coalesce(extract(epoch FROM connected)::bigint, 0)"
+
+static const char list_sql[] = "SELECT " ROW_COLUMNS " FROM swerve_claim.claims WHERE scope = $1 "
+                               "AND ($2 = ''::bytea OR name = $2) ORDER BY name, held DESC, since";
 
 static int hex_value(char c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : 0;
 }
 
-/* ROW's columns (list_sql's) into *OUT; NAME holds the decoded name. */
+/* ROW's columns (ROW_COLUMNS) into *OUT; NAME holds the decoded name. */
 static void read_row(const struct scl_libpq *pq, PGresult *res, int row, char *name, struct scl_listed *out)
 {
-    const char *hex = pq->getvalue(res, row, 0), *application = pq->getvalue(res, row, 2), *p;
+    const char *hex = pq->getvalue(res, row, 0), *p;
     size_t n = strlen(hex) / 2;
-    static char host[256];
+    /* A role and an application_name are at most 63 bytes (NAMEDATALEN). */
+    static char host[256], role[64], address[64], says[64];
 
     for (size_t i = 0; i < n; i++)
         name[i] = (char)(hex_value(hex[2 * i]) << 4 | hex_value(hex[2 * i + 1]));
     name[n] = '\0';
     out->name = name;
     out->held = strcmp(pq->getvalue(res, row, 1), "t") == 0;
-    out->pid = 0;
-    /* 'swerve-claim pid=P host=H' (session.c); another client shows its address. */
-    snprintf(host, sizeof host, "%s", pq->getvalue(res, row, 3));
-    if (strncmp(application, "swerve-claim pid=", 17) == 0) {
-        out->pid = strtol(application + 17, NULL, 10);
-        if ((p = strstr(application, " host=")) != NULL)
-            snprintf(host, sizeof host, "%s", p + 6);
-    }
-    out->host = host;
     out->session = strtol(pq->getvalue(res, row, 4), NULL, 10);
     out->token = strtoull(pq->getvalue(res, row, 5), NULL, 10);
     out->since = (time_t)strtoll(pq->getvalue(res, row, 6), NULL, 10);
+    snprintf(role, sizeof role, "%s", pq->getvalue(res, row, 7));
+    out->role = role;
+    out->connected = (time_t)strtoll(pq->getvalue(res, row, 9), NULL, 10);
+    /* No client address is a local socket, when the server shows us the
+     * session at all (its start): else it is another role's, unknown. */
+    snprintf(address, sizeof address, "%s", pq->getvalue(res, row, 3));
+    if (address[0] == '\0' && out->connected > 0)
+        snprintf(address, sizeof address, "[local]");
+    out->address = address;
+    snprintf(says, sizeof says, "%s", pq->getvalue(res, row, 2));
+    out->says = says;
+    /* Any session can call itself 'swerve-claim pid=P host=H' (session.c):
+     * only a member's is taken for the library's, and even then P and H
+     * are what it says. */
+    out->foreign = strcmp(pq->getvalue(res, row, 8), "t") != 0;
+    out->pid = 0;
+    snprintf(host, sizeof host, "%s", address);
+    if (!out->foreign && strncmp(says, "swerve-claim pid=", 17) == 0) {
+        out->pid = strtol(says + 17, NULL, 10);
+        if ((p = strstr(says, " host=")) != NULL)
+            snprintf(host, sizeof host, "%s", p + 6);
+    }
+    out->host = host;
 }
 
-/* Runs SQL (list_sql's columns, $2 a name or '') and calls EACH per row. */
+/* Runs SQL (ROW_COLUMNS, $2 a name or '') and calls EACH per row. */
 static int each_row(const char *sql, const char *only, scl_listed_fn *each, void *arg)
 {
     const struct scl_libpq *pq;
@@ -102,8 +121,7 @@ static void remember(const struct scl_listed *row, void *arg)
 int scl_pg_end_holder(const char *name, struct scl_listed *who)
 {
     static const char end_sql[] =
-        "SELECT encode(name, 'hex'), held, coalesce(application_name, ''), coalesce(host(client_addr), ''), backend, "
-        "coalesce(token, 0), coalesce(extract(epoch FROM since)::bigint, 0), pg_terminate_backend(backend) "
+        "SELECT " ROW_COLUMNS ", pg_terminate_backend(backend) "
         "FROM (SELECT * FROM swerve_claim.claims WHERE scope = $1 AND name = $2 AND held OFFSET 0) holder";
     struct ended e = { who, 0 };
 
@@ -112,11 +130,48 @@ int scl_pg_end_holder(const char *name, struct scl_listed *who)
     return e.found;
 }
 
-int scl_pg_init(void)
+/* Shuts every role out of the database but those with a grant of their
+ * own (swerve_claim_user has one: schema.sql), the owner and superusers. */
+static const char dedicate_sql[] =
+    "DO $$ BEGIN EXECUTE format('REVOKE CONNECT ON DATABASE %I FROM PUBLIC', current_database()); END $$";
+static const char access_sql[] =
+    "SELECT current_database(), has_database_privilege('public', current_database(), 'CONNECT'), "
+    "has_database_privilege('swerve_claim_user', current_database(), 'CONNECT'), "
+    "(SELECT count(*) FROM swerve_claim.claims WHERE held AND NOT library)";
+
+/* Runs SQL, a command, as db init: 0, or -1 with the server's words said. */
+static int init_step(const struct scl_libpq *pq, const char *sql)
+{
+    PGresult *res = pq->exec(scl_pg_conn(), sql);
+    int ok = res != NULL && pq->resultStatus(res) == SCL_PGRES_COMMAND_OK;
+
+    if (!ok)
+        fprintf(stderr, "swerve-claim: db init: %s\n",
+                res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) : "out of memory");
+    if (res != NULL)
+        pq->clear(res);
+    return ok ? 0 : -1;
+}
+
+/* Who can connect now, into *ACCESS: 0, or -1 with errno. */
+static int read_access(const struct scl_libpq *pq, struct scl_store_access *access)
+{
+    PGresult *res = scl_pg_run(access_sql, 0, NULL, NULL, NULL, NULL);
+
+    if (res == NULL)
+        return -1;
+    snprintf(access->database, sizeof access->database, "%s", pq->getvalue(res, 0, 0));
+    access->public_connects = strcmp(pq->getvalue(res, 0, 1), "t") == 0;
+    access->members_connect = strcmp(pq->getvalue(res, 0, 2), "t") == 0;
+    access->foreign_holders = strtol(pq->getvalue(res, 0, 3), NULL, 10);
+    pq->clear(res);
+    return 0;
+}
+
+int scl_pg_init(int dedicated, struct scl_store_access *access)
 {
     const struct scl_libpq *pq;
-    PGresult *res;
-    int err, ok;
+    int err = EIO, r = -1;
 
     scl_pg_lock();
     if (scl_pg_open(getpid()) != 0) {
@@ -126,16 +181,11 @@ int scl_pg_init(void)
         return -1;
     }
     pq = scl_pg_libpq();
-    res = pq->exec(scl_pg_conn(), scl_schema_sql);
-    ok = res != NULL && pq->resultStatus(res) == SCL_PGRES_COMMAND_OK;
-    if (!ok)
-        fprintf(stderr, "swerve-claim: db init: %s\n",
-                res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) : "out of memory");
-    if (res != NULL)
-        pq->clear(res);
+    if (init_step(pq, scl_schema_sql) == 0 && (!dedicated || init_step(pq, dedicate_sql) == 0)) {
+        if ((r = read_access(pq, access)) != 0)
+            fprintf(stderr, "swerve-claim: db init: cannot see who may connect: %s\n", strerror(errno));
+    }
     scl_pg_unlock();
-    if (ok)
-        return 0;
-    errno = EIO;
-    return -1;
+    errno = err;
+    return r;
 }

@@ -16,6 +16,6 @@ PGresult *scl_pg_run_named(const char *sql, const char *name, size_t len);
 
 int scl_pg_list(scl_listed_fn *each, void *arg);
 int scl_pg_end_holder(const char *name, struct scl_listed *who);
-int scl_pg_init(void);
+int scl_pg_init(int dedicated, struct scl_store_access *access);
 
 #endif

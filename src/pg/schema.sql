@@ -5,6 +5,9 @@
 --     psql -f schema.sql "postgresql://..."
 -- Running it again is harmless.  Then let the servers' role in:
 --     GRANT swerve_claim_user TO app;
+-- and, in a database of the claims' own, every other role out (any
+-- session that can connect can take every claim: doc/security.md):
+--     REVOKE CONNECT ON DATABASE claims FROM PUBLIC;   (db init --dedicated)
 --
 -- A claim is a session advisory lock with the two-int4 key
 -- (1398231638, id): 1398231638 is 'SWRV', and the two-key space is not
@@ -100,13 +103,26 @@ $$;
 
 -- Every claim held or waited for, for people (and swerve-claim list): one
 -- row per holder and per waiter; a holder's token and since only when
--- swerve_claim.record_holds was on as it took the claim.  The holder's
--- process and host are in the session's application_name
--- ('swerve-claim pid=P host=H').
+-- swerve_claim.record_holds was on as it took the claim.
+--
+-- Advisory locks need no privilege: any session that can connect can
+-- hold a key of this space (doc/security.md).  What the server knows of a
+-- session is its backend, role, client address and start (the address
+-- and start only for the viewer's own role or pg_read_all_stats); what it
+-- says of itself is application_name, which any session sets as it
+-- likes.  The library's sessions name themselves 'swerve-claim pid=P
+-- host=H'; library is true only for such a session whose role is a
+-- member of swerve_claim_user, and even then P and H are its own word.
+-- A session that is not the library's is a foreign one.
+-- (Columns are appended, never reordered: CREATE OR REPLACE VIEW.)
 CREATE OR REPLACE VIEW swerve_claim.claims AS
 SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name, a.client_addr,
        CASE WHEN l.granted AND h.backend = l.pid THEN h.token END AS token,
-       CASE WHEN l.granted THEN CASE WHEN h.backend = l.pid THEN h.since END ELSE l.waitstart END AS since
+       CASE WHEN l.granted THEN CASE WHEN h.backend = l.pid THEN h.since END ELSE l.waitstart END AS since,
+       a.usename AS role,
+       coalesce(a.application_name LIKE 'swerve-claim pid=%'
+                AND pg_has_role(a.usesysid, 'swerve_claim_user', 'MEMBER'), false) AS library,
+       a.backend_start AS connected
   FROM pg_locks l
   JOIN swerve_claim.names n ON l.objid = n.id::oid
   LEFT JOIN swerve_claim.holds h ON h.id = n.id
@@ -116,10 +132,16 @@ SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name,
 
 -- The role the servers' own role is made a member of.  A member can take
 -- and release claims and read the view; it cannot rename or renumber a
--- name (INSERT of the scope and name only), nor rewind tokens.
+-- name (INSERT of the scope and name only), nor rewind tokens.  It may
+-- connect even where PUBLIC may not (swerve-claim db init --dedicated
+-- revokes PUBLIC's CONNECT: who can connect can take every claim).  A
+-- role that may not grant CONNECT here gets a warning, not an error.
 DO $$ BEGIN
     CREATE ROLE swerve_claim_user NOLOGIN;
 EXCEPTION WHEN duplicate_object THEN NULL;
+END $$;
+DO $$ BEGIN
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO swerve_claim_user', current_database());
 END $$;
 GRANT USAGE ON SCHEMA swerve_claim TO swerve_claim_user;
 GRANT SELECT, INSERT (scope, name) ON swerve_claim.names TO swerve_claim_user;

@@ -309,8 +309,10 @@ static int errno_of(const char *state)
 {
     if (state == NULL)
         return EIO;
-    /* undefined_table, undefined_function, invalid_schema_name */
-    if (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0 || strcmp(state, "3F000") == 0)
+    /* undefined_table, undefined_function, invalid_schema_name, and
+     * undefined_column: a view of an older schema */
+    if (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0 || strcmp(state, "3F000") == 0 ||
+        strcmp(state, "42703") == 0)
         return ENOENT;
     if (strcmp(state, "42501") == 0)
         return EACCES;

@@ -14,16 +14,33 @@
 #include <string.h>
 #include <time.h>
 
-enum column { COL_TYPE, COL_NAME, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN, COL_SESSION, NCOLUMNS };
+enum column {
+    COL_TYPE,
+    COL_NAME,
+    COL_ROLE,
+    COL_HOST,
+    COL_PID,
+    COL_SINCE,
+    COL_TOKEN,
+    COL_SESSION,
+    COL_ADDRESS,
+    COL_CONNECTED,
+    COL_SELF_REPORTED,
+    NCOLUMNS
+};
 
 static const struct table_column columns[NCOLUMNS] = {
-    [COL_TYPE] = { .name = "TYPE", .width = 6 },
+    [COL_TYPE] = { .name = "TYPE", .width = 7 },
     [COL_NAME] = { .name = "NAME", .width = 0.3, .tree = 1 },
+    [COL_ROLE] = { .name = "ROLE", .width = 0.1, .truncate = 1 },
     [COL_HOST] = { .name = "HOST", .width = 0.2, .truncate = 1 },
     [COL_PID] = { .name = "PID", .width = 7, .right = 1, .number = 1 },
     [COL_SINCE] = { .name = "SINCE", .width = 19 },
     [COL_TOKEN] = { .name = "TOKEN", .width = 6, .right = 1, .number = 1 },
     [COL_SESSION] = { .name = "SESSION", .width = 7, .right = 1, .number = 1 },
+    [COL_ADDRESS] = { .name = "ADDRESS", .width = 0.15, .truncate = 1 },
+    [COL_CONNECTED] = { .name = "CONNECTED", .width = 19 },
+    [COL_SELF_REPORTED] = { .name = "SELF-REPORTED", .width = 0.2, .truncate = 1 },
 };
 
 struct listing {
@@ -34,10 +51,19 @@ struct listing {
     int shown[NCOLUMNS], nshown, rows;
 };
 
+/* TYPE says first whether a row is the library's: a foreign session's
+ * HOST and PID are then the server's word, not what it calls itself. */
+static const char *type_of(const struct scl_listed *r)
+{
+    if (r->foreign)
+        return r->held ? "foreign" : "foreign-waiter";
+    return r->held ? "holder" : "waiter";
+}
+
 static void add(const struct scl_listed *r, void *arg)
 {
     struct listing *l = arg;
-    char pid[24] = "", since[40] = "", token[24] = "", session[24] = "";
+    char pid[24] = "", since[40] = "", token[24] = "", session[24] = "", connected[40] = "";
     struct table_row *row;
 
     if (l->only != NULL && strcmp(l->only, r->name) != 0)
@@ -46,6 +72,8 @@ static void add(const struct scl_listed *r, void *arg)
         snprintf(pid, sizeof pid, "%ld", r->pid);
     if (r->since > 0)
         tool_format_time(r->since, l->json, since, sizeof since);
+    if (r->connected > 0)
+        tool_format_time(r->connected, l->json, connected, sizeof connected);
     if (r->token > 0)
         snprintf(token, sizeof token, "%" PRIu64, r->token);
     if (r->session > 0)
@@ -56,31 +84,50 @@ static void add(const struct scl_listed *r, void *arg)
     for (int i = 0; i < l->nshown; i++) {
         const char *v = "";
         switch (l->shown[i]) {
-        case COL_TYPE: v = r->held ? "holder" : "waiter"; break;
+        case COL_TYPE: v = type_of(r); break;
         case COL_NAME: v = r->name; break;
+        case COL_ROLE: v = r->role; break;
         case COL_HOST: v = r->host; break;
         case COL_PID: v = pid; break;
         case COL_SINCE: v = since; break;
         case COL_TOKEN: v = token; break;
         case COL_SESSION: v = session; break;
+        case COL_ADDRESS: v = r->address; break;
+        case COL_CONNECTED: v = connected; break;
+        case COL_SELF_REPORTED: v = r->says; break;
         }
         table_set(row, i, v);
     }
     l->rows++;
 }
 
+void tool_listed_session(const struct scl_listed *r, char *out, size_t cap)
+{
+    snprintf(out, cap, "session %ld of role %s from %s", r->session, r->role[0] ? r->role : "(unknown)",
+             r->address[0] ? r->address : "an unknown address (pg_read_all_stats shows it)");
+}
+
+void tool_listed_says(const struct scl_listed *r, char *out, size_t cap)
+{
+    if (!r->foreign)
+        snprintf(out, cap, "it says it is process %ld on %s", r->pid, r->host[0] ? r->host : "an unnamed host");
+    else
+        snprintf(out, cap, "it is a foreign session, outside swerve-claim, that calls itself '%s'", r->says);
+}
+
 int tool_list_store(const char *name, const char *output, int style, int noheadings)
 {
-    struct listing l = { .only = name, .shown = { COL_TYPE, COL_NAME, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN } };
+    struct listing l = { .only = name,
+                         .shown = { COL_TYPE, COL_NAME, COL_ROLE, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN } };
     struct table_column cols[NCOLUMNS];
 
-    l.nshown = 6;
+    l.nshown = 7;
     l.json = style == TABLE_JSON;
     if (output != NULL && (l.nshown = tool_parse_columns(output, columns, NCOLUMNS, l.shown)) < 0)
         return TOOL_USAGE;
     for (int i = 0; i < l.nshown; i++) {
         cols[i] = columns[l.shown[i]];
-        cols[i].number |= l.json && l.shown[i] == COL_SINCE; /* epoch seconds */
+        cols[i].number |= l.json && (l.shown[i] == COL_SINCE || l.shown[i] == COL_CONNECTED); /* epoch seconds */
     }
     if ((l.table = table_new("claims", cols, l.nshown, (enum table_style)style, noheadings)) == NULL)
         return TOOL_FAILURE;

@@ -23,6 +23,7 @@
 static int release_in_store(const char *name)
 {
     struct scl_listed who;
+    char session[200], says[300];
     int r = scl_store()->end_holder(name, &who);
 
     if (r < 0) {
@@ -34,9 +35,11 @@ static int release_in_store(const char *name)
         tool_error("no claim named '%s' in scope '%s'", name, scl_settings()->scope);
         return TOOL_FAILURE;
     }
-    tool_error("WARNING: ended the database session %ld of process %ld on %s, which held '%s' (token %llu): "
-               "every claim of that session is released, and the process may still be running",
-               who.session, who.pid, who.host[0] ? who.host : "an unknown host", name, (unsigned long long)who.token);
+    tool_listed_session(&who, session, sizeof session);
+    tool_listed_says(&who, says, sizeof says);
+    tool_error("WARNING: ended the database %s, which held '%s' (token %llu): every claim of that session is "
+               "released; %s, and may still be running",
+               session, name, (unsigned long long)who.token, says);
     tool_say("released '%s' in scope '%s'", name, scl_settings()->scope);
     return TOOL_OK;
 }

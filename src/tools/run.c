@@ -118,8 +118,13 @@ static void remember_holder(const struct scl_listed *row, void *arg)
 {
     struct holder_seen *h = arg;
 
-    if (row->held && strcmp(row->name, h->name) == 0)
-        snprintf(h->out, h->cap, ", held by process %ld on %s", row->pid, row->host[0] ? row->host : "?");
+    char session[200], says[300];
+
+    if (row->held && strcmp(row->name, h->name) == 0) {
+        tool_listed_session(row, session, sizeof session);
+        tool_listed_says(row, says, sizeof says);
+        snprintf(h->out, h->cap, ", held by %s (%s)", session, says);
+    }
 }
 
 /* ", held by process PID (COMMAND)" when somebody holds NAME now, else "". */

@@ -9,7 +9,7 @@
  *   swerve-claim [--base DIR] release --force [--server PID|DIR] NAME
  *   swerve-claim [--base DIR] run [--wait SECONDS] [--server PID|DIR] [--verbose]
  *                                 [--conflict-exit-code N] NAME -- COMMAND...
- *   swerve-claim db init
+ *   swerve-claim db init [--dedicated]
  */
 #include "config.h"
 
@@ -33,7 +33,8 @@ static void help(void)
            "  gc        remove the claims of dead holders and abandoned directories\n"
            "  release   remove one claim by hand (needs --force)\n"
            "  run       run a command while holding a claim, like flock(1)\n"
-           "  db init   make the PostgreSQL store's schema (SWERVE_CLAIM_STORE)\n"
+           "  db init   make the PostgreSQL store's schema (SWERVE_CLAIM_STORE); with\n"
+           "            --dedicated, a database of the claims' own: PUBLIC may not connect\n"
            "\n"
            "Options of list:\n"
            "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
@@ -63,9 +64,10 @@ static void help(void)
            "                           (default %d)\n"
            "\n"
            "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
-           "in PostgreSQL: list shows TYPE,NAME,HOST,PID,SINCE,TOKEN,SESSION of every\n"
-           "holder and waiter; release --force ends the holder's session; gc has\n"
-           "nothing to do; --server does not apply.\n"
+           "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
+           "SESSION,ADDRESS,CONNECTED,SELF-REPORTED, of every holder and waiter (TYPE\n"
+           "foreign: a session that is not the library's); release --force ends the\n"
+           "holder's session; gc has nothing to do; --server does not apply.\n"
            "\n"
            "Global options:\n"
            "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"

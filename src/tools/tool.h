@@ -96,4 +96,15 @@ int tool_db(int argc, char **argv);
  * OUTPUT the -o columns or NULL; STYLE is an enum table_style. */
 int tool_list_store(const char *name, const char *output, int style, int noheadings);
 
+struct scl_listed;
+
+/* What the store's server knows of the session of R, into OUT: "session
+ * S of role R from ADDRESS". */
+void tool_listed_session(const struct scl_listed *r, char *out, size_t cap);
+
+/* What that session says of itself, into OUT, as its word and never as
+ * fact: "it says it is process P on HOST", or, for a foreign session,
+ * that it is one and what it calls itself. */
+void tool_listed_says(const struct scl_listed *r, char *out, size_t cap);
+
 #endif

@@ -37,7 +37,8 @@ completes "--noheadings --notruncate" swerve-claim --base /tmp list --no
 completes "--dry-run" swerve-claim gc --d
 completes "--verbose" swerve-claim run --v
 completes "init" swerve-claim db i
-completes "SESSION SINCE STATE" swerve-claim list -o S
+completes "SELF-REPORTED SESSION SINCE STATE" swerve-claim list -o S
+completes "--dedicated" swerve-claim db init --d
 completes "--library" swerve-claim-preload --li
 # After `run NAME --` and after the launcher's options: the command's own completion
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim run x -- npro

@@ -52,9 +52,10 @@ pg_cluster_start() { # [SERVER-SETTING...] as -c options
     export SCL_PG_URL SCL_PG_ADMIN_URL PG_DIR PG_PORT
 }
 
-# The schema, made the way users make it, and the app role let in.
+# The schema, made the way users make it in a database of the claims' own
+# (PUBLIC may not connect), and the app role let in.
 pg_cluster_init() { # SWERVE-CLAIM-TOOL
-    SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$1" db init >/dev/null &&
+    SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$1" db init --dedicated >/dev/null &&
         pg_sql "GRANT swerve_claim_user TO app"
 }
 

@@ -17,7 +17,13 @@ now_ns() { date +%s%N; }
 
 pg_cluster_start || exit 1
 check "swerve-claim db init makes the schema" pg_cluster_init "$tool"
-check "db init again changes nothing and succeeds" env SWERVE_CLAIM_STORE="$SCL_PG_ADMIN_URL" "$tool" db init
+SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$tool" db init >/dev/null 2>"$work/init-again.err"
+check "db init again changes nothing and succeeds" test $? -eq 0
+check "(and has nothing to warn about in a dedicated database)" test ! -s "$work/init-again.err"
+public_connects() { pg_sql "SELECT has_database_privilege('public', '$1', 'CONNECT')"; }
+check "db init --dedicated: PUBLIC may not connect" test "$(public_connects claims)" = f
+check "db init --dedicated: swerve_claim_user may" \
+    test "$(pg_sql "SELECT has_database_privilege('swerve_claim_user', 'claims', 'CONNECT')")" = t
 export SWERVE_CLAIM_STORE=$SCL_PG_URL
 
 # ---- the contract, and what loading libpq may not do to a host
@@ -70,6 +76,89 @@ check "hostile role: unlocking another session's claim does nothing" \
 check "hostile role: the claim is still held by its holder" grep -qx "failed EAGAIN" "$work/guarded.taker"
 check "(and the holder never saw it go)" bash -c "! grep -q lost '$work/guarded'"
 kill -9 "${server_pids[-1]}"
+
+# ---- a role outside swerve_claim_user (doc/security.md): advisory locks
+# need no privilege, so a session that can connect can take every id of
+# the key space, those of names registered later too, and keep them; and
+# it can name itself as the library names its sessions.
+password=$(cat "$PG_DIR/pw")
+pg_sql "CREATE ROLE intruder LOGIN PASSWORD '$password'"
+# grep -q, and the file shown when it does not match (or, lacks, does).
+has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+# Takes ids 1 to $2 in database URL $1 and keeps its session; $squatter is
+# its pid, $work/squat.$3 says how many it took (nothing when it could not
+# connect).
+squat() { # URL COUNT TAG
+    "$pg_bin/psql" -qAtX "$1" -c "SET application_name = 'swerve-claim pid=1 host=web1.prod'" \
+        -c "SELECT count(pg_advisory_lock(1398231638, i)) FROM generate_series(1, $2) i" -c "SELECT pg_sleep(60)" \
+        >"$work/squat.$3" 2>&1 &
+    squatter=$!
+    server_pids+=($squatter)
+    for _ in $(seq 200); do
+        grep -qx "$2" "$work/squat.$3" && return 0
+        kill -0 "$squatter" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+# Every id so far, and 100 names to come.
+ids=$(( $(pg_sql "SELECT max(id) FROM swerve_claim.names") + 100 ))
+squat "${SCL_PG_URL/\/\/app:/\/\/intruder:}" $ids dedicated
+check "attack: a role outside swerve_claim_user cannot connect to a dedicated database" \
+    bash -c "! grep -qx $ids '$work/squat.dedicated'"
+"${under_shim[@]}" "$helper" take guarded 0 >"$work/squatted"
+check "attack: the servers still take their names" grep -q "^took" "$work/squatted"
+"${under_shim[@]}" "$helper" take registered-since 0 >"$work/squatted.new"
+check "attack: and names registered since" grep -q "^took" "$work/squatted.new"
+kill -9 "$squatter" 2>/dev/null
+
+# A database shared with other roles: db init says who can get in, and
+# leaves the database's grants alone.
+pg_sql "CREATE DATABASE shared"
+shared_admin=${SCL_PG_ADMIN_URL%/claims}/shared
+shared_app=${SCL_PG_URL%/claims}/shared
+SWERVE_CLAIM_STORE=$shared_admin "$tool" db init >/dev/null 2>"$work/shared.init"
+check "db init where PUBLIC may connect: warns that any role can take every claim" \
+    has "WARNING: .*PUBLIC.*every claim" "$work/shared.init"
+check "(and leaves PUBLIC's CONNECT alone)" test "$(public_connects shared)" = t
+SWERVE_CLAIM_STORE=$shared_app "${under_shim[@]}" "$helper" take forged 0 >/dev/null
+squat "${shared_app/\/\/app:/\/\/intruder:}" 100 shared
+squatter_session=$(pg_sql "SELECT pid FROM pg_stat_activity WHERE usename = 'intruder' AND datname = 'shared'")
+SWERVE_CLAIM_STORE=$shared_app "${under_shim[@]}" "$helper" take forged 0 >"$work/forged.taker"
+check "shared database: the intruder holds the name (what only CONNECT can keep out)" \
+    grep -qx "failed EAGAIN" "$work/forged.taker"
+SWERVE_CLAIM_STORE=$shared_admin "$tool" list --json -o TYPE,NAME,ROLE,HOST,PID,SESSION,SELF-REPORTED \
+    >"$work/foreign.json" 2>&1
+check "list shows the intruder as a foreign holder, by what the server knows (role, address, session)" \
+    python3 -c "import json,sys; rows=[r for r in json.load(open(sys.argv[1]))['claims'] if r['name']=='forged']
+assert len(rows)==1, rows; r=rows[0]
+assert (r['type'],r['role'],r['host'],r['pid'],r['session'])==('foreign','intruder','127.0.0.1',None,int(sys.argv[2])),r
+assert r['self-reported']=='swerve-claim pid=1 host=web1.prod', r" "$work/foreign.json" "${squatter_session:-0}"
+SWERVE_CLAIM_STORE=$shared_admin "$tool" list --raw --noheadings >"$work/foreign.list" 2>&1
+check "list's default columns show the intruder's role and address" \
+    has '^foreign forged intruder 127\.0\.0\.1 ' "$work/foreign.list"
+check "list's default columns never show the forged pid or host" lacks 'web1\.prod| 1 ' "$work/foreign.list"
+SWERVE_CLAIM_STORE=$shared_admin "$tool" release --force forged >/dev/null 2>"$work/foreign.release"
+check "release --force of a foreign holder: names its role, address and session" \
+    has "session $squatter_session of role intruder from 127\.0\.0\.1" "$work/foreign.release"
+check "release --force: says it is foreign, and quotes what it says of itself as such" \
+    has "outside swerve-claim.*calls itself 'swerve-claim pid=1 host=web1\.prod'" "$work/foreign.release"
+check "release --force: never presents the forged pid and host as the holder's" \
+    lacks "process 1 on web1\.prod" "$work/foreign.release"
+check "(the intruder's session is ended)" bash -c "for _ in \$(seq 100); do \
+    kill -0 $squatter 2>/dev/null || exit 0; sleep 0.05; done; exit 1"
+# A member of swerve_claim_user may say what it likes of itself too: its
+# role is the server's word, its pid and host only its own.
+"$pg_bin/psql" -qAtX "$SCL_PG_URL" -c "SET application_name = 'swerve-claim pid=1 host=web1.prod'" \
+    -c "SELECT pg_advisory_lock(1398231638, $guarded_id)" -c "SELECT pg_sleep(60)" >"$work/member.forged" 2>&1 &
+server_pids+=($!)
+for _ in $(seq 100); do [ -s "$work/member.forged" ] && break; sleep 0.05; done
+SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$tool" release --force guarded >/dev/null 2>"$work/member.release"
+check "release --force of a member: its pid and host as what it says" \
+    has "of role app from 127\.0\.0\.1, which held 'guarded'.* says it is process 1 on web1\.prod" "$work/member.release"
+check "(not as fact)" lacks "of process 1 on web1\.prod" "$work/member.release"
+kill -9 "${server_pids[-1]}" 2>/dev/null
 
 # ---- a holder's end
 "${under_shim[@]}" "$helper" hold killed >"$work/killed" &
