@@ -186,7 +186,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
      * clearer of another process reads at most SCL_SCAN_MAX entries: a
      * worker may plant any number, and the clearer is often its master,
      * in waitpid().  What is left past them is a dead holder's, free to
-     * anybody (the next acquire() of the name clears it; so does gc).  A
+     * anybody (the next acquire() of the name clears it).  A
      * holder about to exec searches it all: its links would still be its
      * own afterwards. */
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
