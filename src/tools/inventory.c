@@ -208,6 +208,17 @@ struct loading {
     size_t cap, entries;
 };
 
+/* 1, with errno E2BIG, when D has as many members and claims as it may:
+ * the count before reading is the cheap refusal, this keeps the bound
+ * when the directory grows while it is read. */
+static int full(const struct inv_dir *d)
+{
+    if (d->nprocs + d->nclaims < INV_MAX_ENTRIES)
+        return 0;
+    errno = E2BIG;
+    return 1;
+}
+
 static int count_entry(const struct dirent64 *e, void *arg)
 {
     struct loading *l = arg;
@@ -232,6 +243,8 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
 
     if (pid == 0)
         return 0; /* a registration in progress */
+    if (full(d))
+        return -1;
     fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
     if (fd < 0)
         return 0;
@@ -274,6 +287,8 @@ static int add_claim(const struct dirent64 *e, void *arg)
 
     if (e->d_name[0] == '.' || fstatat(l->claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return 0;
+    if (full(d))
+        return -1;
     if (grow((void **)&d->claims, &l->cap, d->nclaims, sizeof *d->claims) != 0)
         return -1;
     c = &d->claims[d->nclaims];
@@ -400,7 +415,8 @@ static int sort_waiters(struct inv_dir *d)
     }
     free(index);
     /* By pid within a claim: procs are by pid already, and an insertion
-     * sort keeps that order (waiters are live processes: few). */
+     * sort keeps that order (waiters are live processes, each a pid of its
+     * own and with its own start time: at most the machine's processes). */
     for (size_t a = 1; a < d->nwaiters; a++)
         for (size_t b = a; b > 0 && d->procs[d->waiters[b - 1]].waited > d->procs[d->waiters[b]].waited; b--) {
             size_t swap = d->waiters[b];
@@ -410,8 +426,8 @@ static int sort_waiters(struct inv_dir *d)
     return 0;
 }
 
-/* Says that D is not read, and why. */
-static void refuse(const struct inv_dir *d)
+/* Says that D is not read, and why: -1 with errno E2BIG. */
+static int refuse(const struct inv_dir *d)
 {
     char owner[300];
 
@@ -419,6 +435,8 @@ static void refuse(const struct inv_dir *d)
     tool_error("%s, of %s: more than %d entries in its claims/ directory, not read; "
                "its owner can remove what it does not know there",
                d->path, owner, INV_MAX_ENTRIES);
+    errno = E2BIG;
+    return -1;
 }
 
 static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
@@ -427,14 +445,11 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
 
     if (scl_each_entry(claimsfd, count_entry, &l) < 0)
         return -1;
-    if (l.entries > INV_MAX_ENTRIES + 2) {
-        refuse(d);
-        errno = E2BIG;
-        return -1;
-    }
+    if (l.entries > INV_MAX_ENTRIES + 2)
+        return refuse(d);
     /* First the members, so that claims can name their holder. */
     if (scl_holders_scan(claimsfd, add_member, &l) != 0)
-        return -1;
+        return errno == E2BIG ? refuse(d) : -1;
     if (d->nprocs > 1)
         qsort(d->procs, d->nprocs, sizeof *d->procs, by_pid);
     /* The master made the directory before its first fork: the first member
@@ -448,7 +463,9 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
     }
     d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
     l.cap = 0;
-    if (scl_each_entry(claimsfd, add_claim, &l) != 0 || match_holders(d) != 0)
+    if (scl_each_entry(claimsfd, add_claim, &l) != 0)
+        return errno == E2BIG ? refuse(d) : -1;
+    if (match_holders(d) != 0)
         return -1;
     d->waiters = malloc((d->nprocs + 1) * sizeof *d->waiters);
     if (d->waiters == NULL)
