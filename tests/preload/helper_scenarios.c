@@ -288,6 +288,37 @@ static int exit_path(char **argv)
     return 0;
 }
 
+/* A process that holds more names than its journal and the scan bound a
+ * clearer of another process keeps to (holder.h) lets go of every one as
+ * it ends by HOW: its own claims are searched for in full. */
+static int exit_holding_many(char **argv)
+{
+    enum { names = 12000 }; /* about 6,000 journaled, the rest past 4,096 entries */
+    const char *how = argv[0];
+    char *dir, claims[4200];
+    pid_t child;
+    int status;
+
+    REQUIRE(how != NULL && expected_status(how) > 0);
+    child = fork();
+    if (child == 0) {
+        char name[32];
+        for (int i = 0; i < names; i++) {
+            snprintf(name, sizeof name, "many-%05d", i);
+            take(name);
+        }
+        end_child_by(how);
+    }
+    wait_zombie(child);
+    dir = testdir_claim_dir(base());
+    REQUIRE(dir != NULL && snprintf(claims, sizeof claims, "%s/claims", dir) < (int)sizeof claims);
+    REQUIRE(testdir_count_prefix(claims, "many-") == 0);
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == expected_status(how));
+    free(dir);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- reaping */
 
 static volatile sig_atomic_t reaped_pid;
@@ -1141,8 +1172,9 @@ int main(int argc, char **argv)
         { SCN_FORK_MAKES_DIR_FIRST, fork_makes_dir_first },
         { SCN_INHERITED_HANDLE, inherited_handle },
         { SCN_LAUNCHER, launcher },
-        { SCN_EXIT_PATH, exit_path }, /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
-        { SCN_REAP, reap },           /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
+        { SCN_EXIT_PATH, exit_path },                 /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */
+        { SCN_EXIT_HOLDING_MANY, exit_holding_many }, /* exit|_exit */
+        { SCN_REAP, reap },                           /* waitpid|wait|wait3|wait4|waitid|sigchld-handler */
         { SCN_UNREAPED_HOLDER, unreaped_holder },
         { SCN_ERRNO_KEPT, errno_kept },
         { SCN_SIGNALS_DURING_WAIT, signals_during_wait },

@@ -299,6 +299,14 @@ START_TEST(test_exit_path)
 }
 END_TEST
 
+START_TEST(test_exit_holding_many)
+{
+    const char *args[] = { SCN_EXIT_HOLDING_MANY, exit_paths[_i], NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok exit-holding-many\n", 60);
+}
+END_TEST
+
 static const char *const reapers[] = { "waitpid", "wait", "wait3", "wait4", "waitid", "sigchld-handler" };
 
 START_TEST(test_reap)
@@ -417,6 +425,7 @@ static Suite *suite(void)
     tcase_add_test(life, test_bad_base_is_an_error_not_a_crash);
     tcase_add_test(life, test_debug_logs_only_when_asked);
     tcase_add_loop_test(life, test_exit_path, 0, sizeof exit_paths / sizeof exit_paths[0]);
+    tcase_add_loop_test(life, test_exit_holding_many, 0, 2); /* exit, _exit */
     tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
     suite_add_tcase(s, life);
 

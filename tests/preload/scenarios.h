@@ -10,6 +10,7 @@
 #define SCN_INHERITED_HANDLE        "inherited-handle"
 #define SCN_LAUNCHER                "launcher"
 #define SCN_EXIT_PATH               "exit-path"
+#define SCN_EXIT_HOLDING_MANY       "exit-holding-many"
 #define SCN_REAP                    "reap"
 #define SCN_UNREAPED_HOLDER         "unreaped-holder"
 #define SCN_ERRNO_KEPT              "errno-kept"
