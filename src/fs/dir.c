@@ -578,9 +578,21 @@ int scl_dir_join_locked(void)
     return fd;
 }
 
+int scl_dir_clear_own(int dirfd, int topfd, enum scl_clear_mode mode)
+{
+    struct stat st;
+    int fd = scl_dir_open_own_holder(dirfd, O_RDONLY, &st), r;
+
+    if (fd < 0)
+        return mode == SCL_CLEAR_OWN ? scl_holder_clear(dirfd, topfd, getpid(), SCL_CLEAR_ALWAYS) : -1;
+    r = scl_holder_clear_open(dirfd, topfd, fd, mode, NULL);
+    scl_close_quietly(fd); /* drops the flock */
+    return r;
+}
+
 void scl_dir_leave(int dirfd, int may_remove)
 {
-    (void)scl_holder_clear(dirfd, scl_dir_top_fd(), getpid(), SCL_CLEAR_ALWAYS);
+    (void)scl_dir_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
     atomic_store(&member_pid, 0);
     /* The parent from the path itself: an exec'd member may not have
      * been given the SWERVE_TMPDIR its server was started with. */

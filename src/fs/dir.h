@@ -17,6 +17,8 @@
 #ifndef SCL_DIR_H
 #define SCL_DIR_H
 
+#include "holder.h"
+
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -74,6 +76,15 @@ int scl_dir_remove_own_claim(const char *fname);
  * a hard link to another file in its place).  -1 with errno (ESTALE:
  * something else stands there). */
 int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st);
+
+/* Clears this process's own claims, with MODE SCL_CLEAR_OWN (it ends) or
+ * SCL_CLEAR_CLAIMS_ONLY (it execs), through the holder inode it
+ * registered, whose links are searched for in all of the claims
+ * directory; its page of times goes in TOPFD.  When that inode is not in
+ * its name (never registered here, or a worker put a file in its place),
+ * an ending process clears that name as another's would, and one that
+ * execs nothing.  As scl_holder_clear() returns; async-signal-safe. */
+int scl_dir_clear_own(int dirfd, int topfd, enum scl_clear_mode mode);
 
 /* 1 when this process made its claim directory (it was not handed it). */
 int scl_dir_made_here(void);

@@ -186,13 +186,14 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
      * clearer of another process reads at most SCL_SCAN_MAX entries: a
      * worker may plant any number, and the clearer is often its master,
      * in waitpid().  What is left past them is a dead holder's, free to
-     * anybody (the next acquire() of the name clears it).  A
-     * holder about to exec searches it all: its links would still be its
-     * own afterwards. */
+     * anybody (the next acquire() of the name clears it).  A holder
+     * clearing its own searches it all: as it execs, its links would
+     * still be its own afterwards; as it ends, a process that held more
+     * names than its journal keeps would leave them to others. */
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
         int saved = errno;
         c.to_find = st.st_nlink - (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u);
-        c.scan_left = mode == SCL_CLEAR_CLAIMS_ONLY ? UINT_MAX : SCL_SCAN_MAX;
+        c.scan_left = mode == SCL_CLEAR_OWN || mode == SCL_CLEAR_CLAIMS_ONLY ? UINT_MAX : SCL_SCAN_MAX;
         (void)scl_each_entry(dirfd, clear_if_link, &c);
         errno = saved;
     }

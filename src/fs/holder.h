@@ -40,8 +40,8 @@
 void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);
 
 /* A journal is read, and written, up to this size; claims taken past it
- * are found by scanning the claims directory, and a clearer of another
- * process reads at most SCL_SCAN_MAX of its entries (about 1 ms). */
+ * are found by scanning the claims directory, of which a clearer of
+ * another process reads at most SCL_SCAN_MAX entries (about 1 ms). */
 #define SCL_JOURNAL_MAX (64 * 1024)
 #define SCL_SCAN_MAX    4096u
 
@@ -88,9 +88,15 @@ int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t l
  * user attributes.  Async-signal-safe; keeps errno. */
 void scl_holder_note_command(int fd);
 
+/* The last two search all of the claims directory for links the journal
+ * did not name; the others read at most SCL_SCAN_MAX of its entries.  The
+ * caller of those is the holder, with the inode it registered open (a
+ * worker may put a file of its own, with any number of links, in its
+ * holder file's name): scl_dir_clear_own(). */
 enum scl_clear_mode {
     SCL_CLEAR_IF_DEAD,     /* only when the holder has ended */
-    SCL_CLEAR_ALWAYS,      /* the caller is the holder, or knows it ended */
+    SCL_CLEAR_ALWAYS,      /* the caller knows the holder has ended */
+    SCL_CLEAR_OWN,         /* the caller is the holder, and ends */
     SCL_CLEAR_CLAIMS_ONLY, /* the caller is the holder, about to exec: it
                             * keeps its holder file (same pid, same start) */
 };

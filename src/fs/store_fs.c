@@ -406,7 +406,7 @@ static int fs_process_execs(void)
         return 0;
     saved = errno;
     if ((dirfd = scl_dir_claims_fd()) >= 0)
-        (void)scl_holder_clear(dirfd, -1, self, SCL_CLEAR_CLAIMS_ONLY);
+        (void)scl_dir_clear_own(dirfd, -1, SCL_CLEAR_CLAIMS_ONLY);
     scl_times_forget_wait(self); /* the exec ends every thread, waiting or not */
     errno = saved;
     return 1;
