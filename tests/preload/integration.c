@@ -399,10 +399,115 @@ START_TEST(test_library_constructor_forks_or_exits)
 }
 END_TEST
 
+
+/* ---------------------------------------------- a small signal stack */
+
+/* The paths helper_guest runs in a handler on an alternate stack. */
+static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",
+                                           "fork", "reap",  "exec" };
+
+/* The most the shim may add to the host's stack on any of them: the rest
+ * of its work runs on a stack of its own (doc/HACKING.md, "A stack
+ * budget"). */
+#define STACK_BUDGET 512
+
+/* Runs helper_guest PATH on an alternate stack of SIZE bytes, with or
+ * without the shim; its status, and how many bytes of that stack it used
+ * (the deepest byte that lost its paint, helper_guest.c). */
+static int run_on_stack(const char *path, int preload, size_t size, size_t *used)
+{
+    static struct run r;
+    char file[4200], size_arg[32];
+    const char *args[] = { path, size_arg, file, NULL };
+    unsigned char *stack = malloc(size);
+    FILE *f;
+    size_t i = 0;
+
+    ck_assert_ptr_nonnull(stack);
+    snprintf(file, sizeof file, "%s.stack", base);
+    snprintf(size_arg, sizeof size_arg, "%zu", size);
+    run_helper(&r, preload, "preload/helper_guest", args, NULL, 30);
+    ck_assert_msg(strstr(r.err, "failed:") == NULL, "%s: %s", path, r.err);
+    ck_assert_str_eq(r.out, preload ? "shim\n" : "");
+    f = fopen(file, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, sysconf(_SC_PAGESIZE), SEEK_SET), 0);
+    ck_assert_int_eq(fread(stack, 1, size, f), size);
+    fclose(f);
+    unlink(file);
+    while (i < size && stack[i] == 0xa5)
+        i++;
+    *used = size - i;
+    free(stack);
+    return r.status;
+}
+
+static int sanitized(void)
+{
+    const char *asan = getenv("SCL_ASAN_RUNTIME");
+
+    return asan != NULL && *asan != '\0';
+}
+
+/*
+ * Each path, on a roomy stack, with the shim uses at most STACK_BUDGET
+ * bytes more than without it, and ends the same way.  A sanitizer build's
+ * frames are padded by design: there only the ending is compared.
+ */
+START_TEST(test_stack_budget)
+{
+    size_t with, without;
+    int status_with = run_on_stack(stack_paths[_i], 1, 65536, &with);
+    int status_without = run_on_stack(stack_paths[_i], 0, 65536, &without);
+
+    fprintf(stderr, "stack %-13s without the shim %6zu bytes, with it %6zu (%+ld)\n", stack_paths[_i], without, with,
+            (long)with - (long)without);
+    ck_assert_int_eq(status_without, 7);
+    ck_assert_int_eq(status_with, 7);
+    ck_assert_int_eq(testdir_count(base), 0);
+    if (!sanitized())
+        ck_assert_msg(with <= without + STACK_BUDGET, "%s: %zu bytes of stack with the shim, %zu without",
+                      stack_paths[_i], with, without);
+}
+END_TEST
+
+/*
+ * On a small alternate stack the host ends as it would without the shim:
+ * MINSIGSTKSZ and SIGSTKSZ as glibc's constants and as this CPU's
+ * sysconf() says, and just STACK_BUDGET more than the path needs without
+ * the shim.  Where the host's own call leaves less than STACK_BUDGET
+ * (on an AVX-512 machine sysconf's MINSIGSTKSZ is the kernel's signal frame
+ * alone, and glibc's fork leaves 72 bytes of it), the shim is allowed to
+ * differ, and the log says so.
+ */
+START_TEST(test_small_alternate_stack)
+{
+    size_t sizes[] = { 2048, (size_t)sysconf(_SC_MINSIGSTKSZ), 8192, (size_t)sysconf(_SC_SIGSTKSZ), 0 }, used;
+    const char *path = stack_paths[_i];
+
+    if (sanitized())
+        return; /* test_stack_budget's own runs compare the endings */
+    run_on_stack(path, 0, 65536, &used);
+    sizes[4] = ((used + STACK_BUDGET + 15) / 16) * 16;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t ignored;
+        int without = run_on_stack(path, 0, sizes[s], &ignored), with = run_on_stack(path, 1, sizes[s], &ignored);
+        int tight = without == 7 && sizes[s] < used + STACK_BUDGET;
+        fprintf(stderr, "stack %-13s on %6zu bytes: status %d without the shim, %d with it%s\n", path, sizes[s],
+                without, with, tight && with != without ? " (the host leaves less than the budget)" : "");
+        ck_assert_msg(with == without || tight, "%s on a %zu-byte stack: status %d with the shim, %d without", path,
+                      sizes[s], with, without);
+        testdir_teardown();
+        testdir_setup();
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("integration");
-    TCase *seed = tcase_create("seed"), *life = tcase_create("lifecycle"), *excl = tcase_create("exclusion");
+    TCase *seed = tcase_create("seed"), *life = tcase_create("lifecycle"), *excl = tcase_create("exclusion"),
+          *guest = tcase_create("guest");
 
     tcase_add_checked_fixture(seed, testdir_setup, testdir_teardown);
     tcase_set_timeout(seed, 60);
@@ -436,6 +541,12 @@ static Suite *suite(void)
     tcase_add_test(excl, test_handoff_wakes_before_the_next_tick);
     tcase_add_test(excl, test_stress_sigkill);
     suite_add_tcase(s, excl);
+
+    tcase_add_checked_fixture(guest, testdir_setup, testdir_teardown);
+    tcase_set_timeout(guest, 120);
+    tcase_add_loop_test(guest, test_stack_budget, 0, sizeof stack_paths / sizeof stack_paths[0]);
+    tcase_add_loop_test(guest, test_small_alternate_stack, 0, sizeof stack_paths / sizeof stack_paths[0]);
+    suite_add_tcase(s, guest);
     return s;
 }
 
