@@ -13,6 +13,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -144,6 +145,22 @@ int main(void)
     errno = 0;
     r = (int)waitpid(-1, &status, 0);
     printf("waitpid with no child: %d errno %s\n", r, strerrorname_np(errno));
+    /* A status pointer the kernel cannot write: EFAULT, and the child is
+     * reaped all the same. */
+    for (int v = 0; v < 4; v++) {
+        int *bad = (int *)(uintptr_t)8;
+        pid = child_exiting(13 + v);
+        usleep(10000);
+        errno = 0;
+        r = v == 0 ? (int)waitpid(pid, bad, 0)
+          : v == 1 ? (int)wait4(pid, bad, 0, &ru)
+          : v == 2 ? (int)wait3(bad, 0, &ru)
+                   : (int)wait(bad);
+        printf("wait variant %d with a bad status pointer: %d errno %s", v, r, strerrorname_np(errno));
+        errno = 0;
+        r = (int)waitpid(pid, &status, WNOHANG);
+        printf(", then waitpid %d errno %s\n", r, strerrorname_np(errno));
+    }
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
