@@ -18,19 +18,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* STATUS is what the kernel reported for PID; a stop or a continue
- * reaps nothing. */
-static pid_t after_wait(pid_t pid, int status, int *user_status)
+/*
+ * After a wait that was given STATUS (the host's own pointer, or ours
+ * when the host gave none, so that we learn how the child ended): R is
+ * what libc returned for PID.  The kernel wrote STATUS itself, so the
+ * shim writes nothing through the host's pointers, and a pointer the
+ * kernel could not write fails as it would without the shim: with EFAULT,
+ * the child reaped all the same (its claims are cleared when it is dead).
+ */
+static pid_t after_wait(pid_t r, pid_t pid, const int *status)
 {
-    if (pid > 0) {
-        int saved = errno;
-        if (user_status != NULL)
-            *user_status = status;
-        if (WIFEXITED(status) || WIFSIGNALED(status))
-            scl_child_reaped(pid);
-        errno = saved;
-    }
-    return pid;
+    int saved = errno;
+
+    if (r > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)))
+        scl_child_reaped(r);
+    else if (r < 0 && saved == EFAULT && pid > 0)
+        scl_child_reaped(pid);
+    errno = saved;
+    return r;
 }
 
 /* Every variant of wait comes down to wait4(2) or waitid(2); the
@@ -38,38 +43,38 @@ static pid_t after_wait(pid_t pid, int status, int *user_status)
 SCL_EXPORT pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusage)
 {
     pid_t (*real)(pid_t, int *, int, struct rusage *) = scl_real()->wait4;
-    int status = 0;
+    int ours = 0, *status = wstatus != NULL ? wstatus : &ours;
     pid_t r =
-        real != NULL ? real(pid, &status, options, rusage) : (pid_t)syscall(SYS_wait4, pid, &status, options, rusage);
+        real != NULL ? real(pid, status, options, rusage) : (pid_t)syscall(SYS_wait4, pid, status, options, rusage);
 
-    return after_wait(r, status, wstatus);
+    return after_wait(r, pid, status);
 }
 
 SCL_EXPORT pid_t waitpid(pid_t pid, int *wstatus, int options)
 {
     pid_t (*real)(pid_t, int *, int) = scl_real()->waitpid;
-    int status = 0;
-    pid_t r = real != NULL ? real(pid, &status, options) : (pid_t)syscall(SYS_wait4, pid, &status, options, NULL);
+    int ours = 0, *status = wstatus != NULL ? wstatus : &ours;
+    pid_t r = real != NULL ? real(pid, status, options) : (pid_t)syscall(SYS_wait4, pid, status, options, NULL);
 
-    return after_wait(r, status, wstatus);
+    return after_wait(r, pid, status);
 }
 
 SCL_EXPORT pid_t wait(int *wstatus)
 {
     pid_t (*real)(int *) = scl_real()->wait;
-    int status = 0;
-    pid_t r = real != NULL ? real(&status) : (pid_t)syscall(SYS_wait4, -1, &status, 0, NULL);
+    int ours = 0, *status = wstatus != NULL ? wstatus : &ours;
+    pid_t r = real != NULL ? real(status) : (pid_t)syscall(SYS_wait4, -1, status, 0, NULL);
 
-    return after_wait(r, status, wstatus);
+    return after_wait(r, -1, status);
 }
 
 SCL_EXPORT pid_t wait3(int *wstatus, int options, struct rusage *rusage)
 {
     pid_t (*real)(int *, int, struct rusage *) = scl_real()->wait3;
-    int status = 0;
-    pid_t r = real != NULL ? real(&status, options, rusage) : (pid_t)syscall(SYS_wait4, -1, &status, options, rusage);
+    int ours = 0, *status = wstatus != NULL ? wstatus : &ours;
+    pid_t r = real != NULL ? real(status, options, rusage) : (pid_t)syscall(SYS_wait4, -1, status, options, rusage);
 
-    return after_wait(r, status, wstatus);
+    return after_wait(r, -1, status);
 }
 
 SCL_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)
