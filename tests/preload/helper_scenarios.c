@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -843,6 +844,40 @@ static int orphans(char **argv)
     return 0;
 }
 
+/*
+ * A master whose children the kernel reaps, so that no wait of the host's
+ * (and no hook) sees them go: SIGCHLD ignored ("sig-ign"), SA_NOCLDWAIT
+ * ("nocldwait"), or the host reaping by raw wait4 system calls
+ * ("raw-wait4").  More of them than the shim's table of children has
+ * slots; then the master claims and exits, and must take its claim
+ * directory with it (the test checks the base is empty).
+ */
+#define KERNEL_REAPED 1500
+
+static int kernel_reaped_children(char **argv)
+{
+    const char *how = argv[0];
+    struct sigaction sa;
+
+    REQUIRE(how != NULL);
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = strcmp(how, "sig-ign") == 0 ? SIG_IGN : SIG_DFL;
+    sa.sa_flags = strcmp(how, "nocldwait") == 0 ? SA_NOCLDWAIT : 0;
+    REQUIRE(strcmp(how, "sig-ign") == 0 || strcmp(how, "nocldwait") == 0 || strcmp(how, "raw-wait4") == 0);
+    REQUIRE(sigaction(SIGCHLD, &sa, NULL) == 0);
+    for (int i = 0; i < KERNEL_REAPED; i++) {
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0)
+            _exit(0);
+        if (strcmp(how, "raw-wait4") == 0)
+            REQUIRE(syscall(SYS_wait4, pid, NULL, 0, NULL) == pid);
+    }
+    take("x");
+    return 0;
+}
+
 /* ------------------------------------------------- abandoned directories */
 
 extern char **environ;
@@ -1193,6 +1228,7 @@ int main(int argc, char **argv)
         { SCN_MUTEX_PROCESSES, mutex_processes }, /* [WORKERS [ITERATIONS]] */
         { SCN_MUTEX_THREADS, mutex_threads },     /* [THREADS [ITERATIONS]] */
         { SCN_HANDOFF, handoff },
+        { SCN_KERNEL_REAPED_CHILDREN, kernel_reaped_children }, /* sig-ign|nocldwait|raw-wait4 */
     };
 
     if (!swerve_claim_load(&api)) {

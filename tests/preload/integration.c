@@ -317,6 +317,18 @@ START_TEST(test_reap)
 }
 END_TEST
 
+static const char *const kernel_reapers[] = { "sig-ign", "nocldwait", "raw-wait4" };
+
+/* More children than the table has slots, none of them reaped through a
+ * hook: the master's claim directory still goes with it. */
+START_TEST(test_kernel_reaped_children)
+{
+    const char *args[] = { SCN_KERNEL_REAPED_CHILDREN, kernel_reapers[_i], NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok " SCN_KERNEL_REAPED_CHILDREN "\n", 60);
+}
+END_TEST
+
 START_TEST(test_mutual_exclusion_processes)
 {
     const char *args[] = { SCN_MUTEX_PROCESSES, "8", "1000", NULL };
@@ -532,6 +544,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_exit_path, 0, sizeof exit_paths / sizeof exit_paths[0]);
     tcase_add_loop_test(life, test_exit_holding_many, 0, 2); /* exit, _exit */
     tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
+    tcase_add_loop_test(life, test_kernel_reaped_children, 0, sizeof kernel_reapers / sizeof kernel_reapers[0]);
     suite_add_tcase(s, life);
 
     tcase_add_checked_fixture(excl, testdir_setup, testdir_teardown);

@@ -31,5 +31,6 @@
 #define SCN_MUTEX_THREADS           "mutex-threads"
 #define SCN_HANDOFF                 "handoff"
 #define SCN_RETURN_FROM_MAIN        "return-from-main"
+#define SCN_KERNEL_REAPED_CHILDREN  "kernel-reaped-children"
 
 #endif
