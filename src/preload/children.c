@@ -3,7 +3,13 @@
 #include "children.h"
 #include "fork_page.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <unistd.h>
+
+/* A child is found within this many slots of its own but for a table
+ * crowded with children that are gone; past it, those are dropped. */
+#define PROBES_BEFORE_PRUNING 32
 
 /* The table lives on the fork page (fork_page.h): a child inherits its
  * parent's table, which it only reads until its own first fork. */
@@ -11,6 +17,35 @@
 static int mine(pid_t self)
 {
     return atomic_load(&scl_fork_page.children_owner) == self;
+}
+
+/*
+ * Drops the children that are gone without a wait the hooks saw: the
+ * kernel reaped them (SIGCHLD ignored, SA_NOCLDWAIT), or the host did with
+ * a raw system call.  A pid that now names another process stays: the
+ * table only serves the hand-over at exit, which checks each one.
+ */
+static void prune(void)
+{
+    int saved = errno;
+
+    for (size_t i = 0; i < SCL_CHILD_SLOTS; i++) {
+        pid_t pid = atomic_load(&scl_fork_page.children[i]);
+        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+            atomic_compare_exchange_strong(&scl_fork_page.children[i], &pid, 0);
+    }
+    errno = saved;
+}
+
+/* PID in its slot within LIMIT probes: 0, or -1. */
+static int insert(pid_t pid, size_t limit)
+{
+    for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < limit; n++, i = (i + 1) % SCL_CHILD_SLOTS) {
+        pid_t empty = 0;
+        if (atomic_compare_exchange_strong(&scl_fork_page.children[i], &empty, pid))
+            return 0;
+    }
+    return -1;
 }
 
 void scl_children_add(pid_t pid)
@@ -24,12 +59,11 @@ void scl_children_add(pid_t pid)
         atomic_store(&scl_fork_page.children_overflowed, 0);
         atomic_store(&scl_fork_page.children_owner, self);
     }
-    for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < SCL_CHILD_SLOTS; n++, i = (i + 1) % SCL_CHILD_SLOTS) {
-        pid_t empty = 0;
-        if (atomic_compare_exchange_strong(&scl_fork_page.children[i], &empty, pid))
-            return;
-    }
-    atomic_store(&scl_fork_page.children_overflowed, 1);
+    if (insert(pid, PROBES_BEFORE_PRUNING) == 0)
+        return;
+    prune();
+    if (insert(pid, SCL_CHILD_SLOTS) != 0)
+        atomic_store(&scl_fork_page.children_overflowed, 1);
 }
 
 void scl_children_remove(pid_t pid)
