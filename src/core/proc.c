@@ -42,7 +42,9 @@ malformed:
 
 int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
 {
-    char path[40], num[24], line[1024];
+    /* The fields up to the start time take at most 320 bytes (a 15-byte
+     * command name, and every number at its widest). */
+    char path[40], num[24], line[512];
     ssize_t n;
     int fd;
 

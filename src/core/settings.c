@@ -55,11 +55,26 @@ static void load_store(void)
     }
 }
 
+/* BASE made absolute in OUT (PATH_MAX bytes): the working directory is
+ * read straight into OUT, as this may run in the first hook called, on
+ * a small stack. */
+static int copy_absolute(char *out, const char *base)
+{
+    size_t len;
+
+    if (base[0] == '/')
+        return scl_concat(out, PATH_MAX, base, (char *)NULL);
+    if (getcwd(out, PATH_MAX) == NULL)
+        return -1;
+    len = strlen(out);
+    return scl_concat(out + len, PATH_MAX - len, "/", base, (char *)NULL);
+}
+
 static void load(void)
 {
     const char *base = first_set("SWERVE_TMPDIR", "TMPDIR");
     const char *debug = secure_getenv("SWERVE_DEBUG"), *dir = secure_getenv(SCL_DIR_ENV);
-    char *free_space = copies, cwd[PATH_MAX];
+    char *free_space = copies;
 
     settings.debug = debug != NULL && strcmp(debug, "1") == 0;
     load_store();
@@ -69,9 +84,7 @@ static void load(void)
         return;
     /* A relative base would move with the host's chdir().  One that
      * cannot be used is an error, never /tmp instead. */
-    if (base[0] == '/'
-            ? scl_concat(free_space, PATH_MAX, base, (char *)NULL) == 0
-            : getcwd(cwd, sizeof cwd) != NULL && scl_concat(free_space, PATH_MAX, cwd, "/", base, (char *)NULL) == 0) {
+    if (copy_absolute(free_space, base) == 0) {
         settings.base_dir = take(&free_space);
     } else {
         settings.base_dir = "";

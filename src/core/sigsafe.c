@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "scratch.h"
 #include "sigsafe.h"
 
 #include <dirent.h>
@@ -174,13 +175,15 @@ int scl_contains(const char *s, const char *needle)
 
 int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg)
 {
-    char buf[4096] __attribute__((aligned(8)));
-    int fd = scl_open_dir_at(dirfd, "."), r = 0;
+    char *buf = scl_scratch_take();
+    int fd = buf != NULL ? scl_open_dir_at(dirfd, ".") : -1, r = 0;
 
-    if (fd < 0)
+    if (fd < 0) {
+        scl_scratch_give(buf);
         return -1;
+    }
     while (r == 0) {
-        ssize_t n = getdents64(fd, buf, sizeof buf);
+        ssize_t n = getdents64(fd, buf, SCL_SCRATCH_SIZE);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -194,5 +197,6 @@ int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg)
         }
     }
     scl_close_quietly(fd);
+    scl_scratch_give(buf);
     return r;
 }

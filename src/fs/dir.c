@@ -219,7 +219,7 @@ int scl_dir_made_here(void)
 
 int scl_dir_has_holder(int dirfd, pid_t pid)
 {
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     struct stat st;
 
     scl_holder_path(path, pid);
@@ -298,7 +298,7 @@ static void random_chars(char out[RANDOM_CHARS + 1])
 /* Remembers which inode this process's holder file is, just registered. */
 static int note_own_holder(int claimsfd)
 {
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     struct stat st;
 
     scl_holder_path(path, getpid());
@@ -311,7 +311,7 @@ static int note_own_holder(int claimsfd)
 
 int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st)
 {
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     int fd;
 
     scl_holder_path(path, getpid());
@@ -336,7 +336,7 @@ int scl_dir_remove_own_claim(const char *fname)
 /* Removes what build() made in a directory that never got published. */
 static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
 {
-    char holder[SCL_FNAME_MAX];
+    char holder[SCL_PID_NAME_MAX];
 
     if (claimsfd >= 0) {
         scl_holder_path(holder, getpid());
@@ -388,13 +388,17 @@ failed:
     return -1;
 }
 
-/* Makes the directory at PATH (top and claims as given, open as TOPFD and
- * FD; both kept from now on) the one this process uses, with MEMBER
- * registered in it (or 0). */
-static int publish(const char *path, const struct stat *top, const struct stat *claims, int topfd, int fd, pid_t member)
+/* Makes the directory at PATH, or BASE/NAME (top and claims as given,
+ * open as TOPFD and FD; both kept from now on) the one this process uses,
+ * with MEMBER registered in it (or 0).  The path goes straight to where
+ * it is kept: the fork path has no room for a copy on its stack. */
+static int publish(const char *base, const char *name, const struct stat *top, const struct stat *claims, int topfd,
+                   int fd, pid_t member)
 {
-    if (scl_concat(dir_path, sizeof dir_path, path, (char *)NULL) != 0 ||
-        scl_concat(claims_path, sizeof claims_path, path, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0)
+    const char *slash = name != NULL ? "/" : "", *rest = name != NULL ? name : "";
+
+    if (scl_concat(dir_path, sizeof dir_path, base, slash, rest, (char *)NULL) != 0 ||
+        scl_concat(claims_path, sizeof claims_path, base, slash, rest, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0)
         return -1;
     dir_dev = top->st_dev;
     dir_ino = top->st_ino;
@@ -424,7 +428,10 @@ static int publish(const char *path, const struct stat *top, const struct stat *
 static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struct stat *top, struct stat *claims,
                     int *topfd)
 {
-    char rnd[RANDOM_CHARS + 1], new_name[NAME_MAX + 1];
+    /* Under scl_lock(), like every caller: static, off the fork path's
+     * stack. */
+    static char new_name[NAME_MAX + 1];
+    char rnd[RANDOM_CHARS + 1];
 
     for (int attempt = 0; attempt < 16; attempt++) {
         int fd, saved;
@@ -454,7 +461,8 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
 
 static int use_named_locked(const char *base, const char *name)
 {
-    char made[NAME_MAX + 1], path[PATH_MAX];
+    static char path[PATH_MAX]; /* under scl_lock(), off the stack */
+    char made[NAME_MAX + 1];
     struct stat top, claims;
     int basefd, fd, topfd, r;
 
@@ -466,7 +474,7 @@ static int use_named_locked(const char *base, const char *name)
     fd = make_dir(basefd, name, made, &top, &claims, &topfd);
     scl_close_quietly(basefd);
     if (fd >= 0) {
-        r = publish(path, &top, &claims, topfd, fd, getpid());
+        r = publish(path, NULL, &top, &claims, topfd, fd, getpid());
         if (r != 0) {
             scl_close_quietly(fd);
             scl_close_quietly(topfd);
@@ -494,7 +502,7 @@ int scl_dir_use_named(const char *base, const char *name)
 static int create_locked(void)
 {
     const char *base = scl_settings()->base_dir;
-    char name[NAME_MAX + 1], path[PATH_MAX];
+    static char name[NAME_MAX + 1]; /* under scl_lock(), off the stack */
     struct stat top, claims;
     int basefd, fd, topfd, saved;
 
@@ -510,8 +518,7 @@ static int create_locked(void)
         errno = saved;
         return -1;
     }
-    if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0 ||
-        publish(path, &top, &claims, topfd, fd, getpid()) != 0) {
+    if (publish(base, name, &top, &claims, topfd, fd, getpid()) != 0) {
         scl_close_quietly(fd);
         scl_close_quietly(topfd);
         return -1;
@@ -537,7 +544,7 @@ static int attach(const char *path)
         fd = -1;
         errno = EPERM; /* somebody else's directory would let them fake or steal claims */
     }
-    if (fd < 0 || publish(path, &top, &claims, topfd, fd, 0) != 0) {
+    if (fd < 0 || publish(path, NULL, &top, &claims, topfd, fd, 0) != 0) {
         int saved = errno;
         if (fd >= 0)
             scl_close_quietly(fd);

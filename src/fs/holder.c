@@ -2,6 +2,7 @@
 
 #include "claim.h"
 #include "holder.h"
+#include "scratch.h"
 #include "sigsafe.h"
 #include "times.h"
 #include "wake.h"
@@ -17,12 +18,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid)
+void scl_holder_path(char out[SCL_PID_NAME_MAX], pid_t pid)
 {
     char num[24];
 
     scl_fmt_ull(num, (unsigned long long)pid);
-    (void)scl_concat(out, SCL_FNAME_MAX, SCL_HOLDER_PREFIX, num, (char *)NULL);
+    (void)scl_concat(out, SCL_PID_NAME_MAX, SCL_HOLDER_PREFIX, num, (char *)NULL);
 }
 
 int scl_holder_parse_id(const char *head, size_t n, struct scl_proc_id *id)
@@ -128,18 +129,19 @@ static int clear_claim(const char *fname, void *arg)
 static void clear_journal(struct clearing *c, int fd)
 {
     struct scl_journal_reader reader;
-    char buf[4096];
+    char *buf = scl_scratch_take();
     off_t off = 0;
 
     scl_journal_begin(&reader);
-    while (off < SCL_JOURNAL_MAX && c->to_find > 0) {
-        ssize_t n = pread(fd, buf, sizeof buf, off);
+    while (buf != NULL && off < SCL_JOURNAL_MAX && c->to_find > 0) {
+        ssize_t n = pread(fd, buf, SCL_SCRATCH_SIZE, off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0 || scl_journal_feed(&reader, buf, (size_t)n, clear_claim, c) != 0)
-            return;
+            break;
         off += n;
     }
+    scl_scratch_give(buf);
 }
 
 static int clear_if_link(const struct dirent64 *d, void *arg)
@@ -156,7 +158,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
 {
     struct stat st;
     struct scl_proc_id id;
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     struct clearing c = { .dirfd = dirfd, .st = &st };
 
     while (flock(fd, LOCK_EX | LOCK_NB) != 0)
@@ -202,7 +204,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
 
 int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode)
 {
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     struct stat st;
     int fd, r;
 
@@ -249,7 +251,7 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
 
 int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
 {
-    char path[SCL_FNAME_MAX], tmp[SCL_FNAME_MAX], head[64], num[2][24];
+    char path[SCL_PID_NAME_MAX], tmp[SCL_PID_NAME_MAX], head[64], num[2][24];
     size_t head_len = format_header(head, id);
     int fd, r = -1;
 

@@ -37,7 +37,7 @@
 #include <sys/types.h>
 
 /* ".holder.PID", the holder file's name. */
-void scl_holder_path(char out[SCL_FNAME_MAX], pid_t pid);
+void scl_holder_path(char out[SCL_PID_NAME_MAX], pid_t pid);
 
 /* A journal is read, and written, up to this size; claims taken past it
  * are found by scanning the claims directory, of which a clearer of

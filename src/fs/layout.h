@@ -27,6 +27,10 @@
 #define SCL_COMMAND_XATTR     "user.swerve-claim.command"
 #define SCL_HOLDER_NEW_PREFIX ".new."   /* then the pid, '.', and the pid of its maker */
 #define SCL_TIMES_PREFIX      ".times." /* then the pid */
+/* Room for any of the three names above, NUL included; small, as these
+ * live on the stack of hook paths. */
+#define SCL_PID_NAME_MAX 48
+_Static_assert(sizeof SCL_HOLDER_NEW_PREFIX + 20 + 1 + 20 <= SCL_PID_NAME_MAX, "two pids fit");
 
 /* 1 when NAME is a claim directory still being built (or abandoned so). */
 static inline int scl_layout_is_unfinished(const char *name)

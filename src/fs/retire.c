@@ -3,6 +3,7 @@
 #include "holder.h"
 #include "log.h"
 #include "retire.h"
+#include "scratch.h"
 #include "sigsafe.h"
 #include "times.h"
 #include "wake.h"
@@ -101,17 +102,20 @@ int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino)
 
 int scl_retire_path(const char *path, dev_t dev, ino_t ino)
 {
-    char parent[PATH_MAX];
     const char *name = strrchr(path, '/');
+    char *parent;
     int basefd, r;
 
-    if (name == NULL || (size_t)(name - path) >= sizeof parent) {
+    if (name == NULL || (size_t)(name - path) >= SCL_SCRATCH_SIZE) {
         errno = EINVAL;
         return -1;
     }
+    if ((parent = scl_scratch_take()) == NULL)
+        return -1;
     memcpy(parent, path, (size_t)(name - path));
     parent[name - path] = '\0';
     basefd = scl_openat(AT_FDCWD, parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    scl_scratch_give(parent);
     if (basefd < 0)
         return -1;
     r = scl_retire_named(basefd, name + 1, dev, ino);
@@ -169,18 +173,20 @@ static void sweep_one(int basefd, const char *name)
 /*
  * Claim directories of this user below BASEFD that no live process uses
  * any more (a server SIGKILLed whole) are removed by the next one made
- * beside them.  getdents64 on a stack buffer: this may run in the fork
- * handler, in a signal handler.
+ * beside them.  This may run in the fork handler, in a signal handler: its
+ * getdents64 buffer is a scratch block.
  */
 void scl_sweep_abandoned(int basefd)
 {
-    char buf[4096] __attribute__((aligned(8)));
-    int fd = scl_open_dir_at(basefd, "."), entries = 0, candidates = 0;
+    char *buf = scl_scratch_take();
+    int fd = buf != NULL ? scl_open_dir_at(basefd, ".") : -1, entries = 0, candidates = 0;
 
-    if (fd < 0)
+    if (fd < 0) {
+        scl_scratch_give(buf);
         return;
+    }
     while (entries < SWEEP_MAX_ENTRIES && candidates < SWEEP_MAX_CANDIDATES) {
-        ssize_t n = getdents64(fd, buf, sizeof buf);
+        ssize_t n = getdents64(fd, buf, SCL_SCRATCH_SIZE);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -197,4 +203,5 @@ void scl_sweep_abandoned(int basefd)
         }
     }
     scl_close_quietly(fd);
+    scl_scratch_give(buf);
 }

@@ -6,6 +6,7 @@
 #include "fork_page.h"
 #include "holder.h"
 #include "log.h"
+#include "own_stack.h"
 #include "proc.h"
 #include "settings.h"
 #include "sigsafe.h"
@@ -226,7 +227,7 @@ static uint64_t now_token(void)
 
 static int fs_try_acquire(struct scl_key *key, pid_t self)
 {
-    char holder[SCL_FNAME_MAX];
+    char holder[SCL_PID_NAME_MAX];
     int dirfd = ready_for(key, self);
 
     if (dirfd < 0)
@@ -352,6 +353,10 @@ static int fs_held(const struct scl_key *key)
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* The work of the lifecycle operations below runs on the library's own
+ * stack (own_stack.h) once their fast checks found some to do: a host may
+ * fork, reap, exec or exit in a signal handler on a small stack. */
+
 static void fs_at_load(void)
 {
     scl_dir_attach_later();
@@ -363,6 +368,15 @@ static void fs_at_load(void)
  * and the parent becomes a member of it.  Once it is, this writes
  * nothing: a server forking its workers pays a few loads.
  */
+static void join_before_fork(void *unused)
+{
+    (void)unused;
+    scl_lock();
+    if (scl_dir_join_locked() < 0)
+        scl_debug("no claim directory before fork: errno %d", errno);
+    scl_unlock();
+}
+
 static void fs_before_fork(void)
 {
     int saved;
@@ -370,10 +384,7 @@ static void fs_before_fork(void)
     if (scl_dir_is_member(getpid()))
         return;
     saved = errno;
-    scl_lock();
-    if (scl_dir_join_locked() < 0)
-        scl_debug("no claim directory before fork: errno %d", errno);
-    scl_unlock();
+    scl_on_own_stack(join_before_fork, NULL);
     errno = saved;
 }
 
@@ -383,31 +394,47 @@ static void fs_after_fork_in_child(void)
      * (its pid is not the member's), and that is all it needs to know. */
 }
 
-static void fs_child_reaped(pid_t child)
+static void clear_reaped(void *arg)
 {
-    int saved = errno, dirfd;
+    pid_t child = *(const pid_t *)arg;
+    int dirfd;
 
     /* One failed look-up for a child that never claimed: no scan, and no
      * look at the top, which only its page of times needs. */
-    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0 && scl_dir_has_holder(dirfd, child) &&
+    if ((dirfd = scl_dir_claims_fd()) >= 0 && scl_dir_has_holder(dirfd, child) &&
         scl_holder_clear(dirfd, scl_dir_top_fd(), child, SCL_CLEAR_IF_DEAD) < 0)
         scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
+}
+
+static void fs_child_reaped(pid_t child)
+{
+    int saved = errno;
+
+    if (scl_dir_in_use())
+        scl_on_own_stack(clear_reaped, &child);
     errno = saved;
+}
+
+static void clear_before_exec(void *arg)
+{
+    int dirfd = scl_dir_claims_fd();
+
+    if (dirfd >= 0)
+        (void)scl_dir_clear_own(dirfd, -1, SCL_CLEAR_CLAIMS_ONLY);
+    scl_times_forget_wait(*(const pid_t *)arg); /* the exec ends every thread, waiting or not */
 }
 
 static int fs_process_execs(void)
 {
     pid_t self = getpid();
-    int saved, dirfd;
+    int saved;
 
     /* Only a member can hold anything; the others touch nothing here, not
      * even errno (a fork+exec child shares its pages with its parent). */
     if (!scl_dir_is_member(self))
         return 0;
     saved = errno;
-    if ((dirfd = scl_dir_claims_fd()) >= 0)
-        (void)scl_dir_clear_own(dirfd, -1, SCL_CLEAR_CLAIMS_ONLY);
-    scl_times_forget_wait(self); /* the exec ends every thread, waiting or not */
+    scl_on_own_stack(clear_before_exec, &self);
     errno = saved;
     return 1;
 }
@@ -441,10 +468,31 @@ static void hand_over(pid_t child, void *arg)
 
 static _Atomic pid_t ended_pid;
 
+struct ending {
+    scl_children_each_fn *each_child;
+    pid_t self;
+    int member;
+};
+
+static void leave_at_end(void *arg)
+{
+    const struct ending *e = arg;
+    int dirfd = scl_dir_claims_fd();
+
+    /* An orphan may have been registered by its parent as that ended. */
+    if (dirfd < 0 || (!e->member && !scl_dir_has_holder(dirfd, e->self)))
+        return;
+    if (e->each_child(hand_over, &dirfd) != 0)
+        scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
+    else
+        scl_dir_leave(dirfd, 1);
+}
+
 static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)
 {
     pid_t self = getpid();
-    int saved = errno, dirfd, member;
+    int saved = errno, member;
+    struct ending e;
 
     if (!scl_dir_in_use())
         goto out;
@@ -456,22 +504,17 @@ static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)
         goto out;
     if (atomic_exchange(&ended_pid, self) == self)
         goto out;
-    dirfd = scl_dir_claims_fd();
-    /* An orphan may have been registered by its parent as that ended. */
-    if (dirfd < 0 || (!member && !scl_dir_has_holder(dirfd, self)))
-        goto out;
-    if (each_child(hand_over, &dirfd) != 0)
-        scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
-    else
-        scl_dir_leave(dirfd, 1);
+    e = (struct ending){ .each_child = each_child, .self = self, .member = member };
+    scl_on_own_stack(leave_at_end, &e);
 out:
     errno = saved;
 }
 
-static void fs_becoming_user(uid_t uid)
+static void hand_to_user(void *arg)
 {
+    uid_t uid = *(const uid_t *)arg;
     pid_t self = getpid();
-    int saved = errno, dirfd;
+    int dirfd;
 
     if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0) {
         struct stat st;
@@ -483,6 +526,13 @@ static void fs_becoming_user(uid_t uid)
         if (holder >= 0)
             scl_close_quietly(holder);
     }
+}
+
+static void fs_becoming_user(uid_t uid)
+{
+    int saved = errno;
+
+    scl_on_own_stack(hand_to_user, &uid);
     errno = saved;
 }
 

@@ -27,12 +27,12 @@ static struct {
     struct scl_times_page *retired;
 } mine;
 
-void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid)
+void scl_times_path(char out[SCL_PID_NAME_MAX], pid_t pid)
 {
     char num[24];
 
     scl_fmt_ull(num, (unsigned long long)pid);
-    (void)scl_concat(out, SCL_FNAME_MAX, SCL_TIMES_PREFIX, num, (char *)NULL);
+    (void)scl_concat(out, SCL_PID_NAME_MAX, SCL_TIMES_PREFIX, num, (char *)NULL);
 }
 
 static struct scl_times_page *page_of(pid_t self)
@@ -43,8 +43,7 @@ static struct scl_times_page *page_of(pid_t self)
 /* Makes and maps the page of SELF: NULL when it cannot be had safely. */
 static struct scl_times_page *make_page(int topfd, pid_t self)
 {
-    struct scl_times_page blank = { .magic = SCL_TIMES_MAGIC };
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     struct timespec now;
     struct scl_times_page *page;
     struct stat st;
@@ -59,16 +58,20 @@ static struct scl_times_page *make_page(int topfd, pid_t self)
     fd = scl_openat(topfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return NULL;
-    (void)clock_gettime(CLOCK_REALTIME, &now);
-    blank.realtime_offset = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - scl_monotonic_ns();
     page = MAP_FAILED;
-    /* The checks wake.c makes: nobody else may write (or truncate) it. */
-    if (scl_write_full(fd, &blank, sizeof blank) == 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-        (st.st_mode & 077) == 0 && st.st_size == (off_t)sizeof blank)
+    /* The checks wake.c makes: nobody else may write (or truncate) it.
+     * Zeroes by ftruncate, not a blank page written: that would be a page
+     * on the stack. */
+    if (ftruncate(fd, (off_t)sizeof *page) == 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+        (st.st_mode & 077) == 0 && st.st_size == (off_t)sizeof *page)
         page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     scl_close_quietly(fd);
     if (page == MAP_FAILED)
         return NULL;
+    (void)clock_gettime(CLOCK_REALTIME, &now);
+    page->realtime_offset = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - scl_monotonic_ns();
+    /* Last: a reader takes a page without its magic for no page at all. */
+    __atomic_store_n(&page->magic, SCL_TIMES_MAGIC, __ATOMIC_RELEASE);
     if (madvise(page, sizeof *page, MADV_DONTFORK) != 0) {
         (void)munmap(page, sizeof *page);
         return NULL;
@@ -169,7 +172,7 @@ void scl_times_forget_wait(pid_t self)
 
 int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page)
 {
-    char path[SCL_FNAME_MAX];
+    char path[SCL_PID_NAME_MAX];
     struct stat st;
     ssize_t n;
     int fd;

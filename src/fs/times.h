@@ -57,7 +57,7 @@ struct scl_times_page {
 uint64_t scl_times_hash(const char *fname);
 
 /* ".times.PID": the page's name, in the directory's top. */
-void scl_times_path(char out[SCL_FNAME_MAX], pid_t pid);
+void scl_times_path(char out[SCL_PID_NAME_MAX], pid_t pid);
 
 /* 1 when the page of SELF for directory generation GEN was tried already
  * (made or not): the caller need not find the top for scl_times_map(). */

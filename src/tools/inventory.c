@@ -78,7 +78,7 @@ static void read_command(pid_t pid, char *out, size_t cap)
  * line; NULL when there is none. */
 static char *read_journal(int dirfd, const struct inv_proc *p)
 {
-    char holder[SCL_FNAME_MAX], *journal, *end;
+    char holder[SCL_PID_NAME_MAX], *journal, *end;
     struct stat st;
     ssize_t n;
     int fd;
