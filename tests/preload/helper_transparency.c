@@ -152,10 +152,10 @@ int main(void)
         pid = child_exiting(13 + v);
         usleep(10000);
         errno = 0;
-        r = v == 0 ? (int)waitpid(pid, bad, 0)
-          : v == 1 ? (int)wait4(pid, bad, 0, &ru)
-          : v == 2 ? (int)wait3(bad, 0, &ru)
-                   : (int)wait(bad);
+        r = v == 0   ? (int)waitpid(pid, bad, 0)
+            : v == 1 ? (int)wait4(pid, bad, 0, &ru)
+            : v == 2 ? (int)wait3(bad, 0, &ru)
+                     : (int)wait(bad);
         printf("wait variant %d with a bad status pointer: %d errno %s", v, r, strerrorname_np(errno));
         errno = 0;
         r = (int)waitpid(pid, &status, WNOHANG);

@@ -411,12 +411,11 @@ START_TEST(test_library_constructor_forks_or_exits)
 }
 END_TEST
 
-
 /* ---------------------------------------------- a small signal stack */
 
 /* The paths helper_guest runs in a handler on an alternate stack. */
-static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",
-                                           "fork", "reap",  "exec" };
+static const char *const stack_paths[] = { "exit",  "_exit", "worker-exit", "worker-_exit",
+                                           "fault", "fork",  "reap",        "exec" };
 
 /* The most the shim may add to the host's stack on any of them: the rest
  * of its work runs on a stack of its own (doc/HACKING.md, "A stack
