@@ -7,6 +7,7 @@
  *
  * usage: helper_scenarios SCENARIO [ARG...]   (see the table in main)
  */
+#define _GNU_SOURCE 1
 #include <swerve/claim-loader.h>
 
 #include "require.h"
@@ -32,6 +33,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static struct swerve_claim_api api;
 
@@ -640,15 +643,61 @@ static int exec_large_vectors(char **argv)
     return 0;
 }
 
+/* Execs PATH with ARGV (six entries and a NULL) the way HOW names: every
+ * entry point of the exec family, each hooked on its own. */
+static int exec_by(const char *how, const char *path, char *const argv[])
+{
+    int fd;
+
+    if (strcmp(how, "execl") == 0)
+        return execl(path, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], (char *)NULL);
+    if (strcmp(how, "execle") == 0)
+        return execle(path, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], (char *)NULL, environ);
+    if (strcmp(how, "execlp") == 0)
+        return execlp(path, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], (char *)NULL);
+    if (strcmp(how, "execv") == 0)
+        return execv(path, argv);
+    if (strcmp(how, "execve") == 0)
+        return execve(path, argv, environ);
+    if (strcmp(how, "execvp") == 0)
+        return execvp(path, argv);
+    if (strcmp(how, "execvpe") == 0)
+        return execvpe(path, argv, environ);
+    if (strcmp(how, "execveat-path") == 0)
+        return execveat(AT_FDCWD, path, argv, environ, 0);
+    /* The descriptor ones: a missing program is a descriptor of -1. */
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (strcmp(how, "fexecve") == 0)
+        return fexecve(fd, argv, environ);
+    if (strcmp(how, "execveat-empty") == 0)
+        return execveat(fd, "", argv, environ, AT_EMPTY_PATH);
+    require_failed(__LINE__, how);
+}
+
+/* What exec_by(HOW) of a missing program leaves in errno. */
+static int missing_program_errno(const char *how)
+{
+    if (strcmp(how, "fexecve") == 0)
+        return EINVAL;
+    if (strcmp(how, "execveat-empty") == 0)
+        return EBADF;
+    return ENOENT;
+}
+
+/* A holder execs by HOW (argv[0]): its claims are released, and the new
+ * image joins the claim directory. */
 static int exec_releases_and_joins(char **argv)
 {
+    const char *how = argv[0];
     struct gate told, done;
     char fds[4][16];
+    char *image[] = { "helper_scenarios", SCN_EXEC_IMAGE, fds[0], fds[1], fds[2], fds[3], NULL };
+    char *missing[] = { "program", "a", "b", "c", "d", "e", NULL };
     struct swerve_claim *c, *y;
     pid_t child;
     int status;
 
-    (void)argv;
+    REQUIRE(how != NULL);
     gate_open(&told);
     gate_open(&done);
     child = fork();
@@ -658,7 +707,7 @@ static int exec_releases_and_joins(char **argv)
             snprintf(fds[i], sizeof fds[i], "%d", told.fd[i]);
             snprintf(fds[2 + i], sizeof fds[2 + i], "%d", done.fd[i]);
         }
-        execl("/proc/self/exe", "helper_scenarios", SCN_EXEC_IMAGE, fds[0], fds[1], fds[2], fds[3], (char *)NULL);
+        exec_by(how, "/proc/self/exe", image);
         _exit(127);
     }
     gate_wait(&told);
@@ -672,7 +721,7 @@ static int exec_releases_and_joins(char **argv)
     /* A failed exec released too: no handle holds anything after it. */
     y = take("y");
     errno = 0;
-    REQUIRE(execl("/nonexistent/program", "program", (char *)NULL) == -1 && errno == ENOENT);
+    REQUIRE(exec_by(how, "/nonexistent/program", missing) == -1 && errno == missing_program_errno(how));
     REQUIRE(api.held(y) == 0);
     REQUIRE(!claim_file_exists("y"));
     REQUIRE(api.acquire(y, 0.0) == y);
@@ -844,8 +893,6 @@ static int orphans(char **argv)
 }
 
 /* ------------------------------------------------- abandoned directories */
-
-extern char **environ;
 
 /* This program again, ARGS after it, with a claim directory of its own:
  * posix_spawn runs no fork handler, and we have no directory to pass on. */
@@ -1179,8 +1226,8 @@ int main(int argc, char **argv)
         { SCN_ERRNO_KEPT, errno_kept },
         { SCN_SIGNALS_DURING_WAIT, signals_during_wait },
         { SCN_HOST_CLOBBERS_FD, host_clobbers_fd },
-        { SCN_BAD_BASE, bad_base }, /* run with SWERVE_TMPDIR not a directory */
-        { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins },
+        { SCN_BAD_BASE, bad_base },                               /* run with SWERVE_TMPDIR not a directory */
+        { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins }, /* an exec_by() name */
         { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },
         { SCN_EXEC_IMAGE, exec_image }, /* run by exec-releases-and-joins */
         { SCN_THREADED_FORK, threaded_fork },

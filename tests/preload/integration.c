@@ -220,9 +220,13 @@ START_TEST(test_self_checking_scenario)
 }
 END_TEST
 
+/* Every entry point of the exec family (doc/HACKING.md lists them). */
+static const char *const exec_entries[] = { "execl",  "execle",  "execlp",  "execv",         "execve",
+                                            "execvp", "execvpe", "fexecve", "execveat-path", "execveat-empty" };
+
 START_TEST(test_exec_releases_and_joins)
 {
-    const char *args[] = { SCN_EXEC_RELEASES_AND_JOINS, NULL };
+    const char *args[] = { SCN_EXEC_RELEASES_AND_JOINS, exec_entries[_i], NULL };
 
     /* The exec'd image reports first: the parent waits for it. */
     expect_run("preload/helper_scenarios", args, "ok " SCN_EXEC_IMAGE "\nok " SCN_EXEC_RELEASES_AND_JOINS "\n", 60);
@@ -418,7 +422,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(life, testdir_setup, testdir_teardown);
     tcase_set_timeout(life, 90);
     tcase_add_loop_test(life, test_self_checking_scenario, 0, sizeof self_checking / sizeof self_checking[0]);
-    tcase_add_test(life, test_exec_releases_and_joins);
+    tcase_add_loop_test(life, test_exec_releases_and_joins, 0, sizeof exec_entries / sizeof exec_entries[0]);
     tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0, sizeof early_cases / sizeof early_cases[0]);
