@@ -184,6 +184,21 @@ SCL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     return r;
 }
 
+/* glibc's fexecve calls the execveat system call itself, not this. */
+SCL_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    int (*real)(int, const char *, char *const[], char *const[], int) = scl_real()->execveat;
+    struct room room;
+    int r;
+
+    before_exec();
+    if (real == NULL)
+        return scl_real_missing();
+    r = real(dirfd, path, argv, with_claim_dir(envp, &room), flags);
+    room_free(&room);
+    return r;
+}
+
 /*
  * execl, execle and execlp: the arguments after ARG0 in AP (and, when
  * WITH_ENV, the environment after their NULL) made into a vector, in a

@@ -40,6 +40,7 @@ const struct scl_real *scl_real(void)
     BIND(execve, "execve");
     BIND(execvpe, "execvpe");
     BIND(fexecve, "fexecve");
+    BIND(execveat, "execveat");
     BIND(chroot, "chroot");
     BIND(setuid, "setuid");
     BIND(setreuid, "setreuid");

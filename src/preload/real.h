@@ -25,6 +25,7 @@ struct scl_real {
     int (*execve)(const char *, char *const[], char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
+    int (*execveat)(int, const char *, char *const[], char *const[], int);
     int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                        char *const[], char *const[]);
     int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
