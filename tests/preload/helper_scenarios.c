@@ -730,6 +730,135 @@ static int exec_releases_and_joins(char **argv)
     return 0;
 }
 
+/* This program, by a path a shell can run too. */
+static void self_path(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+
+    REQUIRE(n > 0 && (size_t)n < cap - 1);
+    out[n] = '\0';
+}
+
+/* ------------------------------------------ new images beside a holder */
+
+/* Run by spawn-keeps-holding: its parent holds x in the claim directory
+ * this image must have joined, so x is busy here. */
+static int probe_busy(char **argv)
+{
+    struct swerve_claim *c = api.new_claim("x");
+
+    (void)argv;
+    REQUIRE(c != NULL);
+    errno = 0;
+    REQUIRE(api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK);
+    REQUIRE(getenv("SWERVE_CLAIM_DIR") != NULL);
+    api.free(c);
+    return 0;
+}
+
+static char *const probe_argv[] = { "helper_scenarios", SCN_PROBE_BUSY, NULL };
+
+static int clone_child(void *arg)
+{
+    if (arg != NULL)
+        execv(arg, probe_argv);
+    _exit(arg != NULL ? 127 : 0);
+}
+
+/* A raw clone(2) through libc's clone(), without CLONE_VM: no fork
+ * handler runs in its child.  The child execs PATH, or with NULL just
+ * _exits.  Its wait status. */
+static int run_clone(const char *path)
+{
+    enum { stack_size = 256 * 1024 };
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int status;
+    pid_t pid;
+
+    REQUIRE(stack != MAP_FAILED);
+    pid = clone(clone_child, stack + stack_size, SIGCHLD, (void *)path);
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    REQUIRE(munmap(stack, stack_size) == 0);
+    return status;
+}
+
+/* A vfork child shares its parent's memory and stack: it execs PATH, or
+ * with NULL just _exits.  Its wait status. */
+static int run_vfork(const char *path)
+{
+    int status;
+    pid_t pid = vfork();
+
+    if (pid == 0) {
+        if (path != NULL)
+            execv(path, probe_argv);
+        _exit(path != NULL ? 127 : 0);
+    }
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+/* Runs the probe by HOW; its wait status. */
+static int run_probe(const char *how, const char *self)
+{
+    char command[4200], line[256];
+    int status = -1;
+    pid_t pid;
+    FILE *p;
+
+    REQUIRE(snprintf(command, sizeof command, "'%s' %s", self, SCN_PROBE_BUSY) < (int)sizeof command);
+    fflush(stdout);
+    if (strcmp(how, "posix_spawn") == 0 || strcmp(how, "posix_spawnp") == 0) {
+        int (*spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                     char *const[], char *const[]) = how[11] == 'p' ? posix_spawnp : posix_spawn;
+        REQUIRE(spawn(&pid, self, NULL, NULL, probe_argv, environ) == 0);
+        REQUIRE(waitpid(pid, &status, 0) == pid);
+    } else if (strcmp(how, "system") == 0) {
+        status = system(command);
+    } else if (strcmp(how, "popen") == 0) {
+        REQUIRE((p = popen(command, "r")) != NULL);
+        while (fgets(line, sizeof line, p) != NULL)
+            fputs(line, stdout); /* the probe's "ok" */
+        status = pclose(p);
+    } else if (strcmp(how, "vfork") == 0) {
+        status = run_vfork(self);
+    } else if (strcmp(how, "clone") == 0) {
+        status = run_clone(self);
+    } else if (strcmp(how, "vfork-_exit") == 0) {
+        status = run_vfork(NULL);
+    } else if (strcmp(how, "clone-_exit") == 0) {
+        status = run_clone(NULL);
+    } else {
+        require_failed(__LINE__, how);
+    }
+    return status;
+}
+
+/*
+ * A holder of x starts a new image beside itself by HOW (argv[0]): the
+ * image is in the same claim directory and finds x busy, and the holder
+ * still holds x whatever its child did (a vfork child shares its memory,
+ * a clone child was never seen by a fork handler).
+ */
+static int spawn_keeps_holding(char **argv)
+{
+    const char *how = argv[0];
+    struct swerve_claim *c;
+    char self[4096];
+    int status;
+
+    REQUIRE(how != NULL);
+    self_path(self, sizeof self);
+    c = take("x");
+    status = run_probe(how, self);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(api.held(c) == 1);
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    REQUIRE(claim_file_exists("x"));
+    api.free(c);
+    return 0;
+}
+
 /* ------------------------------------------------- forks in hard places */
 
 struct churn {
@@ -1229,7 +1358,9 @@ int main(int argc, char **argv)
         { SCN_BAD_BASE, bad_base },                               /* run with SWERVE_TMPDIR not a directory */
         { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins }, /* an exec_by() name */
         { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },
-        { SCN_EXEC_IMAGE, exec_image }, /* run by exec-releases-and-joins */
+        { SCN_EXEC_IMAGE, exec_image },                   /* run by exec-releases-and-joins */
+        { SCN_SPAWN_KEEPS_HOLDING, spawn_keeps_holding }, /* a run_probe() name */
+        { SCN_PROBE_BUSY, probe_busy },                   /* run by spawn-keeps-holding */
         { SCN_THREADED_FORK, threaded_fork },
         { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
         { SCN_ORPHANS, orphans },

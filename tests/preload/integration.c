@@ -233,6 +233,26 @@ START_TEST(test_exec_releases_and_joins)
 }
 END_TEST
 
+/* Every other way to start a new image or a child beside a holder. */
+static const struct {
+    const char *how;
+    int probes; /* the child runs probe-busy */
+} spawn_entries[] = {
+    { "posix_spawn", 1 }, { "posix_spawnp", 1 }, { "system", 1 },      { "popen", 1 },
+    { "vfork", 1 },       { "clone", 1 },        { "vfork-_exit", 0 }, { "clone-_exit", 0 },
+};
+
+START_TEST(test_spawn_keeps_holding)
+{
+    const char *args[] = { SCN_SPAWN_KEEPS_HOLDING, spawn_entries[_i].how, NULL };
+
+    expect_run("preload/helper_scenarios", args,
+               spawn_entries[_i].probes ? "ok " SCN_PROBE_BUSY "\nok " SCN_SPAWN_KEEPS_HOLDING "\n"
+                                        : "ok " SCN_SPAWN_KEEPS_HOLDING "\n",
+               60);
+}
+END_TEST
+
 START_TEST(test_abandoned_directory_is_swept)
 {
     const char *args[] = { SCN_SWEEP, NULL };
@@ -423,6 +443,7 @@ static Suite *suite(void)
     tcase_set_timeout(life, 90);
     tcase_add_loop_test(life, test_self_checking_scenario, 0, sizeof self_checking / sizeof self_checking[0]);
     tcase_add_loop_test(life, test_exec_releases_and_joins, 0, sizeof exec_entries / sizeof exec_entries[0]);
+    tcase_add_loop_test(life, test_spawn_keeps_holding, 0, sizeof spawn_entries / sizeof spawn_entries[0]);
     tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0, sizeof early_cases / sizeof early_cases[0]);

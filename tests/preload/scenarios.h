@@ -20,6 +20,8 @@
 #define SCN_EXEC_RELEASES_AND_JOINS "exec-releases-and-joins"
 #define SCN_EXEC_LARGE_VECTORS      "exec-large-vectors"
 #define SCN_EXEC_IMAGE              "exec-image"
+#define SCN_SPAWN_KEEPS_HOLDING     "spawn-keeps-holding"
+#define SCN_PROBE_BUSY              "probe-busy"
 #define SCN_THREADED_FORK           "threaded-fork"
 #define SCN_FORK_IN_SIGNAL_HANDLER  "fork-in-signal-handler"
 #define SCN_ORPHANS                 "orphans"
