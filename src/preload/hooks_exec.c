@@ -38,75 +38,83 @@ static void before_exec(void)
 
 typedef int exec_fn(const char *, char *const[], char *const[]);
 
-/* Every variant funnels into this, with libc's execve (a path) or execvpe
- * (a PATH search); calling our exported names instead would go through
- * the PLT, to whatever defines them first. */
-static int exec_with(exec_fn *real, const char *file, char *const argv[], char *const envp[])
-{
-    struct scl_room room;
-    int r;
+/* One exec, whichever its entry point: libc's function (one of the
+ * three) and its arguments but the environment, so that
+ * scl_start_image() can make it again. */
+struct exec_call {
+    exec_fn *by_path; /* execve (a path) or execvpe (a PATH search) */
+    int (*by_fd)(int, char *const[], char *const[]);
+    int (*at)(int, const char *, char *const[], char *const[], int);
+    int fd, flags;
+    const char *path;
+    char *const *argv;
+};
 
+static int exec_call(void *arg, char *const envp[])
+{
+    const struct exec_call *c = arg;
+
+    if (c->at != NULL)
+        return c->at(c->fd, c->path, c->argv, envp, c->flags);
+    if (c->by_fd != NULL)
+        return c->by_fd(c->fd, c->argv, envp);
+    return c->by_path(c->path, c->argv, envp);
+}
+
+/* Every variant funnels into this, with libc's own function; calling our
+ * exported names instead would go through the PLT, to whatever defines
+ * them first. */
+static int exec_with(struct exec_call c, char *const envp[])
+{
     before_exec();
-    if (real == NULL)
+    if (c.by_path == NULL && c.by_fd == NULL && c.at == NULL)
         return scl_real_missing();
-    r = real(file, argv, scl_image_env(envp, &room));
-    scl_room_free(&room);
-    return r;
+    return scl_start_image(exec_call, &c, envp, 0);
+}
+
+/* REAL (execve or execvpe) of FILE. */
+static int exec_path(exec_fn *real, const char *file, char *const argv[], char *const envp[])
+{
+    return exec_with((struct exec_call){ .by_path = real, .path = file, .argv = argv }, envp);
 }
 
 SCL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return exec_with(scl_real()->execve, path, argv, envp);
+    return exec_path(scl_real()->execve, path, argv, envp);
 }
 
 SCL_EXPORT int execv(const char *path, char *const argv[])
 {
-    return exec_with(scl_real()->execve, path, argv, environ);
+    return exec_path(scl_real()->execve, path, argv, environ);
 }
 
 SCL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return exec_with(scl_real()->execvpe, file, argv, envp);
+    return exec_path(scl_real()->execvpe, file, argv, envp);
 }
 
 SCL_EXPORT int execvp(const char *file, char *const argv[])
 {
-    return exec_with(scl_real()->execvpe, file, argv, environ);
+    return exec_path(scl_real()->execvpe, file, argv, environ);
 }
 
 SCL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    int (*real)(int, char *const[], char *const[]) = scl_real()->fexecve;
-    struct scl_room room;
-    int r;
-
-    before_exec();
-    if (real == NULL)
-        return scl_real_missing();
-    r = real(fd, argv, scl_image_env(envp, &room));
-    scl_room_free(&room);
-    return r;
+    return exec_with((struct exec_call){ .by_fd = scl_real()->fexecve, .fd = fd, .argv = argv }, envp);
 }
 
-/* glibc's fexecve calls the execveat system call itself, not this. */
+/* glibc's fexecve makes the execveat system call itself, not this. */
 SCL_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-    int (*real)(int, const char *, char *const[], char *const[], int) = scl_real()->execveat;
-    struct scl_room room;
-    int r;
-
-    before_exec();
-    if (real == NULL)
-        return scl_real_missing();
-    r = real(dirfd, path, argv, scl_image_env(envp, &room), flags);
-    scl_room_free(&room);
-    return r;
+    return exec_with(
+        (struct exec_call){ .at = scl_real()->execveat, .fd = dirfd, .flags = flags, .path = path, .argv = argv },
+        envp);
 }
 
 /*
  * execl, execle and execlp: the arguments after ARG0 in AP (and, when
  * WITH_ENV, the environment after their NULL) made into a vector, in a
- * room of this frame, then as exec_with().
+ * room of this frame, then as exec_path().
  */
 static int exec_list(exec_fn *real, const char *file, const char *arg0, va_list ap, int with_env)
 {
@@ -128,7 +136,7 @@ static int exec_list(exec_fn *real, const char *file, const char *arg0, va_list 
         argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
     if (with_env)
         envp = va_arg(ap, char *const *);
-    r = exec_with(real, file, argv, envp);
+    r = exec_path(real, file, argv, envp);
     scl_room_free(&room);
     return r;
 }

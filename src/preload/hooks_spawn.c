@@ -44,19 +44,34 @@ extern char **environ;
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                      char *const[], char *const[]);
 
+/* One posix_spawn or posix_spawnp but its environment, for
+ * scl_start_image(). */
+struct spawn_call {
+    spawn_fn *real;
+    pid_t *pid;
+    const char *file;
+    const posix_spawn_file_actions_t *actions;
+    const posix_spawnattr_t *attr;
+    char *const *argv;
+};
+
+static int spawn_call(void *arg, char *const envp[])
+{
+    const struct spawn_call *c = arg;
+
+    return c->real(c->pid, c->file, c->actions, c->attr, c->argv, envp);
+}
+
 /* posix_spawn and posix_spawnp alike: only the environment changes. */
 static int spawn(spawn_fn *real, pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    struct scl_room room;
-    int r;
+    struct spawn_call c = { real, pid, file, actions, attr, argv };
 
     scl_lifecycle_init();
     if (real == NULL)
         return ENOSYS; /* posix_spawn returns its error */
-    r = real(pid, file, actions, attr, argv, scl_image_env(envp, &room));
-    scl_room_free(&room);
-    return r;
+    return scl_start_image(spawn_call, &c, envp, 1);
 }
 
 SCL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "image_env.h"
+#include "log.h"
 #include "sigsafe.h"
 #include "store.h"
 
@@ -92,4 +93,20 @@ char *const *scl_image_env(char *const *envp, struct scl_room *r)
     fixed[n++] = var;
     fixed[n] = NULL;
     return fixed;
+}
+
+int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn)
+{
+    struct scl_room room;
+    char *const *fixed = scl_image_env(envp, &room);
+    int saved = errno, r = call(args, fixed);
+
+    if (fixed != envp && (spawn ? r == E2BIG : r == -1 && errno == E2BIG)) {
+        scl_debug("the new image's environment is too big with the claim directory in it: "
+                  "it starts without, and joins no claim directory");
+        errno = saved;
+        r = call(args, envp);
+    }
+    scl_room_free(&room);
+    return r;
 }

@@ -43,4 +43,16 @@ int scl_image_env_differs(char *const *envp);
  * ENVP itself.  scl_room_free(R) after the call that used it. */
 char *const *scl_image_env(char *const *envp, struct scl_room *r);
 
+/* A call that starts a new image with the environment it is given:
+ * exec's (0, or -1 with errno) or posix_spawn's (0 or an error number). */
+typedef int scl_image_call(void *args, char *const envp[]);
+
+/* CALL(ARGS, ENVP as scl_image_env() makes it).  When that fails with
+ * E2BIG and the environment had been changed, CALL again with ENVP as the
+ * host gave it, as it would run without the shim: the new image then
+ * joins no claim directory (SWERVE_DEBUG says so).  SPAWN: CALL returns
+ * its error rather than setting errno.  CALL's result, and errno as it
+ * left it.  Async-signal-safe. */
+int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn);
+
 #endif
