@@ -234,8 +234,12 @@ SCL_EXPORT FILE *popen(const char *command, const char *mode)
         else
             reading = writing = 1; /* refused below, as "rw" is */
     }
-    if (reading == writing || scl_real()->fclose == NULL) {
+    if (reading == writing) {
         errno = EINVAL;
+        return NULL;
+    }
+    if (scl_real()->fclose == NULL) {
+        scl_real_missing();
         return NULL;
     }
     if ((p = malloc(sizeof *p)) == NULL)
