@@ -40,6 +40,10 @@ const struct scl_real *scl_real(void)
     BIND(execve, "execve");
     BIND(execvpe, "execvpe");
     BIND(fexecve, "fexecve");
+    BIND(execveat, "execveat");
+    BIND(system, "system");
+    BIND(pclose, "pclose");
+    BIND(fclose, "fclose");
     BIND(chroot, "chroot");
     BIND(setuid, "setuid");
     BIND(setreuid, "setreuid");

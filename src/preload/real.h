@@ -8,6 +8,7 @@
 #define SCL_REAL_H
 
 #include <spawn.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -25,10 +26,14 @@ struct scl_real {
     int (*execve)(const char *, char *const[], char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
+    int (*execveat)(int, const char *, char *const[], char *const[], int);
     int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                        char *const[], char *const[]);
     int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                         char *const[], char *const[]);
+    int (*system)(const char *);
+    int (*pclose)(FILE *);
+    int (*fclose)(FILE *);
     int (*chroot)(const char *);
     int (*setuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);

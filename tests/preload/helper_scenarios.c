@@ -7,6 +7,7 @@
  *
  * usage: helper_scenarios SCENARIO [ARG...]   (see the table in main)
  */
+#define _GNU_SOURCE 1
 #include <swerve/claim-loader.h>
 
 #include "require.h"
@@ -33,6 +34,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static struct swerve_claim_api api;
 
@@ -641,15 +644,61 @@ static int exec_large_vectors(char **argv)
     return 0;
 }
 
+/* Execs PATH with ARGV (six entries and a NULL) the way HOW names: every
+ * entry point of the exec family, each hooked on its own. */
+static int exec_by(const char *how, const char *path, char *const argv[])
+{
+    int fd;
+
+    if (strcmp(how, "execl") == 0)
+        return execl(path, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], (char *)NULL);
+    if (strcmp(how, "execle") == 0)
+        return execle(path, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], (char *)NULL, environ);
+    if (strcmp(how, "execlp") == 0)
+        return execlp(path, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], (char *)NULL);
+    if (strcmp(how, "execv") == 0)
+        return execv(path, argv);
+    if (strcmp(how, "execve") == 0)
+        return execve(path, argv, environ);
+    if (strcmp(how, "execvp") == 0)
+        return execvp(path, argv);
+    if (strcmp(how, "execvpe") == 0)
+        return execvpe(path, argv, environ);
+    if (strcmp(how, "execveat-path") == 0)
+        return execveat(AT_FDCWD, path, argv, environ, 0);
+    /* The descriptor ones: a missing program is a descriptor of -1. */
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (strcmp(how, "fexecve") == 0)
+        return fexecve(fd, argv, environ);
+    if (strcmp(how, "execveat-empty") == 0)
+        return execveat(fd, "", argv, environ, AT_EMPTY_PATH);
+    require_failed(__LINE__, how);
+}
+
+/* What exec_by(HOW) of a missing program leaves in errno. */
+static int missing_program_errno(const char *how)
+{
+    if (strcmp(how, "fexecve") == 0)
+        return EINVAL;
+    if (strcmp(how, "execveat-empty") == 0)
+        return EBADF;
+    return ENOENT;
+}
+
+/* A holder execs by HOW (argv[0]): its claims are released, and the new
+ * image joins the claim directory. */
 static int exec_releases_and_joins(char **argv)
 {
+    const char *how = argv[0];
     struct gate told, done;
     char fds[4][16];
+    char *image[] = { "helper_scenarios", SCN_EXEC_IMAGE, fds[0], fds[1], fds[2], fds[3], NULL };
+    char *missing[] = { "program", "a", "b", "c", "d", "e", NULL };
     struct swerve_claim *c, *y;
     pid_t child;
     int status;
 
-    (void)argv;
+    REQUIRE(how != NULL);
     gate_open(&told);
     gate_open(&done);
     child = fork();
@@ -659,7 +708,7 @@ static int exec_releases_and_joins(char **argv)
             snprintf(fds[i], sizeof fds[i], "%d", told.fd[i]);
             snprintf(fds[2 + i], sizeof fds[2 + i], "%d", done.fd[i]);
         }
-        execl("/proc/self/exe", "helper_scenarios", SCN_EXEC_IMAGE, fds[0], fds[1], fds[2], fds[3], (char *)NULL);
+        exec_by(how, "/proc/self/exe", image);
         _exit(127);
     }
     gate_wait(&told);
@@ -673,11 +722,237 @@ static int exec_releases_and_joins(char **argv)
     /* A failed exec released too: no handle holds anything after it. */
     y = take("y");
     errno = 0;
-    REQUIRE(execl("/nonexistent/program", "program", (char *)NULL) == -1 && errno == ENOENT);
+    REQUIRE(exec_by(how, "/nonexistent/program", missing) == -1 && errno == missing_program_errno(how));
     REQUIRE(api.held(y) == 0);
     REQUIRE(!claim_file_exists("y"));
     REQUIRE(api.acquire(y, 0.0) == y);
     api.free(y);
+    api.free(c);
+    return 0;
+}
+
+/* This program, by a path a shell can run too. */
+static void self_path(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+
+    REQUIRE(n > 0 && (size_t)n < cap - 1);
+    out[n] = '\0';
+}
+
+/* Run by exec-near-arg-max: an image that got no SWERVE_CLAIM_DIR. */
+static int exec_alone(char **argv)
+{
+    (void)argv;
+    REQUIRE(getenv("SWERVE_CLAIM_DIR") == NULL);
+    return 0;
+}
+
+/* An environment that preloads the shim, padded to LENGTH bytes of
+ * strings and more, in VARS (room for 72 pointers). */
+static void padded_env(char **vars, size_t length)
+{
+    enum { chunk = 100000 }; /* under MAX_ARG_STRLEN */
+    static char *pad;
+    size_t n = 0;
+
+    if (pad == NULL) {
+        REQUIRE((pad = malloc(chunk + 1)) != NULL);
+        memset(pad, 'p', chunk);
+        pad[chunk] = '\0';
+        pad[0] = 'P';
+        pad[1] = '=';
+    }
+    vars[n++] = getenv("LD_PRELOAD") - strlen("LD_PRELOAD=");
+    vars[n++] = getenv("SWERVE_TMPDIR") - strlen("SWERVE_TMPDIR=");
+    for (; length > chunk; length -= chunk)
+        vars[n++] = pad;
+    REQUIRE(n < 70);
+    vars[n++] = pad + chunk - length; /* the tail: "p...", no '=' but a string all the same */
+    vars[n] = NULL;
+}
+
+/* Whether libc's execve, unhooked (the raw system call), takes PATH with
+ * ARGV and the environment padded to LENGTH: what the host gets without
+ * the shim. */
+static int fits_without_shim(const char *path, char *const argv[], size_t length)
+{
+    char *vars[72];
+    int status;
+    pid_t pid;
+
+    padded_env(vars, length);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        REQUIRE(null >= 0 && dup2(null, 1) == 1);
+        syscall(SYS_execve, path, argv, vars);
+        _exit(errno == E2BIG ? 99 : 98);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 99);
+    return WEXITSTATUS(status) == 0;
+}
+
+/*
+ * The largest environment the kernel takes without the shim, found by
+ * bisection, must still start the image when a holder execs it by HOW
+ * (argv[0]: execve or posix_spawn): the variable the shim adds must not
+ * make it E2BIG.  The image then joins no claim directory.
+ */
+static int exec_near_arg_max(char **argv)
+{
+    const char *how = argv[0];
+    char self[4096], *vars[72];
+    char *image[] = { "helper_scenarios", SCN_EXEC_ALONE, NULL };
+    size_t fits = 4096, too_big = 6 * 1000 * 1000;
+    int status;
+    pid_t pid;
+
+    REQUIRE(how != NULL);
+    self_path(self, sizeof self);
+    REQUIRE(fits_without_shim(self, image, fits) && !fits_without_shim(self, image, too_big));
+    for (int i = 0; i < 40 && too_big - fits > 1; i++) {
+        size_t mid = fits + (too_big - fits) / 2;
+        *(fits_without_shim(self, image, mid) ? &fits : &too_big) = mid;
+    }
+    REQUIRE(too_big - fits == 1);
+    padded_env(vars, fits);
+    fflush(stdout);
+    if (strcmp(how, "execve") == 0) {
+        pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            take("x"); /* a member, so that the shim has a directory to pass on */
+            execve(self, image, vars);
+            _exit(errno == E2BIG ? 99 : 98);
+        }
+    } else {
+        REQUIRE(strcmp(how, "posix_spawn") == 0);
+        take("x");
+        REQUIRE(posix_spawn(&pid, self, NULL, NULL, image, vars) == 0);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) != 99); /* E2BIG */
+    REQUIRE(WEXITSTATUS(status) == 0);
+    return 0;
+}
+
+/* ------------------------------------------ new images beside a holder */
+
+/* Run by spawn-keeps-holding: its parent holds x in the claim directory
+ * this image must have joined, so x is busy here. */
+static int probe_busy(char **argv)
+{
+    struct swerve_claim *c = api.new_claim("x");
+
+    (void)argv;
+    REQUIRE(c != NULL);
+    errno = 0;
+    REQUIRE(api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK);
+    REQUIRE(getenv("SWERVE_CLAIM_DIR") != NULL);
+    api.free(c);
+    return 0;
+}
+
+static char *const probe_argv[] = { "helper_scenarios", SCN_PROBE_BUSY, NULL };
+
+static int clone_child(void *arg)
+{
+    if (arg != NULL)
+        execv(arg, probe_argv);
+    _exit(arg != NULL ? 127 : 0);
+}
+
+/* A raw clone(2) through libc's clone(), without CLONE_VM: no fork
+ * handler runs in its child.  The child execs PATH, or with NULL just
+ * _exits.  Its wait status.  The child's stack is a copy of a part of
+ * ours, so that AddressSanitizer knows it for a stack. */
+static int run_clone(const char *path)
+{
+    _Alignas(16) char stack[64 * 1024];
+    int status;
+    pid_t pid;
+
+    pid = clone(clone_child, stack + sizeof stack, SIGCHLD, (void *)path);
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+/* A vfork child shares its parent's memory and stack: it execs PATH, or
+ * with NULL just _exits.  Its wait status. */
+static int run_vfork(const char *path)
+{
+    int status;
+    pid_t pid = vfork();
+
+    if (pid == 0) {
+        if (path != NULL)
+            execv(path, probe_argv);
+        _exit(path != NULL ? 127 : 0);
+    }
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+/* Runs the probe by HOW; its wait status. */
+static int run_probe(const char *how, const char *self)
+{
+    char command[4200], line[256];
+    int status = -1;
+    pid_t pid;
+    FILE *p;
+
+    REQUIRE(snprintf(command, sizeof command, "'%s' %s", self, SCN_PROBE_BUSY) < (int)sizeof command);
+    fflush(stdout);
+    if (strcmp(how, "posix_spawn") == 0 || strcmp(how, "posix_spawnp") == 0) {
+        int (*spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                     char *const[], char *const[]) = how[11] == 'p' ? posix_spawnp : posix_spawn;
+        REQUIRE(spawn(&pid, self, NULL, NULL, probe_argv, environ) == 0);
+        REQUIRE(waitpid(pid, &status, 0) == pid);
+    } else if (strcmp(how, "system") == 0) {
+        status = system(command);
+    } else if (strcmp(how, "popen") == 0) {
+        REQUIRE((p = popen(command, "r")) != NULL);
+        while (fgets(line, sizeof line, p) != NULL)
+            fputs(line, stdout); /* the probe's "ok" */
+        status = pclose(p);
+    } else if (strcmp(how, "vfork") == 0) {
+        status = run_vfork(self);
+    } else if (strcmp(how, "clone") == 0) {
+        status = run_clone(self);
+    } else if (strcmp(how, "vfork-_exit") == 0) {
+        status = run_vfork(NULL);
+    } else if (strcmp(how, "clone-_exit") == 0) {
+        status = run_clone(NULL);
+    } else {
+        require_failed(__LINE__, how);
+    }
+    return status;
+}
+
+/*
+ * A holder of x starts a new image beside itself by HOW (argv[0]): the
+ * image is in the same claim directory and finds x busy, and the holder
+ * still holds x whatever its child did (a vfork child shares its memory,
+ * a clone child was never seen by a fork handler).
+ */
+static int spawn_keeps_holding(char **argv)
+{
+    const char *how = argv[0];
+    struct swerve_claim *c;
+    char self[4096];
+    int status;
+
+    REQUIRE(how != NULL);
+    self_path(self, sizeof self);
+    c = take("x");
+    status = run_probe(how, self);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(api.held(c) == 1);
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    REQUIRE(claim_file_exists("x"));
     api.free(c);
     return 0;
 }
@@ -879,8 +1154,6 @@ static int kernel_reaped_children(char **argv)
 }
 
 /* ------------------------------------------------- abandoned directories */
-
-extern char **environ;
 
 /* This program again, ARGS after it, with a claim directory of its own:
  * posix_spawn runs no fork handler, and we have no directory to pass on. */
@@ -1214,10 +1487,14 @@ int main(int argc, char **argv)
         { SCN_ERRNO_KEPT, errno_kept },
         { SCN_SIGNALS_DURING_WAIT, signals_during_wait },
         { SCN_HOST_CLOBBERS_FD, host_clobbers_fd },
-        { SCN_BAD_BASE, bad_base }, /* run with SWERVE_TMPDIR not a directory */
-        { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins },
+        { SCN_BAD_BASE, bad_base },                               /* run with SWERVE_TMPDIR not a directory */
+        { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins }, /* an exec_by() name */
         { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },
-        { SCN_EXEC_IMAGE, exec_image }, /* run by exec-releases-and-joins */
+        { SCN_EXEC_IMAGE, exec_image },                   /* run by exec-releases-and-joins */
+        { SCN_SPAWN_KEEPS_HOLDING, spawn_keeps_holding }, /* a run_probe() name */
+        { SCN_PROBE_BUSY, probe_busy },                   /* run by spawn-keeps-holding */
+        { SCN_EXEC_NEAR_ARG_MAX, exec_near_arg_max },     /* execve|posix_spawn */
+        { SCN_EXEC_ALONE, exec_alone },                   /* run by exec-near-arg-max */
         { SCN_THREADED_FORK, threaded_fork },
         { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
         { SCN_ORPHANS, orphans },

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -91,6 +92,70 @@ static pid_t child_exiting(int code)
     if (pid == 0)
         _exit(code);
     return pid;
+}
+
+static void *system_sleeping(void *arg)
+{
+    (void)arg;
+    system("exec sleep 30");
+    return NULL;
+}
+
+static void on_int(int sig)
+{
+    (void)sig;
+}
+
+/* What system() and popen() promise beyond running a command: the
+ * signals the shell gets and the caller keeps, and popen's modes. */
+static void system_and_popen(void)
+{
+    static const char *const bad_modes[] = { "rw", "x", "", "r+" };
+    sigset_t mask;
+    pthread_t thread;
+    void *result;
+    FILE *p, *q;
+
+    printf("system(NULL): %d\n", system(NULL));
+    signal(SIGINT, on_int);
+    describe_status("system, SIGINT to the shell", system("kill -INT $$; exit 4"));
+    signal(SIGQUIT, SIG_IGN);
+    describe_status("system, SIGQUIT ignored", system("kill -QUIT $$; exit 5"));
+    signal(SIGQUIT, SIG_DFL);
+    /* Cancelled while it waits, system kills its shell and restores the
+     * dispositions on the way out. */
+    pthread_create(&thread, NULL, system_sleeping, NULL);
+    usleep(100 * 1000);
+    pthread_cancel(thread);
+    pthread_join(thread, &result);
+    printf("system cancelled: %d\n", result == PTHREAD_CANCELED);
+    sigprocmask(SIG_SETMASK, NULL, &mask);
+    printf("after system: SIGCHLD blocked %d, SIGINT %s\n", sigismember(&mask, SIGCHLD),
+           signal(SIGINT, SIG_DFL) == on_int ? "handler" : "changed");
+
+    fflush(stdout);
+    p = popen("cat; exit 6", "w");
+    fputs("popen w says hello\n", p);
+    describe_status("pclose w", pclose(p));
+    for (int e = 0; e < 2; e++) {
+        p = popen("true", e ? "re" : "r");
+        printf("popen %s: close-on-exec %d\n", e ? "re" : "r", (fcntl(fileno(p), F_GETFD) & FD_CLOEXEC) != 0);
+        describe_status("pclose", pclose(p));
+    }
+    for (size_t i = 0; i < sizeof bad_modes / sizeof bad_modes[0]; i++) {
+        errno = 0;
+        p = popen("true", bad_modes[i]);
+        printf("popen mode \"%s\": %s errno %s\n", bad_modes[i], p == NULL ? "NULL" : "a stream",
+               strerrorname_np(errno));
+    }
+    /* The second child must not hold the first one's pipe open: the
+     * first cat sees its end of input and pclose returns. */
+    alarm(10);
+    p = popen("cat >/dev/null; exit 7", "w");
+    q = popen("cat >/dev/null; exit 8", "w");
+    describe_status("pclose first of two", pclose(p));
+    describe_status("pclose second of two", pclose(q));
+    alarm(0);
 }
 
 int main(void)
@@ -228,6 +293,8 @@ int main(void)
             printf("popen read: %s", line);
         describe_status("pclose", p != NULL ? pclose(p) : -1);
     }
+
+    system_and_popen();
 
     dispositions("at end");
     descriptors("at end");

@@ -220,12 +220,46 @@ START_TEST(test_self_checking_scenario)
 }
 END_TEST
 
+/* Every entry point of the exec family (doc/HACKING.md lists them). */
+static const char *const exec_entries[] = { "execl",  "execle",  "execlp",  "execv",         "execve",
+                                            "execvp", "execvpe", "fexecve", "execveat-path", "execveat-empty" };
+
 START_TEST(test_exec_releases_and_joins)
 {
-    const char *args[] = { SCN_EXEC_RELEASES_AND_JOINS, NULL };
+    const char *args[] = { SCN_EXEC_RELEASES_AND_JOINS, exec_entries[_i], NULL };
 
     /* The exec'd image reports first: the parent waits for it. */
     expect_run("preload/helper_scenarios", args, "ok " SCN_EXEC_IMAGE "\nok " SCN_EXEC_RELEASES_AND_JOINS "\n", 60);
+}
+END_TEST
+
+/* Every other way to start a new image or a child beside a holder. */
+static const struct {
+    const char *how;
+    int probes; /* the child runs probe-busy */
+} spawn_entries[] = {
+    { "posix_spawn", 1 }, { "posix_spawnp", 1 }, { "system", 1 },      { "popen", 1 },
+    { "vfork", 1 },       { "clone", 1 },        { "vfork-_exit", 0 }, { "clone-_exit", 0 },
+};
+
+START_TEST(test_spawn_keeps_holding)
+{
+    const char *args[] = { SCN_SPAWN_KEEPS_HOLDING, spawn_entries[_i].how, NULL };
+
+    expect_run("preload/helper_scenarios", args,
+               spawn_entries[_i].probes ? "ok " SCN_PROBE_BUSY "\nok " SCN_SPAWN_KEEPS_HOLDING "\n"
+                                        : "ok " SCN_SPAWN_KEEPS_HOLDING "\n",
+               60);
+}
+END_TEST
+
+static const char *const near_arg_max_entries[] = { "execve", "posix_spawn" };
+
+START_TEST(test_exec_near_arg_max)
+{
+    const char *args[] = { SCN_EXEC_NEAR_ARG_MAX, near_arg_max_entries[_i], NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok " SCN_EXEC_ALONE "\nok " SCN_EXEC_NEAR_ARG_MAX "\n", 60);
 }
 END_TEST
 
@@ -534,7 +568,9 @@ static Suite *suite(void)
     tcase_add_checked_fixture(life, testdir_setup, testdir_teardown);
     tcase_set_timeout(life, 90);
     tcase_add_loop_test(life, test_self_checking_scenario, 0, sizeof self_checking / sizeof self_checking[0]);
-    tcase_add_test(life, test_exec_releases_and_joins);
+    tcase_add_loop_test(life, test_exec_releases_and_joins, 0, sizeof exec_entries / sizeof exec_entries[0]);
+    tcase_add_loop_test(life, test_spawn_keeps_holding, 0, sizeof spawn_entries / sizeof spawn_entries[0]);
+    tcase_add_loop_test(life, test_exec_near_arg_max, 0, 2);
     tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0, sizeof early_cases / sizeof early_cases[0]);

@@ -1,0 +1,112 @@
+/* The new image's environment (image_env.h). */
+#include "config.h"
+
+#include "image_env.h"
+#include "log.h"
+#include "sigsafe.h"
+#include "store.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+int scl_room_take(struct scl_room *r, size_t n, size_t text, char ***pointers, char **buf)
+{
+    size_t size = n * sizeof(char *) + text;
+    void *p;
+
+    r->mapped = NULL;
+    if (n <= SCL_ROOM_POINTERS && text <= SCL_ROOM_TEXT) {
+        *pointers = r->pointers;
+        *buf = r->text;
+        return 0;
+    }
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    r->mapped = p;
+    r->mapped_size = size;
+    *pointers = p;
+    *buf = (char *)p + n * sizeof(char *);
+    return 0;
+}
+
+void scl_room_free(struct scl_room *r)
+{
+    int saved = errno;
+
+    if (r->mapped != NULL)
+        (void)munmap(r->mapped, r->mapped_size);
+    errno = saved;
+}
+
+static int preloads_us(char *const *envp)
+{
+    for (size_t i = 0; envp != NULL && envp[i] != NULL; i++) {
+        const char *preload = scl_after_prefix(envp[i], "LD_PRELOAD=");
+        if (preload != NULL && scl_contains(preload, "swerveclaim"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The store's variable, when ENVP preloads us and it has one to pass. */
+static int passed_on(char *const *envp, const char **name, const char **value)
+{
+    return preloads_us(envp) && scl_store()->exec_env(name, value);
+}
+
+int scl_image_env_differs(char *const *envp)
+{
+    const char *name, *value;
+
+    return passed_on(envp, &name, &value);
+}
+
+char *const *scl_image_env(char *const *envp, struct scl_room *r)
+{
+    const char *name, *value;
+    char **fixed, *var;
+    size_t n = 0, entries = 0;
+
+    r->mapped = NULL;
+    if (!passed_on(envp, &name, &value))
+        return envp;
+    while (envp[entries] != NULL)
+        entries++;
+    for (const char *c = name; *c != '\0'; c++)
+        n++;
+    for (const char *c = value; *c != '\0'; c++)
+        n++;
+    n += 2; /* '=' and the NUL */
+    if (scl_room_take(r, entries + 2, n, &fixed, &var) != 0 ||
+        scl_concat(var, n, name, "=", value, (char *)NULL) != 0) {
+        scl_room_free(r);
+        r->mapped = NULL;
+        return envp;
+    }
+    n = 0;
+    for (size_t i = 0; envp[i] != NULL; i++) {
+        const char *rest = scl_after_prefix(envp[i], name);
+        if (rest == NULL || *rest != '=')
+            fixed[n++] = envp[i];
+    }
+    fixed[n++] = var;
+    fixed[n] = NULL;
+    return fixed;
+}
+
+int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn)
+{
+    struct scl_room room;
+    char *const *fixed = scl_image_env(envp, &room);
+    int saved = errno, r = call(args, fixed);
+
+    if (fixed != envp && (spawn ? r == E2BIG : r == -1 && errno == E2BIG)) {
+        scl_debug("the new image's environment is too big with the claim directory in it: "
+                  "it starts without, and joins no claim directory");
+        errno = saved;
+        r = call(args, envp);
+    }
+    scl_room_free(&room);
+    return r;
+}

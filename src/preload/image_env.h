@@ -1,0 +1,58 @@
+/*
+ * The environment a new image gets from the exec and spawn hooks: when
+ * it will load this library too (LD_PRELOAD in that environment names
+ * it), the variable the store passes on (SWERVE_CLAIM_DIR, for the
+ * filesystem store) is added, so that it joins the same claims; no other
+ * program's environment is changed.
+ *
+ * Async-signal-safe (execve may be called from a signal handler, perhaps
+ * on a small alternate stack): the new vectors take at most 720 bytes of
+ * the caller's frame, in a struct scl_room, and larger ones are mapped
+ * (mmap is async-signal-safe; malloc is not).
+ */
+#ifndef SCL_IMAGE_ENV_H
+#define SCL_IMAGE_ENV_H
+
+#include <stddef.h>
+
+/* What fits in a frame: more is mapped. */
+#define SCL_ROOM_POINTERS 64
+#define SCL_ROOM_TEXT     192
+
+/* Room for one new vector (and, for an environment, its one new entry). */
+struct scl_room {
+    char *pointers[SCL_ROOM_POINTERS];
+    char text[SCL_ROOM_TEXT];
+    void *mapped;
+    size_t mapped_size;
+};
+
+/* Room in R for N pointers and TEXT bytes: 0, or -1 when it could not be
+ * mapped (the caller then goes on without it). */
+int scl_room_take(struct scl_room *r, size_t n, size_t text, char ***pointers, char **buf);
+
+/* After the call that used R returned (a successful exec never does).
+ * Keeps errno. */
+void scl_room_free(struct scl_room *r);
+
+/* Whether a new image given ENVP would get another environment. */
+int scl_image_env_differs(char *const *envp);
+
+/* ENVP as the new image should get it: a copy in R with the store's
+ * variable replaced or added, or (when it needs none, or without room)
+ * ENVP itself.  scl_room_free(R) after the call that used it. */
+char *const *scl_image_env(char *const *envp, struct scl_room *r);
+
+/* A call that starts a new image with the environment it is given:
+ * exec's (0, or -1 with errno) or posix_spawn's (0 or an error number). */
+typedef int scl_image_call(void *args, char *const envp[]);
+
+/* CALL(ARGS, ENVP as scl_image_env() makes it).  When that fails with
+ * E2BIG and the environment had been changed, CALL again with ENVP as the
+ * host gave it, as it would run without the shim: the new image then
+ * joins no claim directory (SWERVE_DEBUG says so).  SPAWN: CALL returns
+ * its error rather than setting errno.  CALL's result, and errno as it
+ * left it.  Async-signal-safe. */
+int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn);
+
+#endif
