@@ -113,14 +113,14 @@ SCL_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 
 /*
  * execl, execle and execlp: the arguments after ARG0 in AP (and, when
- * WITH_ENV, the environment after their NULL) made into a vector, in a
- * room of this frame, then as exec_path().
+ * WITH_ENV, the environment after their NULL) made into a vector in
+ * ROOM, then as exec_path().
  */
-static int exec_list(exec_fn *real, const char *file, const char *arg0, va_list ap, int with_env)
+static int exec_list_in(struct scl_room *room, exec_fn *real, const char *file, const char *arg0, va_list ap,
+                        int with_env)
 {
     char *const *envp = environ;
     char **argv, *unused;
-    struct scl_room room;
     size_t argc = 1;
     va_list counting;
     int r;
@@ -129,16 +129,37 @@ static int exec_list(exec_fn *real, const char *file, const char *arg0, va_list 
     while (va_arg(counting, char *) != NULL)
         argc++;
     va_end(counting);
-    if (scl_room_take(&room, argc + 1, 0, &argv, &unused) != 0)
+    if (scl_room_take(room, argc + 1, 0, &argv, &unused) != 0) {
+        scl_room_free(room);
         return -1; /* ENOMEM, as the kernel's own copy would fail */
+    }
     argv[0] = (char *)arg0;
     for (size_t i = 1; i <= argc; i++)
         argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
     if (with_env)
         envp = va_arg(ap, char *const *);
     r = exec_path(real, file, argv, envp);
-    scl_room_free(&room);
+    scl_room_free(room);
     return r;
+}
+
+/* Apart, so that only a caller who finds the static room taken has the
+ * room in its frame. */
+__attribute__((noinline)) static int exec_list_in_frame(exec_fn *real, const char *file, const char *arg0, va_list ap,
+                                                        int with_env)
+{
+    struct scl_room room;
+
+    scl_room_in_frame(&room);
+    return exec_list_in(&room, real, file, arg0, ap, with_env);
+}
+
+static int exec_list(exec_fn *real, const char *file, const char *arg0, va_list ap, int with_env)
+{
+    struct scl_room *room = scl_room_claim(SCL_ROOM_ARGV);
+
+    return room != NULL ? exec_list_in(room, real, file, arg0, ap, with_env)
+                        : exec_list_in_frame(real, file, arg0, ap, with_env);
 }
 
 SCL_EXPORT int execl(const char *path, const char *arg, ...)

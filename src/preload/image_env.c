@@ -9,6 +9,32 @@
 #include <errno.h>
 #include <sys/mman.h>
 
+/* Both static rooms on one page: a fork child that execs writes them, at
+ * the cost of one copy-on-write fault. */
+static struct {
+    _Alignas(4096) struct scl_room rooms[2];
+    atomic_int taken[2];
+} statics;
+
+_Static_assert(sizeof statics <= 4096, "the static rooms share a page");
+
+struct scl_room *scl_room_claim(enum scl_room_use use)
+{
+    int free = 0;
+
+    if (!atomic_compare_exchange_strong(&statics.taken[use], &free, 1))
+        return NULL;
+    statics.rooms[use].mapped = NULL;
+    statics.rooms[use].taken = &statics.taken[use];
+    return &statics.rooms[use];
+}
+
+void scl_room_in_frame(struct scl_room *r)
+{
+    r->mapped = NULL;
+    r->taken = NULL;
+}
+
 int scl_room_take(struct scl_room *r, size_t n, size_t text, char ***pointers, char **buf)
 {
     size_t size = n * sizeof(char *) + text;
@@ -36,6 +62,9 @@ void scl_room_free(struct scl_room *r)
 
     if (r->mapped != NULL)
         (void)munmap(r->mapped, r->mapped_size);
+    r->mapped = NULL;
+    if (r->taken != NULL)
+        atomic_store(r->taken, 0);
     errno = saved;
 }
 
@@ -80,7 +109,8 @@ char *const *scl_image_env(char *const *envp, struct scl_room *r)
     n += 2; /* '=' and the NUL */
     if (scl_room_take(r, entries + 2, n, &fixed, &var) != 0 ||
         scl_concat(var, n, name, "=", value, (char *)NULL) != 0) {
-        scl_room_free(r);
+        if (r->mapped != NULL)
+            (void)munmap(r->mapped, r->mapped_size);
         r->mapped = NULL;
         return envp;
     }
@@ -95,10 +125,9 @@ char *const *scl_image_env(char *const *envp, struct scl_room *r)
     return fixed;
 }
 
-int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn)
+static int start_in(struct scl_room *room, scl_image_call *call, void *args, char *const envp[], int spawn)
 {
-    struct scl_room room;
-    char *const *fixed = scl_image_env(envp, &room);
+    char *const *fixed = scl_image_env(envp, room);
     int saved = errno, r = call(args, fixed);
 
     if (fixed != envp && (spawn ? r == E2BIG : r == -1 && errno == E2BIG)) {
@@ -107,6 +136,23 @@ int scl_start_image(scl_image_call *call, void *args, char *const envp[], int sp
         errno = saved;
         r = call(args, envp);
     }
-    scl_room_free(&room);
+    scl_room_free(room);
     return r;
+}
+
+/* Apart, so that only a caller who finds the static room taken has the
+ * room in its frame. */
+__attribute__((noinline)) static int start_in_frame(scl_image_call *call, void *args, char *const envp[], int spawn)
+{
+    struct scl_room room;
+
+    scl_room_in_frame(&room);
+    return start_in(&room, call, args, envp, spawn);
+}
+
+int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn)
+{
+    struct scl_room *room = scl_room_claim(SCL_ROOM_ENV);
+
+    return room != NULL ? start_in(room, call, args, envp, spawn) : start_in_frame(call, args, envp, spawn);
 }

@@ -6,13 +6,15 @@
  * program's environment is changed.
  *
  * Async-signal-safe (execve may be called from a signal handler, perhaps
- * on a small alternate stack): the new vectors take at most 720 bytes of
- * the caller's frame, in a struct scl_room, and larger ones are mapped
- * (mmap is async-signal-safe; malloc is not).
+ * on a small alternate stack): the new vectors are built in a struct
+ * scl_room, one of two in static storage, or (when that one is in use)
+ * one of 720 bytes in the caller's frame; larger ones are mapped (mmap is
+ * async-signal-safe; malloc is not).
  */
 #ifndef SCL_IMAGE_ENV_H
 #define SCL_IMAGE_ENV_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* What fits in a frame: more is mapped. */
@@ -25,14 +27,28 @@ struct scl_room {
     char text[SCL_ROOM_TEXT];
     void *mapped;
     size_t mapped_size;
+    atomic_int *taken; /* a static room's flag, or NULL in a frame */
 };
+
+/* What a static room is for: an exec's argument list, or a new image's
+ * environment (both may be built for one exec). */
+enum scl_room_use { SCL_ROOM_ARGV, SCL_ROOM_ENV };
+
+/* The static room for USE, or NULL when it is taken: by another thread,
+ * by the code this signal handler interrupted, or for good by a vfork
+ * child that exec'd with it in the memory it shared with this process.
+ * The caller then uses a room in its frame. */
+struct scl_room *scl_room_claim(enum scl_room_use use);
+
+/* A room in a frame, for when scl_room_claim() found none. */
+void scl_room_in_frame(struct scl_room *r);
 
 /* Room in R for N pointers and TEXT bytes: 0, or -1 when it could not be
  * mapped (the caller then goes on without it). */
 int scl_room_take(struct scl_room *r, size_t n, size_t text, char ***pointers, char **buf);
 
-/* After the call that used R returned (a successful exec never does).
- * Keeps errno. */
+/* After the call that used R returned (a successful exec never does): its
+ * mapping unmapped, a static room given back.  Keeps errno. */
 void scl_room_free(struct scl_room *r);
 
 /* Whether a new image given ENVP would get another environment. */
