@@ -28,15 +28,10 @@ work=$(mktemp -d /tmp/swerve-claim-first-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work" # the tests' unprivileged users reach the copy's build
 passed=0 failed=0
-check() { # DESCRIPTION COMMAND...: the command must succeed
+check() { # DESCRIPTION COMMAND...
     local what=$1
     shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: $what" >&2
-        failed=$((failed + 1))
-    fi
+    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
 }
 
 copy=$work/swerve-claim
