@@ -1,9 +1,10 @@
 #!/bin/bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is
 # missing, checks that every C file is formatted, builds with -Wall
-# -Wextra -Werror and runs `make check`, builds again with AddressSanitizer
-# and UndefinedBehaviorSanitizer and runs it again, then `make distcheck`.
-# Ends with "test.sh: N passed, N failed".
+# -Wextra -Werror and runs `make check` (Check tests included, or fails),
+# runs the README's first run on a copy of the tree, builds again with
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs `make check`
+# again, then `make distcheck`.  Ends with "test.sh: N passed, N failed".
 #
 #   scripts/test.sh [--quick]    --quick: the plain build's `make check` only
 set -uo pipefail
@@ -13,7 +14,7 @@ for arg in "$@"; do
     case $arg in
     --quick) quick=1 ;;
     -h | --help)
-        sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -28,10 +29,11 @@ passed=0
 failed=0
 
 # Adds up the Check summaries ("100%: Checks: 26, Failures: 0, Errors: 0")
-# and the script tests of one build directory, and prints them.
+# and the script tests in LOGs, and prints them.
 tally() {
-    local dir=$1 label=$2 line checks bad
-    for log in "$dir"/tests/*.log "$dir"/tests/*/*.log; do
+    local label=$1 line checks bad
+    shift
+    for log in "$@"; do
         [ -f "$log" ] || continue
         line=$(grep -h "Checks:" "$log" | tail -1)
         script=$(grep -hE '^[a-z.-]+\.sh: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
@@ -58,6 +60,17 @@ tally() {
     done
 }
 
+# Shows the end of the log of each test whose result (TRS) failed, and
+# what make check said (OUT).
+report_failures() {
+    local out=$1 trs
+    shift
+    for trs in "$@"; do
+        grep -qE '^:test-result: (FAIL|ERROR)' "$trs" 2>/dev/null && tail -v -n 40 "${trs%.trs}.log" >&2
+    done
+    grep -E "^(FAIL|ERROR):" "$out" >&2
+}
+
 # Builds in DIR with OPTIONS and runs make check there.
 check_build() {
     local dir=$1 label=$2
@@ -71,10 +84,9 @@ check_build() {
     rm -f "$dir"/tests/*.log "$dir"/tests/*.trs "$dir"/tests/*/*.log "$dir"/tests/*/*.trs
     if ! make -C "$dir" -s check >"$dir/check.out" 2>&1; then
         echo "test.sh: $label: make check failed; the failing logs:" >&2
-        grep -l -E "^(FAIL|ERROR)" "$dir"/tests/*.log | xargs -r tail -n 40 >&2
-        grep -E "^(FAIL|ERROR):" "$dir/check.out" >&2
+        report_failures "$dir/check.out" "$dir"/tests/*/*.trs
     fi
-    tally "$dir" "$label"
+    tally "$label" "$dir"/tests/*.log "$dir"/tests/*/*.log
 }
 
 cd "$top" || exit 1
@@ -84,11 +96,24 @@ if "$top/scripts/format.sh" --check; then
 else
     failed=$((failed + 1))
 fi
-check_build "$top/_build" plain --enable-werror
+# --with-check: without Check, configure fails rather than make check
+# leaving out the unit, contract, integration and server tests.
+check_build "$top/_build" plain --enable-werror --with-check
 if [ $quick -eq 0 ]; then
-    check_build "$top/_build-sanitizers" sanitizers --enable-werror --enable-sanitizers=address,undefined
+    # The README's first run, on a copy of the tree: a whole plain make
+    # check inside, so not in every make check (tests/packaging/first-run.sh).
+    echo "== first run: scripts/demo.sh, then scripts/test.sh --quick, as the README says"
+    first_run=$top/_build/tests/packaging/first-run.sh
+    rm -f "$first_run.log" "$first_run.trs"
+    if ! SCL_FIRST_RUN=1 make -C "$top/_build" -s check TESTS=tests/packaging/first-run.sh >"$top/_build/first-run.out" 2>&1; then
+        echo "test.sh: first run: make check failed; its log:" >&2
+        report_failures "$top/_build/first-run.out" "$first_run.trs"
+        [ -f "$first_run.log" ] || failed=$((failed + 1)) # it never ran
+    fi
+    tally first-run "$first_run.log"
+    check_build "$top/_build-sanitizers" sanitizers --enable-werror --with-check --enable-sanitizers=address,undefined
     echo "== make distcheck"
-    if make -C "$top/_build" -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >"$top/_build/distcheck.out" 2>&1; then
+    if make -C "$top/_build" -s distcheck DISTCHECK_CONFIGURE_FLAGS='--enable-werror --with-check' >"$top/_build/distcheck.out" 2>&1; then
         tail -n 4 "$top/_build/distcheck.out" | sed 's/^/   /'
         passed=$((passed + 1))
     else

@@ -43,6 +43,14 @@
 
 static volatile sig_atomic_t child_pid;
 
+/* The signals the tool handles for itself, and what it was started with,
+ * which the command gets back: a command run through the tool sees the
+ * dispositions (a nohup's ignored SIGHUP, an ignored SIGCHLD) it would
+ * see without it.  The signal mask is never changed, so it passes on as
+ * it came. */
+static const int own_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD };
+static struct sigaction inherited[sizeof own_signals / sizeof own_signals[0]];
+
 /* A stop meant for the tool goes to the command: the tool stays to clear
  * the claim once it has ended. */
 static void forward(int sig)
@@ -194,10 +202,8 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
 {
     struct outcome o = { .stage = STAGE_CLAIM };
 
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    for (size_t i = 0; i < sizeof own_signals / sizeof own_signals[0]; i++)
+        sigaction(own_signals[i], &inherited[i], NULL);
     if (swerve_claim_acquire(claim, wait) != NULL) {
         char token[24];
         snprintf(token, sizeof token, "%llu", (unsigned long long)swerve_claim_token(claim));
@@ -244,7 +250,7 @@ int tool_run(int argc, char **argv)
     struct sigaction fwd = { .sa_handler = forward };
     struct outcome o;
     ssize_t got;
-    pid_t pid;
+    pid_t pid, reaped;
 
     while ((c = tool_getopt(argc, argv, "w:s:E:v", opts)) != -1) {
         switch (c) {
@@ -291,6 +297,12 @@ int tool_run(int argc, char **argv)
         return leave(claim, 0, TOOL_FAILURE);
     }
 
+    for (size_t i = 0; i < sizeof own_signals / sizeof own_signals[0]; i++)
+        sigaction(own_signals[i], NULL, &inherited[i]);
+    /* An ignored SIGCHLD, inherited from a parent that never reaps, has
+     * the kernel reap the command: waitpid would fail with ECHILD and the
+     * command's status be lost (flock(1) resets it too). */
+    signal(SIGCHLD, SIG_DFL);
     sigemptyset(&fwd.sa_mask);
     fwd.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &fwd, NULL);
@@ -326,10 +338,13 @@ int tool_run(int argc, char **argv)
     else if (verbose && o.stage == STAGE_CLAIM)
         tool_error("gave up on '%s' after %.1f s: %s", swerve_claim_name(claim), now_seconds() - started,
                    strerror(o.err));
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    do
+        reaped = waitpid(pid, &status, 0);
+    while (reaped < 0 && errno == EINTR);
+    if (reaped < 0) /* its status is lost: never make one up */
+        tool_error("waiting for process %d: %s", (int)pid, strerror(errno));
     if (got != (ssize_t)sizeof o) /* the pipe closed at exec: the command ran */
-        return leave(claim, pid, status_of(status));
+        return leave(claim, pid, reaped < 0 ? TOOL_FAILURE : status_of(status));
     if (o.stage == STAGE_CLAIM && (o.err == EWOULDBLOCK || o.err == ETIMEDOUT))
         return leave(claim, pid, conflict); /* quiet, as flock(1) is: cron mails what it says */
     if (o.stage == STAGE_CLAIM) {

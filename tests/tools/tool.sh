@@ -70,6 +70,23 @@ check "run: SWERVE_CLAIM_TOKEN is the hold's token, greater with every run" \
     bash -c "[ '$first' -gt 0 ] 2>/dev/null && [ '$second' -gt '$first' ]"
 check "run: the command's status passes through" status_is 3 sc run other -- sh -c 'exit 3'
 check "run: a missing command is 127" status_is 127 sc run other -- /nonexistent/command
+
+# Started by a parent that ignores SIGCHLD (a daemon that never reaps),
+# with SIGHUP ignored (nohup) and SIGUSR1 blocked: perl hands them on
+# through exec, which bash's `trap '' CHLD` does not promise.
+inheriting() { perl -e 'use POSIX; $SIG{CHLD} = $SIG{HUP} = "IGNORE";
+    sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR1)) or die; exec @ARGV or die "exec: $!\n"' "$@"; }
+plain=$(inheriting grep -E '^Sig(Ign|Blk):' /proc/self/status)
+check "the helper really passes SIGCHLD ignored ($(grep SigIgn <<<"$plain"))" \
+    test $((0x$(awk '/^SigIgn:/ { print $2 }' <<<"$plain") >> 16 & 1)) -eq 1
+check "run under an ignored SIGCHLD: the command's status passes through" \
+    status_is 3 inheriting "$tool" --base "$base" run other -- sh -c 'exit 3'
+check "run under an ignored SIGCHLD: 0 is 0" status_is 0 inheriting "$tool" --base "$base" run other -- true
+check "run under an ignored SIGCHLD: a command killed by SIGTERM is 143" \
+    status_is 143 inheriting "$tool" --base "$base" run other -- sh -c 'kill -TERM $$'
+seen=$(inheriting "$tool" --base "$base" run other -- grep -E '^Sig(Ign|Blk):' /proc/self/status)
+check "run: the command gets the dispositions and the mask it would get without run ($(tr '\n' ' ' <<<"$seen"))" \
+    test "$seen" = "$plain"
 if sc list --json >/dev/null 2>&1; then
     check "list --json shows the holder's pid and the name as written" \
         bash -c "'$tool' --base '$base' list --json | grep -q '\"pid\": $holder'"
