@@ -21,7 +21,7 @@ flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 core=("$src/src/core/names.c" "$src/src/core/sha256.c")
 declare -A sources=(
     [names]="${core[*]}"
-    [holder]="${core[*]} $src/src/fs/holder.c $src/src/fs/claim.c $src/src/core/sigsafe.c $src/src/core/proc.c $src/src/fs/wake.c $src/src/fs/times.c"
+    [holder]="${core[*]} $src/src/fs/holder.c $src/src/fs/claim.c $src/src/core/sigsafe.c $src/src/core/scratch.c $src/src/core/proc.c $src/src/fs/wake.c $src/src/fs/times.c"
 )
 passed=0 failed=0
 for target in names holder; do
