@@ -15,6 +15,20 @@
 
 #if (defined(__x86_64__) || defined(__aarch64__)) && !defined(__SANITIZE_ADDRESS__)
 
+/* What is called before the switch, through pointers the loader fills
+ * in as it loads us: bound lazily on first use, a call would save the
+ * vector registers on the caller's stack (2.7 KiB on an AVX-512 machine),
+ * the very stack this spares.  (getpid is bound at load too: the
+ * constructor calls it.)  Volatile, or the compiler, seeing them never
+ * change, calls the functions directly again. */
+static struct {
+    long (*volatile sysconf)(int);
+    void *(*volatile mmap)(void *, size_t, int, int, int, off_t);
+    int (*volatile mprotect)(void *, size_t, int);
+    int (*volatile madvise)(void *, size_t, int);
+    int (*volatile munmap)(void *, size_t);
+} libc = { sysconf, mmap, mprotect, madvise, munmap };
+
 /* On the fork page: own_stack_user is the process whose thread is on
  * it (or 0), own_stack_owner the process that mapped it. */
 /* Calls FN(ARG) with the stack pointer at TOP (16-byte aligned). */
@@ -50,16 +64,18 @@ static void call_at(char *top, void (*fn)(void *), void *arg)
  * (whose parent's was not inherited).  NULL when it cannot be. */
 static char *own_top(pid_t self)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page;
     char *map;
 
     if (atomic_load(&scl_fork_page.own_stack_owner) == self)
         return scl_fork_page.own_stack_top;
-    map = mmap(NULL, page + OWN_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    page = (size_t)libc.sysconf(_SC_PAGESIZE);
+    map =
+        libc.mmap(NULL, page + OWN_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (map == MAP_FAILED)
         return NULL;
-    if (mprotect(map, page, PROT_NONE) != 0 || madvise(map, page + OWN_STACK_SIZE, MADV_DONTFORK) != 0) {
-        (void)munmap(map, page + OWN_STACK_SIZE);
+    if (libc.mprotect(map, page, PROT_NONE) != 0 || libc.madvise(map, page + OWN_STACK_SIZE, MADV_DONTFORK) != 0) {
+        (void)libc.munmap(map, page + OWN_STACK_SIZE);
         return NULL;
     }
     scl_fork_page.own_stack_top = map + page + OWN_STACK_SIZE;

@@ -2,6 +2,7 @@
 
 #include "children.h"
 #include "fork_page.h"
+#include "own_stack.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -25,10 +26,11 @@ static int mine(pid_t self)
  * a raw system call.  A pid that now names another process stays: the
  * table only serves the hand-over at exit, which checks each one.
  */
-static void prune(void)
+static void prune(void *unused)
 {
     int saved = errno;
 
+    (void)unused;
     for (size_t i = 0; i < SCL_CHILD_SLOTS; i++) {
         pid_t pid = atomic_load(&scl_fork_page.children[i]);
         if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
@@ -61,7 +63,7 @@ void scl_children_add(pid_t pid)
     }
     if (insert(pid, PROBES_BEFORE_PRUNING) == 0)
         return;
-    prune();
+    scl_on_own_stack(prune, NULL); /* a thousand kill()s, perhaps in a signal handler */
     if (insert(pid, SCL_CHILD_SLOTS) != 0)
         atomic_store(&scl_fork_page.children_overflowed, 1);
 }

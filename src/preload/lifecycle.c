@@ -48,6 +48,9 @@ void scl_lifecycle_init(void)
     if (!atomic_compare_exchange_strong(&initialised, &expected, 1))
         return; /* another thread, or the code this signal interrupted, is at it */
     (void)scl_real();
+    /* getpid() binds it now, not on a hook path's first call, which may be
+     * on a small signal stack (own_stack.h). */
+    (void)getpid();
     /* Calling getppid() here also binds it in the parent: a child that
      * binds a PLT slot itself writes a page it shares with its parent. */
     atomic_store(&forking_parent, getppid());
