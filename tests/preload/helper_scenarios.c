@@ -1124,13 +1124,16 @@ static int orphans(char **argv)
  * (and no hook) sees them go: SIGCHLD ignored ("sig-ign"), SA_NOCLDWAIT
  * ("nocldwait"), or the host reaping by raw wait4 system calls
  * ("raw-wait4").  More of them than the shim's table of children has
- * slots; then the master claims and exits, and must take its claim
- * directory with it (the test checks the base is empty).
+ * slots; then, once they are all gone, the master claims and exits, and
+ * must take its claim directory with it (the test checks the base is
+ * empty).  (Gone first: a child still exiting as its master ends is handed
+ * the directory, and may end past the point where it would remove it.)
  */
 #define KERNEL_REAPED 1500
 
 static int kernel_reaped_children(char **argv)
 {
+    static pid_t pids[KERNEL_REAPED];
     const char *how = argv[0];
     struct sigaction sa;
 
@@ -1148,7 +1151,13 @@ static int kernel_reaped_children(char **argv)
             _exit(0);
         if (strcmp(how, "raw-wait4") == 0)
             REQUIRE(syscall(SYS_wait4, pid, NULL, 0, NULL) == pid);
+        pids[i] = pid;
     }
+    for (int i = 0, waits = 0; i < KERNEL_REAPED; i++)
+        while (kill(pids[i], 0) == 0) {
+            REQUIRE(waits++ < 10000); /* 10 s */
+            usleep(1000);
+        }
     take("x");
     return 0;
 }
