@@ -1162,6 +1162,51 @@ static int kernel_reaped_children(char **argv)
     return 0;
 }
 
+/*
+ * A thread opens and closes popen streams while the main thread forks:
+ * each child, with a popen stream of its parent's still open, must be
+ * able to fclose a file of its own (within 5 s, or SIGALRM fails it).
+ */
+static atomic_int popen_stop;
+
+static void *popen_loop(void *unused)
+{
+    (void)unused;
+    while (!atomic_load(&popen_stop)) {
+        FILE *p = popen("true", "r");
+        REQUIRE(p != NULL);
+        REQUIRE(pclose(p) == 0);
+    }
+    return NULL;
+}
+
+static int fork_during_popen(char **argv)
+{
+    FILE *kept = popen("cat >/dev/null", "w");
+    pthread_t thread;
+
+    (void)argv;
+    REQUIRE(kept != NULL);
+    REQUIRE(pthread_create(&thread, NULL, popen_loop, NULL) == 0);
+    for (int i = 0; i < 300; i++) {
+        int status;
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            FILE *f;
+            alarm(5);
+            f = fopen("/dev/null", "r");
+            _exit(f != NULL && fclose(f) == 0 ? 0 : 1);
+        }
+        REQUIRE(waitpid(pid, &status, 0) == pid);
+        REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    atomic_store(&popen_stop, 1);
+    REQUIRE(pthread_join(thread, NULL) == 0);
+    REQUIRE(pclose(kept) == 0);
+    return 0;
+}
+
 /* ------------------------------------------------- abandoned directories */
 
 /* This program again, ARGS after it, with a claim directory of its own:
@@ -1515,6 +1560,7 @@ int main(int argc, char **argv)
         { SCN_MUTEX_THREADS, mutex_threads },     /* [THREADS [ITERATIONS]] */
         { SCN_HANDOFF, handoff },
         { SCN_KERNEL_REAPED_CHILDREN, kernel_reaped_children }, /* sig-ign|nocldwait|raw-wait4 */
+        { SCN_FORK_DURING_POPEN, fork_during_popen },
     };
 
     if (!swerve_claim_load(&api)) {

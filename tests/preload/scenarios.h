@@ -36,5 +36,6 @@
 #define SCN_HANDOFF                 "handoff"
 #define SCN_RETURN_FROM_MAIN        "return-from-main"
 #define SCN_KERNEL_REAPED_CHILDREN  "kernel-reaped-children"
+#define SCN_FORK_DURING_POPEN       "fork-during-popen"
 
 #endif
