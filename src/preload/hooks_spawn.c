@@ -206,6 +206,42 @@ static pthread_mutex_t piped_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct piped *piped_streams;
 static atomic_int piped_count; /* how many, read without the lock */
 
+/*
+ * popen holds piped_lock across its posix_spawn, as glibc holds its own
+ * (a stream opened meanwhile must be closed in the new shell too).  A fork
+ * in another thread then would leave the child a lock nobody will give
+ * back, and every fclose there would hang: so a child of a fork made while
+ * it was held (only then: nothing is written in the others) starts with
+ * it anew.
+ */
+static atomic_int piped_lock_held;
+static pthread_once_t piped_atfork_once = PTHREAD_ONCE_INIT;
+
+static void piped_after_fork_in_child(void)
+{
+    if (atomic_load(&piped_lock_held)) {
+        pthread_mutex_init(&piped_lock, NULL);
+        atomic_store(&piped_lock_held, 0);
+    }
+}
+
+static void piped_register_atfork(void)
+{
+    (void)pthread_atfork(NULL, NULL, piped_after_fork_in_child);
+}
+
+static void piped_lock_take(void)
+{
+    pthread_mutex_lock(&piped_lock);
+    atomic_store(&piped_lock_held, 1);
+}
+
+static void piped_lock_give(void)
+{
+    atomic_store(&piped_lock_held, 0);
+    pthread_mutex_unlock(&piped_lock);
+}
+
 /* Under piped_lock: the other streams' descriptors closed in the child,
  * but CHILD_FD, which it gets anew. */
 static int close_others(posix_spawn_file_actions_t *actions, int child_fd)
@@ -257,8 +293,7 @@ SCL_EXPORT FILE *popen(const char *command, const char *mode)
      * it close-on-exec, so it moves. */
     if (fds[child_end] == child_fd) {
         int moved = fcntl(child_fd, F_DUPFD_CLOEXEC, 0);
-        if (moved >= 0)
-            close(child_fd);
+        close(child_fd);
         fds[child_end] = moved;
     }
     p->fd = fds[parent_end];
@@ -266,7 +301,8 @@ SCL_EXPORT FILE *popen(const char *command, const char *mode)
     started = 0;
     if (p->stream != NULL) {
         posix_spawn_file_actions_init(&actions);
-        pthread_mutex_lock(&piped_lock);
+        (void)pthread_once(&piped_atfork_once, piped_register_atfork);
+        piped_lock_take();
         started = posix_spawn_file_actions_adddup2(&actions, fds[child_end], child_fd) == 0 &&
                   close_others(&actions, child_fd) == 0 && spawn_shell(&p->pid, &actions, NULL, command) == 0;
         if (started) {
@@ -274,7 +310,7 @@ SCL_EXPORT FILE *popen(const char *command, const char *mode)
             piped_streams = p;
             atomic_fetch_add(&piped_count, 1);
         }
-        pthread_mutex_unlock(&piped_lock);
+        piped_lock_give();
         posix_spawn_file_actions_destroy(&actions);
     }
     if (fds[child_end] >= 0)
@@ -300,7 +336,7 @@ static struct piped *piped_take(FILE *stream)
 
     if (atomic_load(&piped_count) == 0)
         return NULL; /* every fclose of a host with no popen stream open */
-    pthread_mutex_lock(&piped_lock);
+    piped_lock_take();
     for (struct piped **link = &piped_streams; *link != NULL; link = &(*link)->next) {
         if ((*link)->stream == stream) {
             found = *link;
@@ -309,7 +345,7 @@ static struct piped *piped_take(FILE *stream)
             break;
         }
     }
-    pthread_mutex_unlock(&piped_lock);
+    piped_lock_give();
     return found;
 }
 
