@@ -32,8 +32,8 @@ static pid_t after_wait(pid_t r, pid_t pid, const int *status)
 
     if (r > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)))
         scl_child_reaped(r);
-    else if (r < 0 && saved == EFAULT && pid > 0)
-        scl_child_reaped(pid);
+    else if (r < 0 && saved == EFAULT && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+        scl_child_reaped(pid); /* gone: reaped, not stopped (WUNTRACED) */
     errno = saved;
     return r;
 }
