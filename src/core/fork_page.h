@@ -25,15 +25,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SCL_CHILD_SLOTS 1016 /* with the header, 4096 bytes */
+#define SCL_CHILD_SLOTS 1020 /* with the header, 4096 bytes */
 
 struct scl_fork_page {
     _Atomic uint32_t lock; /* 0 free, 1 held, 2 held with waiters */
     _Atomic pid_t children_owner;
     atomic_int children_overflowed;
-    /* own_stack.c's: here, as a reap after each fork writes them. */
-    _Atomic pid_t own_stack_user, own_stack_owner;
-    char *own_stack_top;
     _Atomic pid_t children[SCL_CHILD_SLOTS];
 };
 

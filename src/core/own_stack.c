@@ -1,11 +1,15 @@
 #include "config.h"
 
-#include "fork_page.h"
+#include "bound.h"
 #include "own_stack.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,22 +19,16 @@
 
 #if (defined(__x86_64__) || defined(__aarch64__)) && !defined(__SANITIZE_ADDRESS__)
 
-/* What is called before the switch, through pointers the loader fills
- * in as it loads us: bound lazily on first use, a call would save the
- * vector registers on the caller's stack (2.7 KiB on an AVX-512 machine),
- * the very stack this spares.  (getpid is bound at load too: the
- * constructor calls it.)  Volatile, or the compiler, seeing them never
- * change, calls the functions directly again. */
-static struct {
-    long (*volatile sysconf)(int);
-    void *(*volatile mmap)(void *, size_t, int, int, int, off_t);
-    int (*volatile mprotect)(void *, size_t, int);
-    int (*volatile madvise)(void *, size_t, int);
-    int (*volatile munmap)(void *, size_t);
-} libc = { sysconf, mmap, mprotect, madvise, munmap };
+/* The registers a call may change beyond the baseline's, when the
+ * compiler may keep values in them. */
+#if defined(__AVX512F__)
+#define AVX512_CLOBBERS                                                                                                \
+    , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27",      \
+        "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6", "k7"
+#else
+#define AVX512_CLOBBERS
+#endif
 
-/* On the fork page: own_stack_user is the process whose thread is on
- * it (or 0), own_stack_owner the process that mapped it. */
 /* Calls FN(ARG) with the stack pointer at TOP (16-byte aligned). */
 static void call_at(char *top, void (*fn)(void *), void *arg)
 {
@@ -44,7 +42,7 @@ static void call_at(char *top, void (*fn)(void *), void *arg)
                      : [top] "r"(top), [fn] "r"(fn)
                      : "rbx", "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "xmm0", "xmm1", "xmm2", "xmm3",
                        "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
-                       "xmm15", "memory", "cc");
+                       "xmm15", "memory", "cc" AVX512_CLOBBERS);
 #else
     register void *x0 __asm__("x0") = arg;
     __asm__ volatile("mov x19, sp\n\t"
@@ -54,54 +52,95 @@ static void call_at(char *top, void (*fn)(void *), void *arg)
                      : "+r"(x0)
                      : [top] "r"(top), [fn] "r"(fn)
                      : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
-                       "x16", "x17", "x18", "x19", "x30", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17",
-                       "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31",
-                       "memory", "cc");
+                       "x16", "x17", "x18", "x19", "x30", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9",
+                       "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",
+                       "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc");
 #endif
 }
 
-/* This process's stack: mapped on first use, here as in a forked child
- * (whose parent's was not inherited).  NULL when it cannot be. */
-static char *own_top(pid_t self)
-{
-    size_t page;
-    char *map;
+/*
+ * The mapping: a guard page, the stack, and above it a page of its own
+ * state.  All of it MADV_WIPEONFORK: a forked child has it too, but blank
+ * (its own, at no copy-on-write cost to the parent), so it finds nobody on
+ * it and nobody's stamp; a vfork child shares the parent's, stamped with
+ * the parent's pid, and leaves it alone (a thread of the parent may be on
+ * it).  The pointer to it is set once, by the process that maps it.
+ */
+struct own_state {
+    _Atomic pid_t stamp; /* the process whose stack it is, or 0 */
+    _Atomic pid_t user;  /* that process, while a thread of it is on it */
+};
 
-    if (atomic_load(&scl_fork_page.own_stack_owner) == self)
-        return scl_fork_page.own_stack_top;
-    page = (size_t)libc.sysconf(_SC_PAGESIZE);
-    map =
-        libc.mmap(NULL, page + OWN_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+static _Atomic(char *) own_top; /* the stack's top; its state right above */
+
+static char *map_once(void)
+{
+    size_t page = (size_t)scl_bound.sysconf(_SC_PAGESIZE), size = page + OWN_STACK_SIZE + page;
+    char *expected = NULL,
+         *map = scl_bound.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
     if (map == MAP_FAILED)
         return NULL;
-    if (libc.mprotect(map, page, PROT_NONE) != 0 || libc.madvise(map, page + OWN_STACK_SIZE, MADV_DONTFORK) != 0) {
-        (void)libc.munmap(map, page + OWN_STACK_SIZE);
-        return NULL;
+    if (scl_bound.mprotect(map, page, PROT_NONE) != 0 || scl_bound.madvise(map, size, MADV_WIPEONFORK) != 0 ||
+        !atomic_compare_exchange_strong(&own_top, &expected, map + page + OWN_STACK_SIZE)) {
+        (void)scl_bound.munmap(map, size);
+        return expected; /* another thread was first, or NULL */
     }
-    scl_fork_page.own_stack_top = map + page + OWN_STACK_SIZE;
-    atomic_store(&scl_fork_page.own_stack_owner, self);
-    return scl_fork_page.own_stack_top;
+    return map + page + OWN_STACK_SIZE;
 }
 
+/* The stack's top for SELF, taken: NULL when it cannot be had. */
+static char *take(pid_t self)
+{
+    char *top = atomic_load(&own_top);
+    struct own_state *state;
+    pid_t stamp = 0, user = 0;
+
+    if (top == NULL && (top = map_once()) == NULL)
+        return NULL;
+    state = (struct own_state *)(void *)top;
+    if (!atomic_compare_exchange_strong(&state->stamp, &stamp, self) && stamp != self)
+        return NULL; /* shared with the process that stamped it */
+    return atomic_compare_exchange_strong(&state->user, &user, self) ? top : NULL;
+}
+
+static void give_back(char *top)
+{
+    atomic_store(&((struct own_state *)(void *)top)->user, 0);
+}
+
+/*
+ * Signals are blocked while the work runs, on whichever stack: a handler
+ * marked SA_ONSTACK arriving while this thread is on the own stack would
+ * find it off the alternate stack and start its frame at the top of that,
+ * over the frames of the handler this work runs in.  (The two signals
+ * glibc keeps for itself stay open, as its pthread_sigmask() leaves them;
+ * the kernel's 8-byte mask keeps this frame small.)  Cancellation is held
+ * off: nothing unwinds through the switch, and the work holds the stack,
+ * scratch blocks and perhaps scl_lock().
+ */
 void scl_on_own_stack(void (*fn)(void *), void *arg)
 {
-    pid_t self = getpid(), user = atomic_load(&scl_fork_page.own_stack_user);
-    int saved = errno;
+    const uint64_t all = ~((1ULL << (32 - 1)) | (1ULL << (33 - 1)));
+    pid_t self = getpid();
+    int saved = errno, cancel;
+    uint64_t old;
     char *top;
 
-    /* Taken by this process (another thread, or the code this handler
-     * interrupted), or free; a parent's taking does not count. */
-    if (user == self || !atomic_compare_exchange_strong(&scl_fork_page.own_stack_user, &user, self)) {
-        fn(arg);
-        return;
-    }
-    top = own_top(self);
+    (void)scl_bound.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof old);
+    scl_bound.pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    top = take(self);
     errno = saved;
-    if (top != NULL)
+    if (top != NULL) {
         call_at(top, fn, arg);
-    else
+        give_back(top);
+    } else {
         fn(arg);
-    atomic_store(&scl_fork_page.own_stack_user, 0);
+    }
+    saved = errno;
+    scl_bound.pthread_setcancelstate(cancel, NULL);
+    (void)scl_bound.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+    errno = saved;
 }
 
 #else

@@ -5,11 +5,12 @@
  * MINSIGSTKSZ-sized alternate stack, where the kernel's signal frame
  * leaves a few hundred bytes, and that work takes a few kilobytes.
  *
- * Each process maps its own, once, when it first needs it (not inherited:
- * MADV_DONTFORK, so a server's fork never shares those pages with its
- * workers and its next reap pays no copy-on-write fault).  One thread at a
- * time runs on it; another thread, or a signal handler that interrupts the
- * one that is on it, runs the work where it is.  Async-signal-safe.
+ * Mapped once, when first needed, MADV_WIPEONFORK: a forked child gets a
+ * blank one of its own, and a server's fork never shares those pages with
+ * its workers (its next reap pays no copy-on-write fault).  One thread at
+ * a time runs on it; another thread, or a vfork child, runs the work where
+ * it is.  Signals are blocked and cancellation held off while the work runs.
+ * Async-signal-safe.
  *
  * On a machine other than x86-64 and AArch64, in a sanitizer build (whose
  * bookkeeping follows the thread's stack), or when the mapping fails, the

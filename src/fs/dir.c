@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "bound.h"
 #include "claim.h"
 #include "dir.h"
 #include "fork_page.h"
@@ -220,10 +221,10 @@ int scl_dir_made_here(void)
 int scl_dir_has_holder(int dirfd, pid_t pid)
 {
     char path[SCL_PID_NAME_MAX];
-    struct stat st;
 
+    /* No struct stat: this runs on every reap, on the host's stack. */
     scl_holder_path(path, pid);
-    return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return scl_bound.faccessat(dirfd, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /*

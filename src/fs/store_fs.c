@@ -394,24 +394,28 @@ static void fs_after_fork_in_child(void)
      * (its pid is not the member's), and that is all it needs to know. */
 }
 
+struct reaped {
+    pid_t child;
+    int dirfd;
+};
+
 static void clear_reaped(void *arg)
 {
-    pid_t child = *(const pid_t *)arg;
-    int dirfd;
+    const struct reaped *r = arg;
 
-    /* One failed look-up for a child that never claimed: no scan, and no
-     * look at the top, which only its page of times needs. */
-    if ((dirfd = scl_dir_claims_fd()) >= 0 && scl_dir_has_holder(dirfd, child) &&
-        scl_holder_clear(dirfd, scl_dir_top_fd(), child, SCL_CLEAR_IF_DEAD) < 0)
-        scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
+    if (scl_holder_clear(r->dirfd, scl_dir_top_fd(), r->child, SCL_CLEAR_IF_DEAD) < 0)
+        scl_debug("could not clear the claims of child %d: errno %d", (int)r->child, errno);
 }
 
 static void fs_child_reaped(pid_t child)
 {
+    struct reaped r = { .child = child };
     int saved = errno;
 
-    if (scl_dir_in_use())
-        scl_on_own_stack(clear_reaped, &child);
+    /* One failed look-up for a child that never claimed: no scan, no look
+     * at the top (only its page of times needs it), no switch of stacks. */
+    if (scl_dir_in_use() && (r.dirfd = scl_dir_claims_fd()) >= 0 && scl_dir_has_holder(r.dirfd, child))
+        scl_on_own_stack(clear_reaped, &r);
     errno = saved;
 }
 
@@ -532,7 +536,8 @@ static void fs_becoming_user(uid_t uid)
 {
     int saved = errno;
 
-    scl_on_own_stack(hand_to_user, &uid);
+    if (scl_dir_in_use())
+        scl_on_own_stack(hand_to_user, &uid);
     errno = saved;
 }
 
