@@ -17,6 +17,9 @@
  *   fault                           a worker whose SIGSEGV handler _exits
  *   fork                            the process's first fork
  *   reap                            waitpid reaping a worker that held a claim
+ *   reap-nested                     the same, of a worker that held 3,000, while
+ *                                   a SIGALRM handler, also SA_ONSTACK, fires
+ *                                   every 50 us
  *   exec                            an execve that fails, in a holder
  *
  * It prints "shim" when the shim is loaded, and exits 7 when the handler got as far as it should (and then, for the
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +100,11 @@ static void save_alternate_stack(void)
     close(fd);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -108,7 +117,7 @@ static void on_signal(int sig)
         if (child == 0)
             _exit(0);
         worker = child;
-    } else if (strcmp(path, "reap") == 0) {
+    } else if (strcmp(path, "reap") == 0 || strcmp(path, "reap-nested") == 0) {
         int status;
         if (waitpid(worker, &status, 0) != worker || !WIFSIGNALED(status))
             _exit(1);
@@ -142,6 +151,11 @@ static pid_t killed_holder(void)
     REQUIRE(pid >= 0);
     if (pid == 0) {
         hold("reap");
+        for (int i = 0; strcmp(path, "reap-nested") == 0 && i < 3000; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "reap-%d", i);
+            hold(name);
+        }
         if (write(ready[1], "x", 1) != 1)
             _exit(1);
         for (;;)
@@ -164,7 +178,7 @@ static pid_t killed_holder(void)
 int main(int argc, char **argv)
 {
     size_t size;
-    int worker_path, ends_in_handler;
+    int worker_path, ends_in_handler, reaps;
 
     if (argc != 4) {
         fprintf(stderr, "usage: helper_guest PATH SIZE FILE\n");
@@ -179,7 +193,8 @@ int main(int argc, char **argv)
         return 1;
     worker_path = strncmp(path, "worker-", 7) == 0 || strcmp(path, "fault") == 0;
 
-    if (strcmp(path, "reap") == 0)
+    reaps = strcmp(path, "reap") == 0 || strcmp(path, "reap-nested") == 0;
+    if (reaps)
         worker = killed_holder();
     if (worker_path) {
         int status;
@@ -192,16 +207,29 @@ int main(int argc, char **argv)
             return WEXITSTATUS(status);
         }
     }
-    if (strcmp(path, "fork") != 0 && strcmp(path, "reap") != 0)
+    if (strcmp(path, "fork") != 0 && !reaps)
         hold("guest");
-    ends_in_handler = strcmp(path, "fork") != 0 && strcmp(path, "reap") != 0 && strcmp(path, "exec") != 0;
+    ends_in_handler = strcmp(path, "fork") != 0 && !reaps && strcmp(path, "exec") != 0;
     use_alternate_stack(argv[3], size, ends_in_handler);
     if (strcmp(path, "fault") == 0) {
         handle_on_alternate_stack(SIGSEGV);
         raise(SIGSEGV);
     }
     handle_on_alternate_stack(SIGUSR1);
-    raise(SIGUSR1);
+    if (strcmp(path, "reap-nested") == 0) {
+        struct itimerval every = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } }, off = { 0 };
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sa.sa_flags = SA_ONSTACK | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        REQUIRE(sigaction(SIGALRM, &sa, NULL) == 0);
+        REQUIRE(setitimer(ITIMER_REAL, &every, NULL) == 0);
+        raise(SIGUSR1);
+        REQUIRE(setitimer(ITIMER_REAL, &off, NULL) == 0);
+    } else {
+        raise(SIGUSR1);
+    }
     save_alternate_stack();
     if (strcmp(path, "fork") == 0) {
         int status;
