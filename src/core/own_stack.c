@@ -73,18 +73,28 @@ struct own_state {
 
 static _Atomic(char *) own_top; /* the stack's top; its state right above */
 
+/* Set when the kernel would not map one (MADV_WIPEONFORK is Linux 4.14):
+ * the work then runs where it is, without a mapping tried per call. */
+static atomic_int own_unavailable;
+
 static char *map_once(void)
 {
     size_t page = (size_t)scl_bound.sysconf(_SC_PAGESIZE), size = page + OWN_STACK_SIZE + page;
     char *expected = NULL,
          *map = scl_bound.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-    if (map == MAP_FAILED)
+    if (map == MAP_FAILED) {
+        atomic_store(&own_unavailable, 1);
         return NULL;
-    if (scl_bound.mprotect(map, page, PROT_NONE) != 0 || scl_bound.madvise(map, size, MADV_WIPEONFORK) != 0 ||
-        !atomic_compare_exchange_strong(&own_top, &expected, map + page + OWN_STACK_SIZE)) {
+    }
+    if (scl_bound.mprotect(map, page, PROT_NONE) != 0 || scl_bound.madvise(map, size, MADV_WIPEONFORK) != 0) {
         (void)scl_bound.munmap(map, size);
-        return expected; /* another thread was first, or NULL */
+        atomic_store(&own_unavailable, 1);
+        return NULL;
+    }
+    if (!atomic_compare_exchange_strong(&own_top, &expected, map + page + OWN_STACK_SIZE)) {
+        (void)scl_bound.munmap(map, size);
+        return expected; /* another thread was first */
     }
     return map + page + OWN_STACK_SIZE;
 }
@@ -96,7 +106,7 @@ static char *take(pid_t self)
     struct own_state *state;
     pid_t stamp = 0, user = 0;
 
-    if (top == NULL && (top = map_once()) == NULL)
+    if (top == NULL && (atomic_load(&own_unavailable) || (top = map_once()) == NULL))
         return NULL;
     state = (struct own_state *)(void *)top;
     if (!atomic_compare_exchange_strong(&state->stamp, &stamp, self) && stamp != self)
