@@ -92,6 +92,25 @@ static void become(uid_t uid)
     REQUIRE(setuid(uid) == 0);
 }
 
+/* A worker of UID, with a pipe that ends when it does (in *DEAD). */
+static pid_t worker_with_pipe(uid_t uid, int *dead)
+{
+    int fds[2];
+    pid_t pid;
+
+    REQUIRE(pipe(fds) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        become(uid);
+        return 0;
+    }
+    close(fds[1]);
+    *dead = fds[0];
+    return pid;
+}
+
 /* Waits (bounded) until PATH exists: how the driver says "go on". */
 static void wait_for_file(const char *path)
 {
@@ -137,7 +156,7 @@ __attribute__((noreturn)) static void die(void)
  * between that directory and the victim's, and dies.  Whoever clears its
  * journal as root must never unlink through those paths.
  */
-static void plant_journal(uid_t uid, const char *t, long lines)
+static void plant_journal(const char *t, long lines)
 {
     static char block[64 * 1024];
     char holder[4200], keep[4200], line[4200];
@@ -145,7 +164,6 @@ static void plant_journal(uid_t uid, const char *t, long lines)
     long per_block = 0;
     int fd;
 
-    become(uid);
     (void)take("x");
     holder_of(getpid(), holder, sizeof holder);
     snprintf(keep, sizeof keep, "%s/att/d1/keep", t);
@@ -187,19 +205,15 @@ static int journal_race(char **argv)
 
     for (int round = 0; round < rounds; round++) {
         char go[4200], said[64], byte;
-        int dead[2];
-        pid_t pid;
-        REQUIRE(pipe(dead) == 0);
-        pid = fork();
-        REQUIRE(pid >= 0);
+        int dead;
+        pid_t pid = worker_with_pipe(uid, &dead);
         if (pid == 0) {
-            plant_journal(uid, t, lines);
+            plant_journal(t, lines);
             die();
         }
-        close(dead[1]);
         /* End of file: the worker has written its journal and died. */
-        REQUIRE(read(dead[0], &byte, 1) == 0);
-        close(dead[0]);
+        REQUIRE(read(dead, &byte, 1) == 0);
+        close(dead);
         if (by_gc) {
             /* A zombie is a dead holder: gc clears it before we reap. */
             snprintf(said, sizeof said, "planted %d", round);
@@ -642,25 +656,6 @@ static double time_reap(pid_t pid, int dead, int *status)
     REQUIRE(waitpid(pid, status, 0) == pid);
     alarm(0);
     return (now_s() - t0) * 1e3;
-}
-
-/* A worker of UID, with a pipe that ends when it does (in *DEAD). */
-static pid_t worker_with_pipe(uid_t uid, int *dead)
-{
-    int fds[2];
-    pid_t pid;
-
-    REQUIRE(pipe(fds) == 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        become(uid);
-        return 0;
-    }
-    close(fds[1]);
-    *dead = fds[0];
-    return pid;
 }
 
 /* COUNT hard links of TARGET (in the claims directory) named PREFIX and
