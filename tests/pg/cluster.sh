@@ -2,7 +2,12 @@
 # the postgres user in a temporary directory, listening on 127.0.0.1 only,
 # on a free port, with password authentication; never the system's own
 # cluster.  pg_cluster_start sets:
-#   SCL_PG_URL        the servers' role 'app' (a member of swerve_claim_user)
+#   SCL_PG_URL        the servers' role 'app' (a member of swerve_claim_user),
+#                     its password in the URI
+#   SCL_PG_URL_NOPW   the same without the password, for a password file
+#                     (doc/cluster.md: passwords belong in PGPASSFILE)
+#   SCL_PG_PASSFILE   that password file: a pgpass line for 'app' only, mode
+#                     0600, owned by root until pg_passfile_owner says whom
 #   SCL_PG_ADMIN_URL  the superuser, for the tests' own looks and blows
 #   PG_DIR PG_PORT
 # and the caller's EXIT trap must call pg_cluster_stop.
@@ -49,8 +54,19 @@ pg_cluster_start() { # [SERVER-SETTING...] as -c options
     PGPASSWORD=$password "$pg_bin/psql" -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 \
         -c "CREATE DATABASE claims" -c "CREATE ROLE app LOGIN PASSWORD '$password'" >/dev/null
     SCL_PG_URL="postgresql://app:$password@127.0.0.1:$PG_PORT/claims"
-    export SCL_PG_URL SCL_PG_ADMIN_URL PG_DIR PG_PORT
+    SCL_PG_URL_NOPW="postgresql://app@127.0.0.1:$PG_PORT/claims"
+    # Not under PG_DIR (postgres's, 0700): whoever opens the session reads
+    # it, and libpq ignores a password file that others may read.
+    mkdir -m 0711 "$PG_DIR.pass"
+    SCL_PG_PASSFILE=$PG_DIR.pass/pgpass
+    (umask 077 && echo "127.0.0.1:$PG_PORT:claims:app:$password" >"$SCL_PG_PASSFILE")
+    export SCL_PG_URL SCL_PG_URL_NOPW SCL_PG_PASSFILE SCL_PG_ADMIN_URL PG_DIR PG_PORT
 }
+
+# libpq reads the password file in the process that connects: in a server
+# whose workers drop privileges, the workers' user must own it (root reads
+# it anyway).
+pg_passfile_owner() { chown "$1" "$SCL_PG_PASSFILE"; }
 
 # The schema, made the way users make it in a database of the claims' own
 # (PUBLIC may not connect), and the app role let in.
@@ -64,7 +80,9 @@ pg_sql() { "$pg_bin/psql" -qAtX -v ON_ERROR_STOP=1 "$SCL_PG_ADMIN_URL" -c "$1"; 
 pg_cluster_restart() { pg_ctl_ -m fast -o "$PG_OPTS" restart; }
 
 pg_cluster_stop() {
-    [ -n "${PG_DIR:-}" ] && [ -d "$PG_DIR/data" ] || return 0
+    [ -n "${PG_DIR:-}" ] || return 0
+    rm -rf "$PG_DIR.pass"
+    [ -d "$PG_DIR/data" ] || return 0
     pg_ctl_ -m immediate stop 2>/dev/null
     rm -rf "$PG_DIR"
 }

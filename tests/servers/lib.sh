@@ -20,19 +20,33 @@ finish_servers() {
 }
 trap finish_servers EXIT
 
-# SCL_STORE=postgresql (tests/pg/*-server.sh): the same test with the claims
-# in a private PostgreSQL cluster (tests/pg/cluster.sh) instead of $base.
-if [ "${SCL_STORE:-}" = postgresql ]; then
-    . "$SCL_SRCDIR/tests/pg/cluster.sh"
-    trap 'finish_servers; pg_cluster_stop' EXIT
-    pg_cluster_start && pg_cluster_init "$SCL_HELPERS/../swerve-claim" || exit 1
-    export SWERVE_CLAIM_STORE=$SCL_PG_URL
-fi
-
 check() { # DESCRIPTION COMMAND...
     local what=$1
     shift
     if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
+}
+
+# SCL_STORE=postgresql (tests/pg/*-server.sh): the same test with the claims
+# in a private PostgreSQL cluster (tests/pg/cluster.sh) instead of $base,
+# its credentials passed as doc/cluster.md says: a URI without the password
+# and PGPASSFILE, both in the master's environment only.
+if [ "${SCL_STORE:-}" = postgresql ]; then
+    . "$SCL_SRCDIR/tests/pg/cluster.sh"
+    trap 'finish_servers; pg_cluster_stop' EXIT
+    pg_cluster_start && pg_cluster_init "$SCL_HELPERS/../swerve-claim" || exit 1
+    unset PGPASSWORD PGSERVICE PGSERVICEFILE
+    export SWERVE_CLAIM_STORE=$SCL_PG_URL_NOPW PGPASSFILE=$SCL_PG_PASSFILE
+    # A control: the URI alone does not get in (so a worker that lost
+    # PGPASSFILE fails), and the password file does.
+    check "without PGPASSFILE the URI alone is refused" \
+        bash -c '! env -u PGPASSFILE HOME=/nonexistent "$SCL_HELPERS/../swerve-claim" list >/dev/null 2>&1'
+    check "with PGPASSFILE it gets in" bash -c '"$SCL_HELPERS/../swerve-claim" list >/dev/null'
+fi
+
+# The user the server's claiming processes run as: with the claims in
+# PostgreSQL they read the password file, so it must be theirs.
+workers_run_as() { # USER
+    [ -z "${SCL_PG_PASSFILE:-}" ] || pg_passfile_owner "$1"
 }
 
 # Installs the Debian packages that are missing; SKIP (77) with apt's own

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Debian's php-fpm 8.2, unmodified: a root master, pm = static with 4
-# children that drop to www-data and wipe their environment (clear_env),
-# FFI enabled for the pool only; requests through cgi-fcgi.  The PHP
+# children that drop to www-data and wipe their environment (clear_env =
+# yes, the default), FFI enabled for the pool only; requests through
+# cgi-fcgi.  The PHP
 # binding runs the seed's nightly-report pattern: exactly one of 8
 # concurrent requests runs it; a SIGKILLed holder's claim is free once the
 # master has reaped it and the report runs again; a graceful stop
@@ -26,7 +27,12 @@ pm = static
 pm.max_children = 4
 catch_workers_output = yes
 php_admin_value[ffi.enable] = 1
+; the default, said: the children's environment is wiped (with the claims
+; in PostgreSQL, PGPASSFILE and SWERVE_CLAIM_STORE reach them only through
+; what the library read in the master)
+clear_env = yes
 CONF
+workers_run_as www-data
 
 # Through FastCGI: QUERY is the query string.
 fcgi() {
