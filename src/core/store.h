@@ -134,6 +134,8 @@ struct scl_store_ops {
     /* What this process holds must outlive its exec (swerve-claim run
      * hands its claim to the command): 0, or -1 with errno. */
     int (*keep_across_exec)(void);
+    /* The last message the store's server gave this process, or NULL. */
+    const char *(*reason)(void);
 };
 
 /* The store in use: PostgreSQL when SWERVE_CLAIM_STORE is set, else the

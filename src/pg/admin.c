@@ -182,8 +182,13 @@ int scl_pg_init(int dedicated, struct scl_store_access *access)
     }
     pq = scl_pg_libpq();
     if (init_step(pq, scl_schema_sql) == 0 && (!dedicated || init_step(pq, dedicate_sql) == 0)) {
-        if ((r = read_access(pq, access)) != 0)
-            fprintf(stderr, "swerve-claim: db init: cannot see who may connect: %s\n", strerror(errno));
+        if ((r = read_access(pq, access)) != 0) {
+            /* libpq's own words, on one line, when the session is still there to have them */
+            const char *said = scl_pg_conn() != NULL ? pq->errorMessage(scl_pg_conn()) : "";
+            int n = (int)strcspn(said, "\n");
+            fprintf(stderr, "swerve-claim: db init: cannot see who may connect: %s%s%.*s\n", strerror(errno),
+                    n > 0 ? ": " : "", n, said);
+        }
     }
     scl_pg_unlock();
     errno = err;

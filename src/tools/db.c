@@ -74,9 +74,12 @@ int tool_db(int argc, char **argv)
         return TOOL_USAGE;
     }
     if (scl_store()->init(dedicated, &access) != 0) {
-        if (errno != EIO) /* init said what the server said */
-            tool_error("db init: cannot use the database: %s%s", strerror(errno),
-                       errno == ECONNREFUSED ? " (SWERVE_DEBUG=1 shows libpq's reason)" : "");
+        char said[8];
+        int err = errno, unsaid = tool_store_reason(said, sizeof said) == NULL;
+        errno = err;
+        if (err != EIO) /* init said what the server said */
+            tool_store_error("db init: cannot use the database",
+                             err == ECONNREFUSED && unsaid ? " (SWERVE_DEBUG=1 shows libpq's reason)" : "");
         return TOOL_FAILURE;
     }
     tool_say("swerve-claim: the schema swerve_claim is ready; let the servers' role in with:");

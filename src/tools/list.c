@@ -38,7 +38,8 @@ struct row {
 /* What to list, and how (list's options). */
 struct listing {
     const char *server, *name, *output;
-    pid_t pid; /* -p: only this process's rows, or 0 */
+    pid_t pid;        /* -p: only this process's rows, or 0 */
+    const char *host; /* -p PID@HOST: its host (a shared store's) */
     enum table_style style;
     int noheadings, notruncate, all_columns;
 };
@@ -186,8 +187,24 @@ static int list_once(const struct listing *l)
     return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */
 }
 
+/* Lists once, from the claim directories or the store. */
+static int list_any(const struct listing *l)
+{
+    struct tool_store_listing s = { .name = l->name,
+                                    .output = l->output,
+                                    .all_columns = l->all_columns,
+                                    .style = (int)l->style,
+                                    .noheadings = l->noheadings,
+                                    .notruncate = l->notruncate,
+                                    .pid = l->pid,
+                                    .host = l->host };
+
+    return scl_store()->list != NULL ? tool_list_store(&s) : list_once(l);
+}
+
 /* --watch: the listing again every PERIOD seconds, like watch(1), until
- * interrupted; the screen is cleared first when it is one. */
+ * interrupted; the screen is cleared first when it is one.  A failure
+ * (the store's server away) is said and the watch goes on. */
 __attribute__((noreturn)) static void watch(const struct listing *l, double period)
 {
     const struct timespec every = { (time_t)period, (long)((period - (double)(time_t)period) * 1e9) };
@@ -196,7 +213,7 @@ __attribute__((noreturn)) static void watch(const struct listing *l, double peri
         struct timespec left = every;
         if (isatty(STDOUT_FILENO))
             fputs("\033[H\033[2J", stdout);
-        (void)list_once(l);
+        (void)list_any(l);
         fflush(stdout);
         while (nanosleep(&left, &left) != 0 && errno == EINTR)
             ;
@@ -231,8 +248,12 @@ int tool_list(int argc, char **argv)
         case 'n': l.name = optarg; break;
         case 'p':
             pid = strtol(optarg, &end, 10);
-            if (*end != '\0' || pid <= 0 || pid > INT_MAX)
-                return tool_usage_error("list: --pid takes a process ID");
+            if (*end == '@' && end[1] != '\0') /* PID@HOST: a process of another machine (a shared store's) */
+                l.host = end + 1;
+            else if (*end != '\0')
+                pid = 0;
+            if (end == optarg || pid <= 0 || pid > INT_MAX)
+                return tool_usage_error("list: --pid takes a process ID (PID@HOST with SWERVE_CLAIM_STORE)");
             l.pid = (pid_t)pid;
             break;
         case 'J': l.style = TABLE_JSON; break;
@@ -251,12 +272,11 @@ int tool_list(int argc, char **argv)
     }
     if (optind != argc)
         return tool_usage_error("list takes no arguments");
-    if (scl_store()->list != NULL) {
-        if (l.server != NULL || l.pid != 0 || period > 0)
-            return tool_usage_error("list: --server, --pid and --watch are for local claim directories");
-        return tool_list_store(l.name, l.output, (int)l.style, l.noheadings);
-    }
+    if (scl_store()->list != NULL && l.server != NULL)
+        return tool_usage_error("list: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+    if (scl_store()->list == NULL && l.host != NULL)
+        return tool_usage_error("list: --pid PID@HOST is for SWERVE_CLAIM_STORE: local claims are this host's");
     if (period > 0)
         watch(&l, period);
-    return list_once(&l);
+    return list_any(&l);
 }

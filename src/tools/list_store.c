@@ -11,8 +11,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum column {
     COL_TYPE,
@@ -47,9 +49,30 @@ struct listing {
     struct table *table;
     int json;
     struct table_row *holder; /* the last holder row: its waiters go under it */
-    const char *only;
+    char *holder_name;        /* ... when they wait for this name (malloc'ed) */
+    const struct tool_store_listing *want;
+    char host[256]; /* -p's host */
     int shown[NCOLUMNS], nshown, rows;
 };
+
+/* Whether R's session says it runs on HOST.  The server keeps 63 bytes
+ * of what a session calls itself (NAMEDATALEN): a long host name may be
+ * cut, so a cut one matches the names it begins. */
+static int on_host(const struct scl_listed *r, const char *host)
+{
+    size_t n = strlen(r->host);
+
+    return strcmp(r->host, host) == 0 || (strlen(r->says) >= 63 && n > 0 && strncmp(r->host, host, n) == 0);
+}
+
+/* Whether L shows R: -n, and -p, which only the library's sessions can
+ * match (a foreign session's pid is nobody's word). */
+static int wanted(const struct listing *l, const struct scl_listed *r)
+{
+    if (l->want->name != NULL && strcmp(l->want->name, r->name) != 0)
+        return 0;
+    return l->want->pid == 0 || (!r->foreign && r->pid == l->want->pid && on_host(r, l->host));
+}
 
 /* TYPE says first whether a row is the library's: a foreign session's
  * HOST and PID are then the server's word, not what it calls itself. */
@@ -66,7 +89,7 @@ static void add(const struct scl_listed *r, void *arg)
     char pid[24] = "", since[40] = "", token[24] = "", session[24] = "", connected[40] = "";
     struct table_row *row;
 
-    if (l->only != NULL && strcmp(l->only, r->name) != 0)
+    if (!wanted(l, r))
         return;
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%ld", r->pid);
@@ -78,9 +101,16 @@ static void add(const struct scl_listed *r, void *arg)
         snprintf(token, sizeof token, "%" PRIu64, r->token);
     if (r->session > 0)
         snprintf(session, sizeof session, "%ld", r->session);
-    row = table_row(l->table, r->held || l->holder == NULL ? NULL : l->holder);
-    if (r->held)
-        l->holder = row;
+    /* Rows come by name, holder first: a waiter whose holder is not
+     * shown (-p, or let go as we read) stands alone. */
+    if (!r->held && l->holder != NULL && strcmp(l->holder_name, r->name) == 0) {
+        row = table_row(l->table, l->holder);
+    } else {
+        row = table_row(l->table, NULL);
+        free(l->holder_name);
+        l->holder_name = r->held ? strdup(r->name) : NULL;
+        l->holder = l->holder_name != NULL ? row : NULL;
+    }
     for (int i = 0; i < l->nshown; i++) {
         const char *v = "";
         switch (l->shown[i]) {
@@ -115,32 +145,48 @@ void tool_listed_says(const struct scl_listed *r, char *out, size_t cap)
         snprintf(out, cap, "it is a foreign session, outside swerve-claim, that calls itself '%s'", r->says);
 }
 
-int tool_list_store(const char *name, const char *output, int style, int noheadings)
+int tool_list_store(const struct tool_store_listing *want)
 {
-    struct listing l = { .only = name,
-                         .shown = { COL_TYPE, COL_NAME, COL_ROLE, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN } };
+    static const int usual[] = { COL_TYPE, COL_NAME, COL_ROLE, COL_HOST, COL_PID, COL_SINCE, COL_TOKEN };
+    struct listing l = { .want = want };
     struct table_column cols[NCOLUMNS];
+    char what[300];
+    int r = TOOL_OK;
 
-    l.nshown = 7;
-    l.json = style == TABLE_JSON;
-    if (output != NULL && (l.nshown = tool_parse_columns(output, columns, NCOLUMNS, l.shown)) < 0)
-        return TOOL_USAGE;
+    l.json = want->style == TABLE_JSON;
+    if (want->output != NULL) {
+        if ((l.nshown = tool_parse_columns(want->output, columns, NCOLUMNS, l.shown)) < 0)
+            return TOOL_USAGE;
+    } else if (want->all_columns) {
+        for (; l.nshown < NCOLUMNS; l.nshown++)
+            l.shown[l.nshown] = l.nshown;
+    } else {
+        for (; l.nshown < (int)(sizeof usual / sizeof usual[0]); l.nshown++)
+            l.shown[l.nshown] = usual[l.nshown];
+    }
+    if (want->host != NULL)
+        snprintf(l.host, sizeof l.host, "%s", want->host);
+    else /* as the library's sessions name it (src/pg/session.c) */
+        (void)gethostname(l.host, sizeof l.host - 1);
     for (int i = 0; i < l.nshown; i++) {
         cols[i] = columns[l.shown[i]];
         cols[i].number |= l.json && (l.shown[i] == COL_SINCE || l.shown[i] == COL_CONNECTED); /* epoch seconds */
+        if (want->notruncate)
+            cols[i].truncate = 0;
     }
-    if ((l.table = table_new("claims", cols, l.nshown, (enum table_style)style, noheadings)) == NULL)
+    if ((l.table = table_new("claims", cols, l.nshown, (enum table_style)want->style, want->noheadings)) == NULL)
         return TOOL_FAILURE;
     if (scl_store()->list(add, &l) != 0) {
-        tool_error("cannot list the claims of scope '%s': %s%s", scl_settings()->scope, strerror(errno),
-                   errno == ENOENT ? " (run 'swerve-claim db init')" : "");
-        table_print_and_free(l.table);
-        return TOOL_FAILURE;
+        snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
+        tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
+        r = TOOL_FAILURE;
     }
     table_print_and_free(l.table);
-    if (name != NULL && l.rows == 0) { /* for scripts and monitoring, as grep(1) */
-        tool_error("no claim named '%s' in scope '%s'", name, scl_settings()->scope);
-        return TOOL_FAILURE;
+    free(l.holder_name);
+    if (r == TOOL_OK && want->name != NULL && l.rows == 0) { /* for scripts and monitoring, as grep(1) */
+        tool_error("no claim named '%s' in scope '%s'%s", want->name, scl_settings()->scope,
+                   want->pid != 0 ? " held or waited for by that process" : "");
+        r = TOOL_FAILURE;
     }
-    return TOOL_OK;
+    return r;
 }

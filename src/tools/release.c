@@ -23,12 +23,12 @@
 static int release_in_store(const char *name)
 {
     struct scl_listed who;
-    char session[200], says[300];
+    char session[200], says[300], what[100], token[40];
     int r = scl_store()->end_holder(name, &who);
 
     if (r < 0) {
-        tool_error("releasing '%s': %s%s", name, strerror(errno),
-                   errno == EACCES ? " (ending another role's session needs pg_signal_backend)" : "");
+        snprintf(what, sizeof what, "releasing '%s'", name);
+        tool_store_error(what, errno == EACCES ? " (ending another role's session needs pg_signal_backend)" : "");
         return TOOL_FAILURE;
     }
     if (r == 0) {
@@ -37,9 +37,15 @@ static int release_in_store(const char *name)
     }
     tool_listed_session(&who, session, sizeof session);
     tool_listed_says(&who, says, sizeof says);
-    tool_error("WARNING: ended the database %s, which held '%s' (token %llu): every claim of that session is "
+    /* The database knows a hold's token only once the holder asked for
+     * it (swerve_claim_token()): never make one up. */
+    if (who.token > 0)
+        snprintf(token, sizeof token, "token %llu", (unsigned long long)who.token);
+    else
+        snprintf(token, sizeof token, "its token unknown");
+    tool_error("WARNING: ended the database %s, which held '%s' (%s): every claim of that session is "
                "released; %s, and may still be running",
-               session, name, (unsigned long long)who.token, says);
+               session, name, token, says);
     tool_say("released '%s' in scope '%s'", name, scl_settings()->scope);
     return TOOL_OK;
 }

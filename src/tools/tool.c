@@ -7,6 +7,7 @@
 #include "inventory.h"
 #include "layout.h"
 #include "sigsafe.h"
+#include "store.h"
 #include "table.h"
 #include "tool.h"
 
@@ -139,6 +140,47 @@ void tool_format_time(time_t t, int json, char *out, size_t cap)
     off = tm.tm_gmtoff / 60;
     snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
              tm.tm_hour, tm.tm_min, tm.tm_sec, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+const char *tool_store_reason(char *out, size_t cap)
+{
+    const char *said = scl_store()->reason != NULL ? scl_store()->reason() : NULL;
+    size_t n = 0;
+    int gap = 0; /* 1 a space, 2 a line's end, before what comes next */
+
+    if (said == NULL || cap < 4)
+        return NULL;
+    /* libpq's messages end in a newline and may run over several lines
+     * (a FATAL, then a DETAIL or HINT): one line, in the words it used,
+     * its lines apart by "; ". */
+    for (; *said != '\0' && n + 3 < cap; said++) {
+        if (*said == '\n' || *said == '\r') {
+            gap = 2;
+        } else if (*said == ' ' || *said == '\t') {
+            gap = gap > 1 ? gap : 1;
+        } else {
+            if (gap == 2 && n > 0)
+                out[n++] = ';';
+            if (gap > 0 && n > 0)
+                out[n++] = ' ';
+            out[n++] = *said;
+            gap = 0;
+        }
+    }
+    out[n] = '\0';
+    return n > 0 ? out : NULL;
+}
+
+void tool_store_error(const char *what, const char *hint)
+{
+    int err = errno;
+    char said[1024];
+
+    if (tool_store_reason(said, sizeof said) != NULL)
+        tool_error("%s: %s: %s%s", what, strerror(err), said, hint);
+    else
+        tool_error("%s: %s%s", what, strerror(err), hint);
+    errno = err;
 }
 
 int tool_parse_exit_code(const char *s, int *out)

@@ -92,9 +92,27 @@ int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
 int tool_db(int argc, char **argv);
 
-/* list when the store lists itself (list_store.c): NAME or NULL for all,
- * OUTPUT the -o columns or NULL; STYLE is an enum table_style. */
-int tool_list_store(const char *name, const char *output, int style, int noheadings);
+/* What list shows when the store lists itself (list_store.c). */
+struct tool_store_listing {
+    const char *name;   /* only this claim's rows, or NULL */
+    const char *output; /* the -o columns, or NULL */
+    int all_columns;    /* -O */
+    int style;          /* an enum table_style */
+    int noheadings, notruncate;
+    long pid;         /* -p: only the library's sessions that say they are this process, or 0 */
+    const char *host; /* ... on this host (NULL: this machine's name) */
+};
+
+/* Lists the store's claims once as L says: the exit status. */
+int tool_list_store(const struct tool_store_listing *l);
+
+/* What the store's server last said to this process (the store's
+ * reason()), on one line, into OUT: OUT, or NULL when it said nothing. */
+const char *tool_store_reason(char *out, size_t cap);
+
+/* Says on standard error that WHAT failed (errno), with the server's
+ * words when it gave some, and HINT after them ("" none). */
+void tool_store_error(const char *what, const char *hint);
 
 struct scl_listed;
 

@@ -1,0 +1,168 @@
+#!/bin/bash
+# The tools on the PostgreSQL store (issue #19, item 9), against a private
+# cluster (cluster.sh), with swerve_claim.record_holds never set: list -O
+# shows every column (SESSION too), --pid and --watch work, a holder's
+# TOKEN and SINCE show once it asked for its token and are left blank,
+# never made up, when nobody knows them; release --force names the token
+# only when known; and every failure of the store says the server's words.
+. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/cluster.sh"
+trap 'finish_servers; pg_cluster_stop' EXIT
+
+helper=$SCL_HELPERS/pg/pg_helper
+tool=$SCL_HELPERS/../swerve-claim
+under_shim=(env LD_PRELOAD="$preload")
+has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+# Waits (at most 5 s) until FILE has a line matching RE.
+wait_line() { for _ in $(seq 100); do grep -Eq "$2" "$1" && return 0; sleep 0.05; done; return 1; }
+# Waits (at most 5 s) until SQL (a count) says N.
+wait_sql() { for _ in $(seq 100); do [ "$(pg_sql "$1")" = "$2" ] && return 0; sleep 0.05; done; return 1; }
+here=$(hostname)
+
+pg_cluster_start || exit 1
+check "db init" pg_cluster_init "$tool"
+export SWERVE_CLAIM_STORE=$SCL_PG_URL
+password=$(cat "$PG_DIR/pw")
+
+# ---- the holders and waiters every check below looks at
+# holder 1, of the library: it asks for its token (pg_helper prints it)
+started=$(date +%s)
+"${under_shim[@]}" "$helper" hold alpha >"$work/h1" &
+h1=$!
+server_pids+=("$h1")
+check "a library holder of alpha" wait_line "$work/h1" '^held [0-9]+$'
+h1_token=$(awk '/^held/ { print $2 }' "$work/h1")
+# a tokenless holder of beta: a session of the servers' role, named as the
+# library names its sessions, that never asked for a token (as a process
+# that acquires and never calls swerve_claim_token() leaves it)
+"${under_shim[@]}" "$helper" take beta 0 >/dev/null # beta into the registry
+(exec env PGAPPNAME="swerve-claim pid=$BASHPID host=$here" "$pg_bin/psql" -qAtX "$SCL_PG_URL" \
+    -c "SELECT pg_advisory_lock(1398231638, (SELECT id FROM swerve_claim.names WHERE scope = 'default' AND name = 'beta'))" \
+    -c "SELECT pg_sleep(60)" >/dev/null 2>&1) &
+tokenless=$!
+server_pids+=("$tokenless")
+lock_count() { # NAME HELD
+    echo "SELECT count(*) FROM swerve_claim.claims WHERE scope = 'default' AND name = '$1' AND held = $2"
+}
+check "a tokenless holder of beta" wait_sql "$(lock_count beta true)" 1
+# a waiter for alpha, of the library
+waited_from=$(date +%s)
+"${under_shim[@]}" "$helper" take alpha 30 >"$work/w1" &
+w1=$!
+server_pids+=("$w1")
+# a waiter for alpha on another machine whose process has holder 1's pid
+(exec env PGAPPNAME="swerve-claim pid=$h1 host=elsewhere.example" "$pg_bin/psql" -qAtX "$SCL_PG_URL" \
+    -c "SELECT pg_advisory_lock(1398231638, (SELECT id FROM swerve_claim.names WHERE scope = 'default' AND name = 'alpha'))" \
+    >/dev/null 2>&1) &
+server_pids+=($!)
+check "two waiters for alpha" wait_sql "$(lock_count alpha false)" 2
+h1_session=$(pg_sql "SELECT backend FROM swerve_claim.claims WHERE name = 'alpha' AND held")
+
+# ---- 1. -O: every column, SESSION among them
+"$tool" list -O --raw >"$work/all" 2>&1
+check "list -O: the SESSION column is there" \
+    bash -c "head -1 '$work/all' | grep -qw SESSION && head -1 '$work/all' | grep -qw SELF-REPORTED"
+check "list -O: holder 1's row has its session" has "^holder alpha .* $h1_session " "$work/all"
+"$tool" list -O --json >"$work/all.json" 2>&1
+check "list -O --json: session and self-reported in every row, holder 1's its own" \
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
+def rows(rs):
+    for r in rs:
+        yield r
+        yield from rows(r.get('children', []))
+rs = list(rows(d))
+assert rs and all('session' in r and 'self-reported' in r for r in rs), rs
+assert [r['session'] for r in rs if r['type'] == 'holder' and r['name'] == 'alpha'] == [int(sys.argv[2])], rs" \
+    "$work/all.json" "$h1_session"
+"$tool" list -o NAME,SESSION --raw --noheadings --notruncate >"$work/some" 2>&1
+check "list -o NAME,SESSION (as before)" has "^alpha $h1_session$" "$work/some"
+
+# ---- 2. --pid and --watch
+"$tool" list -p "$h1" --raw --noheadings -o TYPE,NAME,HOST,PID >"$work/pid" 2>&1
+check "list -p PID: that process of this host, holding alpha" test "$(cat "$work/pid")" = "holder alpha $here $h1"
+"$tool" list -p "$h1@elsewhere.example" --raw --noheadings -o TYPE,NAME,HOST,PID >"$work/pid-there" 2>&1
+check "list -p PID@HOST: that host's process of that pid, waiting for alpha" \
+    test "$(cat "$work/pid-there")" = "waiter alpha elsewhere.example $h1"
+"$tool" list -p "$w1" --raw --noheadings -o TYPE,NAME,PID >"$work/pid-waiter" 2>&1
+check "list -p PID of a waiter: its wait alone" test "$(cat "$work/pid-waiter")" = "waiter alpha $w1"
+"$tool" list -p "$tokenless" --raw --noheadings -o TYPE,NAME >"$work/pid-tokenless" 2>&1
+check "list -p: the tokenless holder" test "$(cat "$work/pid-tokenless")" = "holder beta"
+"$tool" list -p "$h1" -n beta >/dev/null 2>&1
+check "list -p PID -n NAME, none: exit 1" test $? -eq 1
+"$tool" list -p 12x >/dev/null 2>&1
+check "list -p 12x: usage, exit 2" test $? -eq 2
+env -u SWERVE_CLAIM_STORE "$tool" list -b "$work" -p "$h1@elsewhere.example" >/dev/null 2>&1
+check "list -p PID@HOST without SWERVE_CLAIM_STORE: usage, exit 2" test $? -eq 2
+
+"$tool" list --watch=0.2 --raw --noheadings -o NAME,TYPE >"$work/watch" 2>"$work/watch.err" &
+watcher=$!
+server_pids+=("$watcher")
+sleep 1.5
+kill -0 "$watcher" 2>/dev/null
+check "list --watch keeps running" test $? -eq 0
+check "(and stops by its pid)" stop_pid "$watcher" TERM 5
+check "list --watch lists again and again (at least 4 times in 1.5 s)" \
+    test "$(grep -c '^beta holder$' "$work/watch")" -ge 4
+check "(and says nothing on standard error)" test ! -s "$work/watch.err"
+
+# ---- 3. TOKEN and SINCE without record_holds
+now=$(date +%s)
+"$tool" list --json -o TYPE,NAME,PID,SINCE,TOKEN,SESSION >"$work/since.json" 2>&1
+check "list: holder 1 (it asked for its token) shows its token and since, without record_holds" \
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
+h = [r for r in d if r['name'] == 'alpha' and r['type'] == 'holder']
+assert len(h) == 1 and h[0]['token'] == int(sys.argv[2]), h
+assert int(sys.argv[3]) - 1 <= h[0]['since'] <= int(sys.argv[4]), h" \
+    "$work/since.json" "$h1_token" "$started" "$now"
+check "list: the tokenless holder's TOKEN and SINCE are blank, never made up" \
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
+h = [r for r in d if r['name'] == 'beta']
+assert len(h) == 1 and h[0]['token'] is None and h[0]['since'] is None, h" "$work/since.json"
+sleep 1.5 # a waiter's SINCE is when it began to wait, not when its latest try began
+"$tool" list --json -o TYPE,NAME,PID,SINCE >"$work/waiter.json" 2>&1
+check "list: the waiter's SINCE is when it began to wait" \
+    python3 -c "import json, sys, time; d = json.load(open(sys.argv[1]))['claims']
+w = [c for r in d for c in r.get('children', []) if c.get('pid') == int(sys.argv[2])]
+assert len(w) == 1 and int(sys.argv[3]) - 1 <= w[0]['since'] <= int(sys.argv[3]) + 1, (w, d)" \
+    "$work/waiter.json" "$w1" "$waited_from"
+
+# ---- 4. release --force: the token only when known
+SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$tool" release --force beta >"$work/rel-beta.out" 2>"$work/rel-beta.err"
+check "release --force of the tokenless holder: done" has "released 'beta'" "$work/rel-beta.out"
+check "(its warning never says token 0)" lacks "token 0" "$work/rel-beta.err"
+check "(it says the token is unknown)" has "WARNING: ended the database session .*'beta' \(its token unknown\)" \
+    "$work/rel-beta.err"
+SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$tool" release --force alpha >"$work/rel-alpha.out" 2>"$work/rel-alpha.err"
+check "release --force of holder 1: its token, as it was handed out" \
+    has "WARNING: ended the database session .*'alpha' \(token $h1_token\)" "$work/rel-alpha.err"
+check "(holder 1 learns it)" wait_line "$work/h1" '^lost'
+kill -9 "$w1" 2>/dev/null
+
+# ---- 5. the server's words, when the store fails
+wrong=postgresql://app:wrong-$password@127.0.0.1:$PG_PORT/claims
+for cmd in "list" "release --force alpha" "db init"; do
+    # shellcheck disable=SC2086 # the command's words
+    SWERVE_CLAIM_STORE=$wrong "$tool" $cmd >/dev/null 2>"$work/wrong.err"
+    check "wrong password: $cmd fails" test $? -ne 0
+    check "wrong password: $cmd says libpq's reason" has "^swerve-claim: .*password authentication failed" \
+        "$work/wrong.err"
+    check "(on one line)" test "$(wc -l <"$work/wrong.err")" = 1
+done
+SWERVE_CLAIM_STORE=postgresql://app@127.0.0.1:$PG_PORT/claims PGPASSWORD= PGPASSFILE=/nonexistent \
+    "$tool" list >/dev/null 2>"$work/nopw.err"
+check "no password: list says libpq's reason" has "^swerve-claim: .*(no password supplied|password authentication)" \
+    "$work/nopw.err"
+pg_sql "CREATE ROLE limited LOGIN PASSWORD '$password' CONNECTION LIMIT 0; GRANT swerve_claim_user TO limited"
+SWERVE_CLAIM_STORE=postgresql://limited:$password@127.0.0.1:$PG_PORT/claims "$tool" list >/dev/null \
+    2>"$work/limit.err"
+check "a role's connection limit: list says the server's reason" \
+    has "^swerve-claim: .*too many connections for role" "$work/limit.err"
+SWERVE_CLAIM_STORE=postgresql://app:$password@127.0.0.1:1/claims "$tool" list >/dev/null 2>"$work/down.err"
+check "no server: list says where it tried (libpq's words)" \
+    has '^swerve-claim: .*connection to server at "127\.0\.0\.1", port 1 failed' "$work/down.err"
+SWERVE_CLAIM_STORE=${SCL_PG_URL%/claims}/nosuchdb "$tool" release --force x >/dev/null 2>"$work/nodb.err"
+check "no such database: release says the server's reason" has '^swerve-claim: .*database "nosuchdb" does not exist' \
+    "$work/nodb.err"
+
+finish
