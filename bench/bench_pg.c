@@ -4,28 +4,42 @@
  * nothing.  `make bench` runs it under the shim against a private cluster
  * (bench/pg.sh), with SWERVE_CLAIM_STORE set.
  *
- *   1. an uncontended acquire+release pair, next to raw
+ *   0. the server's fsync and synchronous_commit, which decide whether a
+ *      commit that writes WAL waits for the disk;
+ *   1. an uncontended acquire(c, 0)+release pair, and one with token() in
+ *      between (what `swerve-claim run` pays), next to raw
  *      pg_try_advisory_lock + pg_advisory_unlock (prepared, as the store's
- *      statements are) on a connection of its own, in alternating rounds;
+ *      statements are) on a connection of its own, in alternating rounds,
+ *      every pair timed (p50, p90, p99 of all of them: a WAL flush every
+ *      32 nextvals hides in a median of rounds); beside them, the disk's
+ *      own flush, timed where the WAL is, and the server's WAL flushes per
+ *      1000 pairs of each kind;
  *   2. the hand-off from a release to a waiter in another process, next to
  *      PostgreSQL's own queue (pg_advisory_unlock to a blocked
  *      pg_advisory_lock), in alternating hand-offs.
  */
+#include "config.h" /* _GNU_SOURCE: sched_getaffinity */
+
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <libpq-fe.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define ROUNDS   15
-#define PAIRS    300
-#define HANDOFFS 201
+#define ROUNDS    20
+#define PAIRS     400
+#define FLUSHES   10
+#define WAL_PAIRS 1000
+#define HANDOFFS  201
 
 static struct swerve_claim_api api;
 
@@ -102,41 +116,235 @@ static void raw(PGconn *conn, const char *stmt, int key)
     PQclear(res);
 }
 
-static void bench_pairs(void)
+/* Runs SQL on CONN, which must hand back one row of one value; that
+ * value, in BUF. */
+static const char *one_value(PGconn *conn, const char *sql, char *buf, size_t size)
 {
-    struct swerve_claim *c = api.new_claim("bench-pair");
-    PGconn *conn = raw_connect();
-    double claim[ROUNDS], bare[ROUNDS], ratio[ROUNDS];
+    PGresult *res = PQexec(conn, sql);
 
-    /* Warm both up: the session, the registry row, the plans. */
-    for (int i = 0; i < 50; i++) {
-        if (api.acquire(c, 0.0) == NULL)
-            die("acquire");
-        api.release(c);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+        fprintf(stderr, "bench_pg: %s: %s", sql, PQerrorMessage(conn));
+        exit(1);
+    }
+    snprintf(buf, size, "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return buf;
+}
+
+/* What makes the figures honest or not: with fsync off a commit flushes
+ * nothing, and the token's cost disappears from the pair. */
+static void print_settings(PGconn *conn)
+{
+    char fsync[16], commit[16], method[32];
+    cpu_set_t set;
+
+    one_value(conn, "SHOW fsync", fsync, sizeof fsync);
+    one_value(conn, "SHOW synchronous_commit", commit, sizeof commit);
+    one_value(conn, "SHOW wal_sync_method", method, sizeof method);
+    printf("0. the server: fsync %s, synchronous_commit %s, wal_sync_method %s (as a new session sees them)\n", fsync,
+           commit, method);
+    if (strcmp(fsync, "on") != 0)
+        printf("   fsync is off: no commit waits for the disk, the figures below leave the flushes out\n");
+    if (getenv("SCL_PG_CPU") != NULL && sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1)
+        printf("   the server and this bench on CPU %s alone (bench/pg.sh says why)\n", getenv("SCL_PG_CPU"));
+    else
+        printf("   not pinned to one CPU: where the scheduler puts each backend moves the pair's figures\n");
+}
+
+/* The disk's flush, where the WAL is: an 8 KiB pwrite at the next offset
+ * of a file written out and flushed beforehand, then fdatasync, as
+ * PostgreSQL writes a page into a WAL segment it has preallocated and
+ * flushes it at a commit (wal_sync_method fdatasync).  In the cluster's
+ * data directory (SCL_PG_DATA; bench/pg.sh sets it), on pg_wal's
+ * filesystem.  NULL when there is no such directory. */
+#define FLUSH_FILE  (1 << 20)
+#define FLUSH_BLOCK 8192
+
+struct flusher {
+    int fd;
+    off_t at;
+    char block[FLUSH_BLOCK];
+    char path[4096];
+};
+
+static struct flusher *flusher_open(void)
+{
+    static struct flusher f;
+    const char *data = getenv("SCL_PG_DATA");
+    char wal[4096];
+    struct stat here, there;
+
+    if (data == NULL || *data == '\0')
+        return NULL;
+    snprintf(f.path, sizeof f.path, "%s/bench_pg-flush.tmp", data);
+    snprintf(wal, sizeof wal, "%s/pg_wal", data);
+    if ((f.fd = open(f.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+        die(f.path);
+    memset(f.block, 'w', sizeof f.block);
+    for (off_t off = 0; off < FLUSH_FILE; off += FLUSH_BLOCK)
+        if (pwrite(f.fd, f.block, sizeof f.block, off) != (ssize_t)sizeof f.block)
+            die("pwrite");
+    if (fsync(f.fd) != 0)
+        die("fsync");
+    if (fstat(f.fd, &here) != 0 || stat(wal, &there) != 0)
+        die(wal);
+    if (here.st_dev != there.st_dev)
+        fprintf(stderr, "bench_pg: %s is not on pg_wal's filesystem\n", f.path);
+    return &f;
+}
+
+/* One flush: the seconds a pwrite + fdatasync took. */
+static double flush_once(struct flusher *f)
+{
+    double t0 = now_s();
+
+    if (pwrite(f->fd, f->block, sizeof f->block, f->at) != (ssize_t)sizeof f->block || fdatasync(f->fd) != 0)
+        die("pwrite+fdatasync");
+    f->at = (f->at + FLUSH_BLOCK) % FLUSH_FILE;
+    return now_s() - t0;
+}
+
+static void flusher_close(struct flusher *f)
+{
+    if (f == NULL)
+        return;
+    close(f->fd);
+    unlink(f->path);
+}
+
+/* The server's WAL flushes so far (pg_stat_wal.wal_sync, every backend's
+ * and the WAL writer's), and where WAL insertion is. */
+static long long wal_syncs(PGconn *conn, char *lsn, size_t size)
+{
+    char n[32];
+
+    one_value(conn, "SELECT pg_current_wal_insert_lsn()", lsn, size);
+    return atoll(one_value(conn, "SELECT wal_sync FROM pg_stat_wal", n, sizeof n));
+}
+
+enum pair_kind { PAIR_CLAIM, PAIR_TOKEN, PAIR_RAW, PAIR_KINDS };
+
+static const char *const pair_label[PAIR_KINDS] = {
+    "acquire(c, 0) + release",
+    "acquire + token() + release",
+    "raw try_advisory_lock + unlock",
+};
+
+/* One pair of KIND: the seconds it took. */
+static double pair_once(enum pair_kind kind, struct swerve_claim *c, PGconn *conn)
+{
+    double t0 = now_s();
+
+    if (kind == PAIR_RAW) {
         raw(conn, raw_try, 7);
         raw(conn, raw_unlock, 7);
+        return now_s() - t0;
     }
+    if (api.acquire(c, 0.0) == NULL)
+        die("acquire");
+    if (kind == PAIR_TOKEN && api.token(c) == 0)
+        die("token");
+    api.release(c);
+    return now_s() - t0;
+}
+
+/* Has both sessions, the store's and the raw one, publish their
+ * statistics.  A backend publishes them when a statement ends at least 1 s
+ * after it last did (else only after 10 s idle): so a pause, then a
+ * statement in each (a bare pair, no token, in the store's). */
+static void settle_stats(struct swerve_claim *c, PGconn *conn)
+{
+    char one[8];
+
+    usleep(1100 * 1000);
+    pair_once(PAIR_CLAIM, c, conn);
+    one_value(conn, "SELECT 1", one, sizeof one);
+}
+
+/* The server's WAL flushes for COUNT pairs of KIND alone (and the bare
+ * pair settle_stats adds). */
+static void wal_per_kind(enum pair_kind kind, struct swerve_claim *c, PGconn *conn, int count)
+{
+    char lsn0[32], lsn1[32], diff[64], sql[160];
+    long long before, after;
+
+    before = wal_syncs(conn, lsn0, sizeof lsn0);
+    for (int i = 0; i < count; i++)
+        pair_once(kind, c, conn);
+    settle_stats(c, conn);
+    after = wal_syncs(conn, lsn1, sizeof lsn1);
+    snprintf(sql, sizeof sql, "SELECT pg_wal_lsn_diff('%s', '%s')::bigint", lsn1, lsn0);
+    one_value(conn, sql, diff, sizeof diff);
+    printf("   %-31s %5lld WAL flushes, %7s bytes of WAL per %d pairs\n", pair_label[kind], after - before, diff,
+           count);
+}
+
+static void print_row(const char *label, double *v, int n, int ms)
+{
+    double unit = ms ? 1e3 : 1e6;
+    int digits = ms ? 3 : 1;
+
+    printf("   %-31s p50 %8.*f   p90 %8.*f   p99 %8.*f %s   (%d samples)\n", label, digits,
+           percentile(v, n, 0.5) * unit, digits, percentile(v, n, 0.9) * unit, digits, percentile(v, n, 0.99) * unit,
+           ms ? "ms" : "us", n);
+}
+
+static void bench_pairs(void)
+{
+    static double samples[PAIR_KINDS][ROUNDS * PAIRS], flushes[ROUNDS * FLUSHES];
+    struct swerve_claim *c = api.new_claim("bench-pair");
+    PGconn *conn = raw_connect();
+    struct flusher *flusher = flusher_open();
+    int kinds = api.token != NULL ? PAIR_KINDS : PAIR_TOKEN; /* token() since SWERVECLAIM_1.1 */
+    int n = 0, nflush = 0;
+    double claim50, raw50;
+
+    print_settings(conn);
+    /* Warm all up: the session, the registry row, the plans. */
+    for (int i = 0; i < 50; i++)
+        for (int k = 0; k < PAIR_KINDS; k++)
+            if (k != PAIR_TOKEN || api.token != NULL)
+                pair_once((enum pair_kind)k, c, conn);
+    /* Each round runs a block of each kind, in an order that turns round
+     * by round, and a few flushes: drift and the neighbours' load hit
+     * every row alike.  Every pair is timed on its own. */
     for (int r = 0; r < ROUNDS; r++) {
-        double t0 = now_s();
-        for (int i = 0; i < PAIRS; i++) {
-            if (api.acquire(c, 0.0) == NULL)
-                die("acquire");
-            api.release(c);
+        for (int j = 0; j < PAIR_KINDS; j++) {
+            enum pair_kind k = (enum pair_kind)((r + j) % PAIR_KINDS);
+            if (k == PAIR_TOKEN && api.token == NULL)
+                continue;
+            for (int i = 0; i < PAIRS; i++)
+                samples[k][n + i] = pair_once(k, c, conn);
         }
-        claim[r] = (now_s() - t0) / PAIRS * 1e6;
-        t0 = now_s();
-        for (int i = 0; i < PAIRS; i++) {
-            raw(conn, raw_try, 7);
-            raw(conn, raw_unlock, 7);
-        }
-        bare[r] = (now_s() - t0) / PAIRS * 1e6;
-        ratio[r] = claim[r] / bare[r];
+        n += PAIRS;
+        for (int i = 0; flusher != NULL && i < FLUSHES; i++)
+            flushes[nflush++] = flush_once(flusher);
     }
-    printf("1. uncontended pair over loopback, median of %d alternated rounds x %d pairs\n", ROUNDS, PAIRS);
-    printf("   acquire+release (token included)       %7.1f us\n", percentile(claim, ROUNDS, 0.5));
-    printf("   raw pg_try_advisory_lock+unlock         %7.1f us   (prepared)\n", percentile(bare, ROUNDS, 0.5));
-    printf("   ratio                                   %7.2f    (median of per-round ratios; target <= 1.30)\n",
-           percentile(ratio, ROUNDS, 0.5));
+    printf("1. uncontended pair over loopback, every pair timed: %d alternated rounds x %d pairs of each (us)\n",
+           ROUNDS, PAIRS);
+    claim50 = percentile(samples[PAIR_CLAIM], n, 0.5);
+    raw50 = percentile(samples[PAIR_RAW], n, 0.5);
+    for (int k = 0; k < PAIR_KINDS; k++)
+        if (k != PAIR_TOKEN || kinds == PAIR_KINDS)
+            print_row(pair_label[k], samples[k], n, 0);
+        else
+            printf("   %-31s (the library has no swerve_claim_token)\n", pair_label[k]);
+    printf("   ratio acquire+release / raw     p50 %8.2f   (target <= 1.30)\n", claim50 / raw50);
+    printf("   ratio acquire+release / raw     p99 %8.2f\n",
+           percentile(samples[PAIR_CLAIM], n, 0.99) / percentile(samples[PAIR_RAW], n, 0.99));
+    if (flusher != NULL)
+        print_row("disk flush: 8 KiB + fdatasync", flushes, nflush, 1);
+    else
+        printf("   disk flush: not measured (SCL_PG_DATA unset)\n");
+    if (flusher != NULL)
+        printf("      (pwrite of 8 KiB into a flushed 1 MiB file + fdatasync, in the cluster's data directory,\n"
+               "       on pg_wal's filesystem: what a commit that writes WAL waits for, at least)\n");
+    flusher_close(flusher);
+    printf("   the server's WAL flushes (pg_stat_wal.wal_sync) for pairs of one kind alone:\n");
+    settle_stats(c, conn);
+    for (int k = 0; k < PAIR_KINDS; k++)
+        if (k != PAIR_TOKEN || kinds == PAIR_KINDS)
+            wal_per_kind((enum pair_kind)k, c, conn, WAL_PAIRS);
     PQfinish(conn);
     api.free(c);
 }
