@@ -384,6 +384,7 @@ static int connect_errno(PGconn *conn, const char *message)
         { "authentication failed", EKEYREJECTED },
         { "no password supplied", EKEYREJECTED },
         { "pg_hba.conf", EKEYREJECTED },
+        { "role \"", EKEYREJECTED }, /* role "x" does not exist */
         { "too many clients", EUSERS },
         { "too many connections", EUSERS },
         { "connection slots are reserved", EUSERS },
@@ -451,8 +452,10 @@ static int wait_result(PGconn *conn, int fd, int64_t deadline)
  * backend's; which mode it runs in shows when a second client's statement
  * lands in the session this one's just left (the pooler reuses the last
  * session freed first).  In session mode that session is this client's,
- * so the second client gets another one, or none while the pool is full:
- * either way, in a moment. */
+ * so the second client gets another one, or none while the pool is full
+ * (then it gives up after PROBE_WAIT_NS: the pooler would have handed it
+ * the free session at once). */
+#define PROBE_WAIT_NS (200 * 1000000LL)
 static int pooled_by_transaction(const struct connect_params *p)
 {
     const struct scl_libpq *pq = session.pq;
@@ -463,7 +466,7 @@ static int pooled_by_transaction(const struct connect_params *p)
     if (second == NULL)
         return 0;
     if (pq->sendQueryParams(second, "SELECT pg_backend_pid()", 0, NULL, NULL, NULL, NULL, 0) &&
-        wait_result(second, pq->socket(second), scl_monotonic_ns() + 500 * 1000000LL) == 1) {
+        wait_result(second, pq->socket(second), scl_monotonic_ns() + PROBE_WAIT_NS) == 1) {
         while ((res = pq->getResult(second)) != NULL) {
             if (pq->resultStatus(res) == SCL_PGRES_TUPLES_OK && pq->ntuples(res) == 1)
                 same = atoi(pq->getvalue(res, 0, 0)) == session.backend;
