@@ -610,6 +610,7 @@ static int errno_of(const char *state)
         { "42P05", EPROTO },
         { "26000", EPROTO },
         { "53300", EUSERS },
+        { "57014", ECANCELED }, /* query_canceled: before the next line */
         { "53200", ENOLCK }, /* out_of_memory: the lock table is full */
         { "08", ECONNRESET },
         { "57P", ECONNRESET },
@@ -657,8 +658,9 @@ static PGresult *checked(PGresult *res)
  * it waits for in the server, a lock, a synchronous standby, a pool slot,
  * ends) and its answer read, so the session stays in step; in a session
  * that holds nothing yet it is simply closed (a pooler may ignore a
- * cancel for a client that has no server).  INTERRUPTIBLE: another thread
- * that wants the session may cancel it too. */
+ * cancel for a client that has no server).  INTERRUPTIBLE_STATEMENT: a
+ * wait that begin_interruptible() let start, which another thread that
+ * wants the session may cancel too. */
 static PGresult *answer(int sent, int interruptible_statement)
 {
     const struct scl_libpq *pq = session.pq;
@@ -668,12 +670,6 @@ static PGresult *answer(int sent, int interruptible_statement)
     session.cancelled = 0;
     if (!sent)
         return checked(NULL);
-    if (interruptible_statement) {
-        pthread_mutex_lock(&lock);
-        interruptible = 1;
-        interrupted = 0;
-        pthread_mutex_unlock(&lock);
-    }
     r = wait_result(session.conn, session.fd, session.deadline);
     if (r == 0 && session.backend_text[0] == '\0') {
         close_session(); /* still being set up: holds nothing */
@@ -705,6 +701,24 @@ static PGresult *answer(int sent, int interruptible_statement)
     return res;
 }
 
+/* Whether a wait may start: not while another thread is queued for the
+ * session (it could not cancel what had not started yet).  Then ECANCELED,
+ * and nothing is sent. */
+static int begin_interruptible(void)
+{
+    int alone;
+
+    pthread_mutex_lock(&lock);
+    if ((alone = next_ticket == serving + 1)) {
+        interruptible = 1;
+        interrupted = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!alone)
+        errno = ECANCELED;
+    return alone;
+}
+
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
                      const int *formats)
 {
@@ -724,6 +738,8 @@ PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const ch
         pq->clear(res);
         session.prepared |= 1u << which;
     }
+    if (which == SCL_PG_WAIT && !begin_interruptible())
+        return NULL;
     return answer(pq->sendQueryPrepared(session.conn, statements[which].name, nparams, values, NULL, NULL, 0),
                   which == SCL_PG_WAIT);
 }

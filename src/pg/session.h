@@ -86,7 +86,10 @@ enum scl_pg_statement { SCL_PG_TRY, SCL_PG_WAIT, SCL_PG_RELEASE, SCL_PG_TOKEN, S
  * scl_pg_run().  Parameter 1 is the claim's id and 2 scl_pg_backend();
  * SCL_PG_WAIT's 3rd the milliseconds to wait, SCL_PG_TOKEN's the epoch
  * seconds the hold began.  Every one of them says NULL when it ran in
- * another session than the one set up (a pooler): it then did nothing. */
+ * another session than the one set up (a pooler): it then did nothing.
+ * A wait fails with ECANCELED, having perhaps not even started, when
+ * another thread wants the session: it gives the session up and queues
+ * again. */
 PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values);
 
 /* The connection itself (scl_pg_open() succeeded before). */

@@ -232,6 +232,10 @@ static int take(struct scl_key *key, PGresult *res)
 
     if (res == NULL) {
         undo_slipped_grant(key);
+        /* Cancelled: by another thread that needs the session (the wait
+         * starts again behind it), or at the deadline. */
+        if (errno == ECANCELED)
+            errno = scl_pg_cancelled() ? ETIMEDOUT : EWOULDBLOCK;
         return -1;
     }
     if ((granted = single_boolean(res)) <= 0) {
