@@ -93,6 +93,20 @@ BEGIN
     RETURN t;
 END $$;
 
+-- Gives up CLAIM in session BACKEND and forgets its hold's token and
+-- since, so that a later hold of the same session does not show them
+-- (swerve_claim.claims joins holds on the backend): what the library runs
+-- to release a hold whose token was issued.  NULL in another session.
+CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF pg_backend_pid() <> backend THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM swerve_claim.holds h WHERE h.id = claim AND h.backend = release_recorded.backend;
+    RETURN pg_advisory_unlock(1398231638, claim);
+END $$;
+
 -- Drops the lock if this session, BACKEND, holds it: after a statement
 -- that failed with the lock granted (session locks outlive the
 -- statement's rollback).  Never in another session.
@@ -186,7 +200,7 @@ END $$;
 GRANT USAGE ON SCHEMA swerve_claim TO swerve_claim_user;
 GRANT SELECT, INSERT (scope, name) ON swerve_claim.names TO swerve_claim_user;
 GRANT USAGE ON SEQUENCE swerve_claim.tokens TO swerve_claim_user;
-GRANT SELECT, INSERT, UPDATE ON swerve_claim.holds TO swerve_claim_user;
+GRANT SELECT, INSERT, UPDATE, DELETE ON swerve_claim.holds TO swerve_claim_user;
 GRANT SELECT ON swerve_claim.claims TO swerve_claim_user;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA swerve_claim FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA swerve_claim TO swerve_claim_user;

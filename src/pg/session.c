@@ -48,7 +48,8 @@ static const char setup_sql[] =
     "THEN set_config('synchronous_commit', 'on', false) "
     "WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'local', false) END, "
     "CASE WHEN current_setting('server_version_num')::int >= 140000 "
-    "THEN set_config('client_connection_check_interval', '" SCL_PG_CHECK_INTERVAL "', false) END";
+    "THEN set_config('client_connection_check_interval', '" SCL_PG_CHECK_INTERVAL "', false) END, "
+    "current_setting('server_version_num')::int";
 
 /* The claim's own statements.  Each runs only in the session set up ($2
  * the backend's pid): in any other, which only a pooler in transaction
@@ -69,6 +70,8 @@ static const struct {
                          "SELECT CASE WHEN pg_backend_pid() = $2::int4 THEN pg_advisory_unlock(1398231638, $1::int4) END",
                          2 },
     [SCL_PG_TOKEN] = { "swerve_claim_token", "SELECT swerve_claim.token_for($1, $2, $3)", 3 },
+    [SCL_PG_RELEASE_RECORDED] = { "swerve_claim_release_recorded", "SELECT swerve_claim.release_recorded($1, $2)",
+                                  2 },
 };
 
 static struct {
@@ -82,6 +85,7 @@ static struct {
     unsigned generation;
     int ended;           /* the server said FATAL: it is ending the session */
     int backend;         /* its pid in the server, as the server says */
+    int server_version;  /* server_version_num */
     char backend_text[16];
     PGcancel *cancel;    /* how to interrupt its query (cancel_lock) */
     int64_t deadline;    /* of the statements run under the lock; -1 none */
@@ -166,6 +170,11 @@ void scl_pg_deadline(int64_t deadline)
 int scl_pg_cancelled(void)
 {
     return session.cancelled;
+}
+
+int scl_pg_server_version(void)
+{
+    return session.server_version;
 }
 
 const char *scl_pg_backend(void)
@@ -487,6 +496,7 @@ static int setup(const struct connect_params *p)
     standby = strcmp(session.pq->getvalue(res, 0, 0), "t") == 0;
     session.backend = atoi(session.pq->getvalue(res, 0, 1));
     fresh = strcmp(session.pq->getvalue(res, 0, 2), "t") == 0;
+    session.server_version = atoi(session.pq->getvalue(res, 0, 8));
     session.pq->clear(res);
     snprintf(session.backend_text, sizeof session.backend_text, "%d", session.backend);
     if (standby)

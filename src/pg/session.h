@@ -43,6 +43,9 @@ int scl_pg_cancelled(void);
  * statement checks (statements[] in session.c). */
 const char *scl_pg_backend(void);
 
+/* The server's server_version_num (scl_pg_open() succeeded before). */
+int scl_pg_server_version(void);
+
 /* The last failure's message, from the server or libpq, for the tools;
  * NULL when there was none. */
 const char *scl_pg_reason(void);
@@ -80,7 +83,14 @@ PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const 
 
 /* The statements run on every claim, prepared once per session: parsing
  * and planning them each time would cost a tenth of the claim. */
-enum scl_pg_statement { SCL_PG_TRY, SCL_PG_WAIT, SCL_PG_RELEASE, SCL_PG_TOKEN, SCL_PG_NSTATEMENTS };
+enum scl_pg_statement {
+    SCL_PG_TRY,
+    SCL_PG_WAIT,
+    SCL_PG_RELEASE,
+    SCL_PG_TOKEN,
+    SCL_PG_RELEASE_RECORDED, /* a hold whose token was issued (and recorded) */
+    SCL_PG_NSTATEMENTS
+};
 
 /* Runs prepared statement WHICH with NPARAMS text parameters: as
  * scl_pg_run().  Parameter 1 is the claim's id and 2 scl_pg_backend();

@@ -21,11 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A wait in the server's queue lasts at most this long before the session
- * is let go for a moment.  Another thread that needs the session meanwhile
- * (to release what it holds: else one could wait on another for ever)
- * does not wait for the slice's end: it cancels the wait (session.c). */
+/* A wait is one statement in the server's queue, so that pg_locks shows
+ * when it began (its waitstart) and the server hands the lock over the
+ * moment it is free; another thread that needs the session meanwhile
+ * cancels it (session.c).  Before PostgreSQL 14, which cannot check a
+ * waiting client (client_connection_check_interval), a wait is cut into
+ * slices of WAIT_SLICE_MS, so that a dead waiter's claims are freed at the
+ * end of one. */
 #define WAIT_SLICE_MS 250
+#define CHECKS_CLIENT_SINCE 140000
+/* lock_timeout's largest value: a wait for ever is cut into these. */
+#define WAIT_LONGEST_MS 2147483647LL
 /* How long past the deadline the server's lock_timeout may answer before
  * the client cancels the wait itself: a cancel costs a connection. */
 #define WAIT_GRACE_NS (100 * 1000000LL)
@@ -308,7 +314,7 @@ static int pg_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
 static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline < 0 ? WAIT_SLICE_MS * 1000000LL : deadline - scl_monotonic_ns();
+        int64_t left = deadline < 0 ? INT64_MAX : deadline - scl_monotonic_ns(), slice_ms;
         char wait_ms[16];
         int r;
 
@@ -327,9 +333,10 @@ static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
         }
         if (!room_for_one_more())
             return finish(-1);
+        slice_ms = scl_pg_server_version() >= CHECKS_CLIENT_SINCE ? WAIT_LONGEST_MS : WAIT_SLICE_MS;
         /* Rounded up: a wait never ends before its deadline. */
-        snprintf(wait_ms, sizeof wait_ms, "%d",
-                 (int)(left >= WAIT_SLICE_MS * 1000000LL ? WAIT_SLICE_MS : (left + 999999) / 1000000));
+        snprintf(wait_ms, sizeof wait_ms, "%lld",
+                 (long long)(left / 1000000 >= slice_ms ? slice_ms : (left + 999999) / 1000000));
         scl_pg_deadline(deadline < 0 ? -1 : deadline + WAIT_GRACE_NS);
         r = take(key, run_on_key(SCL_PG_WAIT, key, wait_ms));
         if (finish(r) == 0 || errno != EWOULDBLOCK)
@@ -344,7 +351,7 @@ static int pg_release(struct scl_key *key)
     scl_pg_lock();
     if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id))
         return finish(0); /* its session ended: so did the hold */
-    res = run_on_key(SCL_PG_RELEASE, key, NULL);
+    res = run_on_key(key->token != 0 ? SCL_PG_RELEASE_RECORDED : SCL_PG_RELEASE, key, NULL);
     if (res == NULL && errno != ECONNRESET)
         return finish(-1); /* still held: still in the table */
     if (res != NULL && single_boolean(res) < 0)
