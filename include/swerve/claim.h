@@ -106,8 +106,13 @@ int swerve_claim_available(const struct swerve_claim *claim);
  * negative or NaN) or the error of the system call that failed (for example
  * ENOSPC or EACCES when the claim directory cannot be written).  With
  * SWERVE_CLAIM_STORE also ELIBACC (no libpq.so.5), ECONNREFUSED (no
- * server), EROFS (a standby), ENOENT (no schema: swerve-claim db init),
- * EACCES (no grants), ECONNRESET (the session ended) or EIO.
+ * server), EKEYREJECTED (authentication failed), EUSERS (too many
+ * clients), EROFS (a standby), EPROTO (a pooler in transaction mode in
+ * between), ENOLCK (SWERVE_CLAIM_MAX_NAMES names held already), ENOENT
+ * (no schema: swerve-claim db init), EACCES (no grants), ECONNRESET (the
+ * session ended) or EIO; ETIMEDOUT also when the server waited past
+ * TIMEOUT for something else (a synchronous standby); TIMEOUT 0 gives the
+ * database's round trips 2 s.
  */
 struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout);
 
@@ -128,7 +133,11 @@ int swerve_claim_held(const struct swerve_claim *claim);
  * Returns a number, never 0, greater than the token of every earlier hold
  * of the same name in the same namespace (the server's claim directory),
  * and the same for as long as this hold lasts; 0 when the handle holds
- * nothing (in a forked child too).  Pass it along with what the holder
+ * nothing (in a forked child too).  The PostgreSQL store takes it from
+ * the database on the first call of a hold, so that an acquire never
+ * writes: there it can also be 0 with errno ETIMEDOUT (not durable within
+ * 10 s: a synchronous standby is away), ECONNRESET (the session, and with
+ * it the hold, is gone) or EPROTO (a pooler in between).  Pass it along with what the holder
  * writes to a system outside: that system keeps the largest token it has
  * seen and refuses writes that carry a smaller one, so a holder that lost
  * the name without knowing it (stopped, then released by force) cannot

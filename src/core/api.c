@@ -111,13 +111,13 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
      * session that ended): then it is taken anew. */
     if (holds(claim, self) && scl_store()->held(claim->key))
         return claim;
-    if (scl_store()->try_acquire(claim->key, self) == 0)
+    if (timeout > 0 && timeout <= FOREVER_SECONDS)
+        deadline = scl_monotonic_ns() + (int64_t)(timeout * 1e9);
+    if (scl_store()->try_acquire(claim->key, self, timeout == 0 ? 0 : deadline) == 0)
         return taken(claim, self, saved);
     if (errno != EWOULDBLOCK || timeout == 0)
         return NULL;
 
-    if (timeout <= FOREVER_SECONDS)
-        deadline = scl_monotonic_ns() + (int64_t)(timeout * 1e9);
     if (scl_store()->acquire_wait(claim->key, self, deadline) == 0)
         return taken(claim, self, saved);
     return NULL;

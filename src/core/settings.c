@@ -9,14 +9,20 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
-SCL_HOT static struct scl_settings settings = { .base_dir = "/tmp", .claim_dir = "", .scope = "default" };
+SCL_HOT static struct scl_settings settings = {
+    .base_dir = "/tmp", .claim_dir = "", .scope = "default", .max_names = SCL_MAX_NAMES_DEFAULT, .pg_env = ""
+};
 SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
 /* Copies of what the environment set (a host may overwrite its
  * environment to retitle itself), packed so a process touches one page. */
 static char copies[2 * PATH_MAX];
 static char store_copy[SCL_STORE_MAX + 1], scope_copy[SCL_SCOPE_MAX + 1];
+static char pg_env_copy[SCL_PG_ENV_MAX];
+
+extern char **environ;
 
 static const char *first_set(const char *a, const char *b)
 {
@@ -36,12 +42,33 @@ static const char *take(char **free_space)
     return copy;
 }
 
+/* libpq's own variables, which libpq would otherwise read from the
+ * environment of whichever process connects: a worker's may have been
+ * wiped.  Not in a secure-execution process (secure_getenv's rule). */
+static void load_pg_env(void)
+{
+    size_t used = 0;
+
+    if (getauxval(AT_SECURE) != 0)
+        return;
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        size_t len = strlen(*e);
+        if (strncmp(*e, "PG", 2) != 0 || strchr(*e, '=') == NULL || used + len + 2 > sizeof pg_env_copy)
+            continue;
+        memcpy(pg_env_copy + used, *e, len + 1);
+        used += len + 1;
+    }
+    pg_env_copy[used] = '\0';
+    settings.pg_env = pg_env_copy;
+}
+
 /* The PostgreSQL store's settings.  One too long to keep is an error of
  * that store, never the local store instead: that would split one fleet
  * into one claim space per machine. */
 static void load_store(void)
 {
     const char *store = secure_getenv("SWERVE_CLAIM_STORE"), *scope = secure_getenv("SWERVE_CLAIM_SCOPE");
+    const char *max_names = secure_getenv("SWERVE_CLAIM_MAX_NAMES");
 
     if (store == NULL || *store == '\0')
         return;
@@ -53,6 +80,14 @@ static void load_store(void)
             settings.store_error = ENAMETOOLONG;
         settings.scope = scope_copy;
     }
+    if (max_names != NULL && *max_names != '\0') {
+        char *end;
+        long n = strtol(max_names, &end, 10);
+        /* A value that is not a positive number keeps the default. */
+        if (*end == '\0' && n > 0)
+            settings.max_names = n;
+    }
+    load_pg_env();
 }
 
 /* BASE made absolute in OUT (PATH_MAX bytes): the working directory is

@@ -25,11 +25,25 @@ struct scl_settings {
                             * namespace, "default" unless set */
     int store_error;       /* ENAMETOOLONG: either was too long to keep (the
                             * PostgreSQL store is still the one in use) */
+    long max_names;        /* SWERVE_CLAIM_MAX_NAMES: how many names one
+                            * process may hold in the PostgreSQL store */
+    const char *pg_env;    /* libpq's variables (PG...) as the master's
+                            * environment set them, "NAME=value" strings
+                            * one after another, ending with an empty one:
+                            * a server that wipes its workers' environment
+                            * (php-fpm's clear_env) must not lose them */
 };
 
 /* The longest SWERVE_CLAIM_STORE and SWERVE_CLAIM_SCOPE taken. */
 #define SCL_STORE_MAX 4096
 #define SCL_SCOPE_MAX 255
+/* SWERVE_CLAIM_MAX_NAMES unless set: far below the 6,400 locks a
+ * PostgreSQL server with the default settings has room for (64 per
+ * connection, 100 connections), past which it refuses every new
+ * connection, superusers' too. */
+#define SCL_MAX_NAMES_DEFAULT 1000
+/* Room for the copies of libpq's variables; the rest is left out. */
+#define SCL_PG_ENV_MAX 8192
 
 /* Reads the environment on the first call (the constructor makes that
  * early); later calls return the same settings. */

@@ -57,16 +57,20 @@ struct scl_store_ops {
     void (*key_free)(struct scl_key *key);
     /* Takes the name once for process SELF (the caller's pid): 0, or -1
      * with errno EWOULDBLOCK when a live process holds it, or the system
-     * error. */
-    int (*try_acquire)(struct scl_key *key, pid_t self);
+     * error.  DEADLINE is when the acquire gives up (CLOCK_MONOTONIC
+     * nanoseconds), 0 when it does not wait at all, -1 never: a store
+     * whose try is a round trip to a server ends it by then (ETIMEDOUT),
+     * whatever the server waits for. */
+    int (*try_acquire)(struct scl_key *key, pid_t self, int64_t deadline);
     /* Gives up a name this process holds: 0 (also when it is no longer
      * this process's), or -1 with errno. */
     int (*release)(struct scl_key *key);
     /* 1 nobody holds the name, 0 somebody does, -1 with errno. */
     int (*available)(const struct scl_key *key);
     /* The fencing token of this process's hold of the name (the API has
-     * checked that it holds it): never 0, greater than every earlier
-     * hold's in the store's namespace. */
+     * checked that it holds it): greater than every earlier hold's in the
+     * store's namespace, the same for the rest of the hold; 0 with errno
+     * when a store that issues it on demand cannot (PostgreSQL). */
     uint64_t (*token)(const struct scl_key *key);
     /* Waits for the name until DEADLINE (CLOCK_MONOTONIC nanoseconds; -1
      * for ever), after try_acquire() said EWOULDBLOCK: 0 once it is this

@@ -225,8 +225,9 @@ static uint64_t now_token(void)
     return (uint64_t)scl_monotonic_ns();
 }
 
-static int fs_try_acquire(struct scl_key *key, pid_t self)
+static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
 {
+    (void)deadline; /* a try here is a few system calls, none of them waits */
     char holder[SCL_PID_NAME_MAX];
     int dirfd = ready_for(key, self);
 
@@ -318,7 +319,7 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 
         /* Arm first, then try: a release between the two still wakes us. */
         scl_wake_arm(&ticket);
-        if (fs_try_acquire(key, self) == 0)
+        if (fs_try_acquire(key, self, -1) == 0)
             break;
         if (errno != EWOULDBLOCK || left <= 0) {
             failed = errno == EWOULDBLOCK ? ETIMEDOUT : errno;

@@ -39,6 +39,18 @@ static const struct {
     FN(clear, "PQclear"),
     FN(consumeInput, "PQconsumeInput"),
     FN(setNoticeReceiver, "PQsetNoticeReceiver"),
+    FN(sendQueryParams, "PQsendQueryParams"),
+    FN(sendPrepare, "PQsendPrepare"),
+    FN(sendQueryPrepared, "PQsendQueryPrepared"),
+    FN(isBusy, "PQisBusy"),
+    FN(getResult, "PQgetResult"),
+    FN(getCancel, "PQgetCancel"),
+    FN(cancel, "PQcancel"),
+    FN(freeCancel, "PQfreeCancel"),
+    FN(connectionNeedsPassword, "PQconnectionNeedsPassword"),
+    FN(connectionUsedPassword, "PQconnectionUsedPassword"),
+    FN(conndefaults, "PQconndefaults"),
+    FN(conninfoFree, "PQconninfoFree"),
 #undef FN
 };
 

@@ -11,6 +11,13 @@
 
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
+typedef struct pg_cancel PGcancel;
+
+/* libpq-fe.h's PQconninfoOption (stable since 8.x). */
+typedef struct {
+    char *keyword, *envvar, *compiled, *val, *label, *dispchar;
+    int dispsize;
+} PQconninfoOption;
 
 /* The values of libpq-fe.h's enums this store looks at. */
 enum { SCL_CONNECTION_OK = 0 };
@@ -43,6 +50,25 @@ struct scl_libpq {
     void (*clear)(PGresult *res);
     int (*consumeInput)(PGconn *conn);
     void *(*setNoticeReceiver)(PGconn *conn, void (*receiver)(void *arg, const PGresult *res), void *arg);
+    /* The asynchronous calls, so that every statement has a deadline. */
+    int (*sendQueryParams)(PGconn *conn, const char *command, int nParams, const unsigned int *paramTypes,
+                           const char *const *paramValues, const int *paramLengths, const int *paramFormats,
+                           int resultFormat);
+    int (*sendPrepare)(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                       const unsigned int *paramTypes);
+    int (*sendQueryPrepared)(PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues,
+                             const int *paramLengths, const int *paramFormats, int resultFormat);
+    int (*isBusy)(PGconn *conn);
+    PGresult *(*getResult)(PGconn *conn);
+    PGcancel *(*getCancel)(PGconn *conn);
+    int (*cancel)(PGcancel *cancel, char *errbuf, int errbufsize);
+    void (*freeCancel)(PGcancel *cancel);
+    /* Why a connection failed, beyond its message. */
+    int (*connectionNeedsPassword)(const PGconn *conn);
+    int (*connectionUsedPassword)(const PGconn *conn);
+    /* libpq's options and the environment variable of each. */
+    PQconninfoOption *(*conndefaults)(void);
+    void (*conninfoFree)(PQconninfoOption *options);
 };
 
 /* libpq's functions, loaded on the first call (thread-safe); NULL with

@@ -30,68 +30,121 @@ CREATE TABLE IF NOT EXISTS swerve_claim.names (
     digest bytea GENERATED ALWAYS AS (sha256(scope || '\x00'::bytea || name)) STORED UNIQUE
 );
 
--- Fencing tokens.  One sequence for every name, taken after the grant:
--- each token is greater than every one handed out before it, across
--- restarts (nextval never goes back, and logs ahead of what it hands out;
--- the session keeps synchronous_commit on, so that log is flushed first).
+-- Fencing tokens.  One sequence for every name, taken in the holding
+-- session when the holder first asks for its hold's token (never on the
+-- acquire's path: the commit that WAL-logs the sequence, once every 32
+-- values, flushes WAL): each token is greater than every one handed out
+-- before it, across restarts (nextval never goes back, and logs ahead of
+-- what it hands out; the session keeps synchronous_commit at local, or on
+-- where synchronous_standby_names is set, so that log is flushed, and
+-- replicated, before a token is used).
 CREATE SEQUENCE IF NOT EXISTS swerve_claim.tokens AS bigint;
 
--- Who took what, when, with which token: for swerve-claim list, when the
--- database or role asks for it (ALTER DATABASE ... SET
--- swerve_claim.record_holds = on).  Off by default: the write costs more
--- than the claim itself (an xid and a commit per acquire; make bench).
--- Rows are never removed: whether a claim is held is the lock's to say.
--- Unlogged: no WAL, no fsync; a crash empties it, as it empties the locks.
+-- Who took what, since when, with which token (once asked for): for
+-- swerve-claim list.  A hold's token and since are recorded when its token
+-- is issued; with swerve_claim.record_holds on (ALTER DATABASE ... SET
+-- swerve_claim.record_holds = on: new sessions), every grant records its
+-- since too, for a write per acquire.  Rows are never removed: whether a
+-- claim is held is the lock's to say.  Unlogged: no WAL, no flush at
+-- commit; a crash empties it, as it empties the locks.
 CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
     id integer PRIMARY KEY,
     backend integer NOT NULL,
-    token bigint NOT NULL,
+    token bigint,
     since timestamptz NOT NULL
 );
+ALTER TABLE swerve_claim.holds ALTER COLUMN token DROP NOT NULL;
 
--- A token for CLAIM, just granted, recorded in holds.  Without
--- swerve_claim.record_holds the library takes nextval() itself: claims
--- are taken and let go by statements it prepares (src/pg/session.c),
--- pg_try_advisory_lock(1398231638, id) and pg_advisory_unlock(1398231638,
--- id), with no function call on their way.
-CREATE OR REPLACE FUNCTION swerve_claim.recorded_token(claim integer) RETURNS bigint
-LANGUAGE plpgsql AS $$
+-- The library's statements (src/pg/session.c) all carry the backend pid
+-- the session had at setup, and do nothing when the statement runs in
+-- another: only a pooler in transaction mode moves a client's statements
+-- between server sessions, and session locks cannot live there.
+DROP FUNCTION IF EXISTS swerve_claim.recorded_token(integer);
+DROP FUNCTION IF EXISTS swerve_claim.unlock_if_held(integer);
+DROP FUNCTION IF EXISTS swerve_claim.acquire_within(integer, integer);
+
+-- Records that this session was just granted CLAIM (record_holds on).
+CREATE OR REPLACE FUNCTION swerve_claim.record_hold(claim integer) RETURNS boolean
+LANGUAGE sql AS $$
+    INSERT INTO swerve_claim.holds VALUES (claim, pg_backend_pid(), NULL, clock_timestamp())
+        ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = NULL, since = excluded.since;
+    SELECT true
+$$;
+
+-- The token of this session's hold of CLAIM, granted at SINCE: NULL when
+-- the statement runs in another session than BACKEND (a pooler).  The
+-- session holds CLAIM (the library asks only then, and a session lock goes
+-- only with an unlock of its own or the session's end), so the token is
+-- greater than every earlier hold's, and smaller than every later one's.
+CREATE OR REPLACE FUNCTION swerve_claim.token_for(claim integer, backend integer, since double precision)
+RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-    t bigint := nextval('swerve_claim.tokens');
+    t bigint;
 BEGIN
-    INSERT INTO swerve_claim.holds VALUES (claim, pg_backend_pid(), t, clock_timestamp())
+    IF claim IS NULL OR backend IS NULL OR since IS NULL THEN
+        RAISE null_value_not_allowed USING MESSAGE = 'swerve_claim.token_for takes no NULL';
+    END IF;
+    IF pg_backend_pid() <> backend THEN
+        RETURN NULL;
+    END IF;
+    t := nextval('swerve_claim.tokens');
+    INSERT INTO swerve_claim.holds VALUES (claim, backend, t, to_timestamp(since))
         ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
     RETURN t;
 END $$;
 
--- Drops the lock if this session holds it: after a statement that failed
--- with the lock granted (session locks outlive the statement's rollback).
-CREATE OR REPLACE FUNCTION swerve_claim.unlock_if_held(claim integer) RETURNS void
+-- Gives up CLAIM in session BACKEND and forgets its hold's token and
+-- since, so that a later hold of the same session does not show them
+-- (swerve_claim.claims joins holds on the backend): what the library runs
+-- to release a hold whose token was issued.  NULL in another session.
+CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF pg_backend_pid() <> backend THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM swerve_claim.holds h WHERE h.id = claim AND h.backend = release_recorded.backend;
+    RETURN pg_advisory_unlock(1398231638, claim);
+END $$;
+
+-- Drops the lock if this session, BACKEND, holds it: after a statement
+-- that failed with the lock granted (session locks outlive the
+-- statement's rollback).  Never in another session.
+CREATE OR REPLACE FUNCTION swerve_claim.unlock_if_held(claim integer, backend integer) RETURNS void
 LANGUAGE sql AS $$
     SELECT pg_advisory_unlock(1398231638, claim) FROM pg_locks
      WHERE locktype = 'advisory' AND classid = 1398231638 AND objid = claim::oid AND objsubid = 2
-       AND pid = pg_backend_pid() AND granted
+       AND pid = pg_backend_pid() AND pg_backend_pid() = backend AND granted
        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 $$;
 
--- Waits in the server's queue for up to WAIT_MS (> 0): the token, or NULL
--- when the time is up.  A grant can slip in while the timeout cancels the
--- wait: the server then keeps the lock (LockErrorCleanup in proc.c) though
--- the wait reports the timeout; it is given back here, so nothing leaks.
-CREATE OR REPLACE FUNCTION swerve_claim.acquire_within(claim integer, wait_ms integer) RETURNS bigint
-LANGUAGE plpgsql AS $$
+-- Waits in the server's queue for up to WAIT_MS (> 0) in session BACKEND:
+-- true when granted, false when the time is up or the wait was cancelled
+-- (another thread of the process needs the session, or the acquire's
+-- deadline passed), NULL in another session (a pooler).  A grant can slip
+-- in while the timeout cancels the wait: the server then keeps the lock
+-- (LockErrorCleanup in proc.c) though the wait reports the timeout; it
+-- is given back here, so nothing leaks.
+CREATE OR REPLACE FUNCTION swerve_claim.acquire_within(claim integer, wait_ms integer, backend integer)
+RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
+    IF claim IS NULL OR wait_ms IS NULL OR backend IS NULL OR wait_ms <= 0 THEN
+        RAISE null_value_not_allowed USING MESSAGE = 'swerve_claim.acquire_within takes no NULL, and a wait > 0';
+    END IF;
+    IF pg_backend_pid() <> backend THEN
+        RETURN NULL;
+    END IF;
     PERFORM set_config('lock_timeout', wait_ms || 'ms', true);
     BEGIN
         PERFORM pg_advisory_lock(1398231638, claim);
-    EXCEPTION WHEN lock_not_available THEN
-        PERFORM swerve_claim.unlock_if_held(claim);
-        RETURN NULL;
+    EXCEPTION WHEN lock_not_available OR query_canceled THEN
+        PERFORM swerve_claim.unlock_if_held(claim, backend);
+        RETURN false;
     END;
     IF current_setting('swerve_claim.record_holds', true) = 'on' THEN
-        RETURN swerve_claim.recorded_token(claim);
+        RETURN swerve_claim.record_hold(claim);
     END IF;
-    RETURN nextval('swerve_claim.tokens');
+    RETURN true;
 END $$;
 
 CREATE OR REPLACE FUNCTION swerve_claim.available(claim integer) RETURNS boolean
@@ -102,8 +155,9 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Every claim held or waited for, for people (and swerve-claim list): one
--- row per holder and per waiter; a holder's token and since only when
--- swerve_claim.record_holds was on as it took the claim.
+-- row per holder and per waiter; a holder's token and since once its
+-- token was issued (its since also when swerve_claim.record_holds was on
+-- as it took the claim).
 --
 -- Advisory locks need no privilege: any session that can connect can
 -- hold a key of this space (doc/security.md).  What the server knows of a
@@ -146,7 +200,7 @@ END $$;
 GRANT USAGE ON SCHEMA swerve_claim TO swerve_claim_user;
 GRANT SELECT, INSERT (scope, name) ON swerve_claim.names TO swerve_claim_user;
 GRANT USAGE ON SEQUENCE swerve_claim.tokens TO swerve_claim_user;
-GRANT SELECT, INSERT, UPDATE ON swerve_claim.holds TO swerve_claim_user;
+GRANT SELECT, INSERT, UPDATE, DELETE ON swerve_claim.holds TO swerve_claim_user;
 GRANT SELECT ON swerve_claim.claims TO swerve_claim_user;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA swerve_claim FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA swerve_claim TO swerve_claim_user;

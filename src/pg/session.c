@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,30 +27,51 @@ static const char *const default_keywords[] = {
 static const char *const default_values[] = { "10", "1", "3", "1", "3", "6000", "read-write" };
 #define NDEFAULTS (sizeof default_keywords / sizeof default_keywords[0])
 
-/* Once connected: a standby grants advisory locks of its own, so it is
- * refused; and the session must never be ended by an idle timeout of the
- * role or database (a holder is idle by nature), nor have its tokens'
- * sequence WAL left unflushed at commit. */
+/* Once connected, in one round trip: a standby grants advisory locks of
+ * its own, so it is refused; the backend's pid is what every claim
+ * statement checks, and a session that is not new (prepared statements or
+ * advisory locks of its own) was another client's, handed on by a pooler;
+ * the session must never be ended by an idle timeout of the role or
+ * database (a holder is idle by nature); the tokens' sequence's WAL must be
+ * flushed at commit (local), and reach a synchronous standby where there
+ * is one (on), before a token is used; and the server checks the client
+ * while a query runs, so that a waiter's death frees its claims at once
+ * (PostgreSQL 14 and later). */
 static const char setup_sql[] =
-    "SELECT pg_is_in_recovery(), set_config('idle_session_timeout', '0', false), "
+    "SELECT pg_is_in_recovery(), pg_backend_pid(), "
+    "NOT EXISTS (SELECT 1 FROM pg_prepared_statements) AND "
+    "NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()), "
+    "set_config('idle_session_timeout', '0', false), "
     "set_config('idle_in_transaction_session_timeout', '0', false), set_config('statement_timeout', '0', false), "
-    "CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'local', false) "
-    "END";
+    "CASE WHEN current_setting('synchronous_standby_names') <> '' "
+    "AND current_setting('synchronous_commit') IN ('off', 'local', 'remote_write') "
+    "THEN set_config('synchronous_commit', 'on', false) "
+    "WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'local', false) END, "
+    "CASE WHEN current_setting('server_version_num')::int >= 140000 "
+    "THEN set_config('client_connection_check_interval', '" SCL_PG_CHECK_INTERVAL "', false) END, "
+    "current_setting('server_version_num')::int";
 
-/* The claim's own statements: a grant and its token in one round trip
- * (the token only when the lock was granted), and the release.  The key
- * (1398231638, id) and the schema's objects are schema.sql's. */
+/* The claim's own statements.  Each runs only in the session set up ($2
+ * the backend's pid): in any other, which only a pooler in transaction
+ * mode can hand it to, it does nothing and says NULL.  The key
+ * (1398231638, id) and the schema's functions are schema.sql's. */
 static const struct {
     const char *name, *sql;
     int nparams;
 } statements[SCL_PG_NSTATEMENTS] = {
     [SCL_PG_TRY] = { "swerve_claim_try",
-                     "SELECT CASE WHEN pg_try_advisory_lock(1398231638, $1::int4) THEN "
-                     "CASE WHEN current_setting('swerve_claim.record_holds', true) = 'on' "
-                     "THEN swerve_claim.recorded_token($1::int4) ELSE nextval('swerve_claim.tokens') END END",
-                     1 },
-    [SCL_PG_WAIT] = { "swerve_claim_wait", "SELECT swerve_claim.acquire_within($1, $2)", 2 },
-    [SCL_PG_RELEASE] = { "swerve_claim_release", "SELECT pg_advisory_unlock(1398231638, $1::int4)", 1 },
+                     "SELECT CASE WHEN pg_backend_pid() <> $2::int4 THEN NULL "
+                     "WHEN NOT pg_try_advisory_lock(1398231638, $1::int4) THEN false "
+                     "WHEN current_setting('swerve_claim.record_holds', true) = 'on' "
+                     "THEN swerve_claim.record_hold($1::int4) ELSE true END",
+                     2 },
+    [SCL_PG_WAIT] = { "swerve_claim_wait", "SELECT swerve_claim.acquire_within($1, $3, $2)", 3 },
+    [SCL_PG_RELEASE] = { "swerve_claim_release",
+                         "SELECT CASE WHEN pg_backend_pid() = $2::int4 THEN pg_advisory_unlock(1398231638, $1::int4) END",
+                         2 },
+    [SCL_PG_TOKEN] = { "swerve_claim_token", "SELECT swerve_claim.token_for($1, $2, $3)", 3 },
+    [SCL_PG_RELEASE_RECORDED] = { "swerve_claim_release_recorded", "SELECT swerve_claim.release_recorded($1, $2)",
+                                  2 },
 };
 
 static struct {
@@ -61,30 +83,116 @@ static struct {
     dev_t dev;   /* closes every descriptor may have put something */
     ino_t ino;   /* else at that number since */
     unsigned generation;
-    int ended; /* the server said FATAL: it is ending the session */
-} session;
+    int ended;           /* the server said FATAL: it is ending the session */
+    int backend;         /* its pid in the server, as the server says */
+    int server_version;  /* server_version_num */
+    char backend_text[16];
+    PGcancel *cancel;    /* how to interrupt its query (cancel_lock) */
+    int64_t deadline;    /* of the statements run under the lock; -1 none */
+    int cancelled;       /* the last statement was cancelled at the deadline */
+} session = { .fd = -1, .deadline = -1 };
 
+/* The session lock is a ticket lock: served in the order asked, so that a
+ * thread giving the session back between the slices of a long wait lets
+ * the others in, instead of taking it straight back. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn = PTHREAD_COND_INITIALIZER;
+static unsigned long next_ticket, serving;
 static atomic_int locked; /* set while a thread holds the lock: a forked child resets it */
+/* While a wait, which may last 250 ms, is in the server (1), a thread that
+ * wants the session cancels it rather than wait behind it: the wait gives
+ * up its slice and comes back after that thread.  cancel_lock keeps
+ * session.cancel alive during PQcancel() and orders the cancel before the
+ * next statement of the waiting thread. */
+static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
+static int interruptible, interrupted;
+
+static char reason[256]; /* the last failure's message, for the tools */
+
+static void interrupt_query(void)
+{
+    char err[128];
+
+    pthread_mutex_lock(&cancel_lock);
+    if (session.cancel != NULL && !session.pq->cancel(session.cancel, err, sizeof err))
+        scl_debug("PostgreSQL store: cannot cancel the running statement: %s", err);
+    pthread_mutex_unlock(&cancel_lock);
+}
 
 void scl_pg_lock(void)
 {
+    unsigned long ticket;
+
     pthread_mutex_lock(&lock);
+    ticket = next_ticket++;
+    while (serving != ticket) {
+        if (interruptible && !interrupted) {
+            interrupted = 1;
+            pthread_mutex_unlock(&lock);
+            interrupt_query();
+            pthread_mutex_lock(&lock);
+            continue;
+        }
+        pthread_cond_wait(&turn, &lock);
+    }
+    pthread_mutex_unlock(&lock);
     atomic_store(&locked, 1);
 }
 
 int scl_pg_trylock(void)
 {
-    if (pthread_mutex_trylock(&lock) != 0)
-        return 0;
-    atomic_store(&locked, 1);
-    return 1;
+    int free;
+
+    pthread_mutex_lock(&lock);
+    if ((free = serving == next_ticket))
+        next_ticket++;
+    pthread_mutex_unlock(&lock);
+    if (free)
+        atomic_store(&locked, 1);
+    return free;
 }
 
 void scl_pg_unlock(void)
 {
+    session.deadline = -1;
     atomic_store(&locked, 0);
+    pthread_mutex_lock(&lock);
+    serving++;
+    pthread_cond_broadcast(&turn);
     pthread_mutex_unlock(&lock);
+}
+
+void scl_pg_deadline(int64_t deadline)
+{
+    session.deadline = deadline;
+}
+
+int scl_pg_cancelled(void)
+{
+    return session.cancelled;
+}
+
+int scl_pg_server_version(void)
+{
+    return session.server_version;
+}
+
+const char *scl_pg_backend(void)
+{
+    return session.backend_text;
+}
+
+const char *scl_pg_reason(void)
+{
+    return reason[0] != '\0' ? reason : NULL;
+}
+
+/* Keeps MESSAGE's first line as the reason the tools print. */
+static void remember_reason(const char *message)
+{
+    size_t n = strcspn(message, "\n");
+
+    snprintf(reason, sizeof reason, "%.*s", (int)(n < sizeof reason ? n : sizeof reason - 1), message);
 }
 
 unsigned scl_pg_generation(void)
@@ -111,8 +219,13 @@ static int socket_is_ours(void)
            st.st_ino == session.ino;
 }
 
+/* Also in a forked child, where nothing may be freed or locked: what the
+ * parent's session had is left behind there. */
 static void forget(void)
 {
+    session.cancel = NULL;
+    session.backend = 0;
+    session.backend_text[0] = '\0';
     session.conn = NULL;
     session.prepared = 0;
     session.ended = 0;
@@ -127,6 +240,11 @@ static void close_session(void)
 {
     if (session.conn == NULL)
         return;
+    pthread_mutex_lock(&cancel_lock);
+    if (session.cancel != NULL)
+        session.pq->freeCancel(session.cancel);
+    session.cancel = NULL;
+    pthread_mutex_unlock(&cancel_lock);
     if (socket_is_ours())
         session.pq->finish(session.conn);
     else
@@ -165,6 +283,10 @@ void scl_pg_forget_inherited(void)
     drop_inherited();
     /* A thread of the parent had the lock as it forked: that thread is not here. */
     lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    turn = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+    cancel_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    next_ticket = serving = 0;
+    interruptible = interrupted = 0;
     atomic_store(&locked, 0);
     errno = saved;
 }
@@ -186,78 +308,252 @@ static void on_notice(void *arg, const PGresult *res)
 static int fail(int err, const char *what)
 {
     scl_debug("PostgreSQL store: %s", what);
+    remember_reason(what);
     errno = err;
     return -1;
 }
 
-static int setup(void)
+/* What to connect with: our defaults, then libpq's variables as the
+ * master's environment set them (settings.h), then the connection string,
+ * then what only we decide.  Allocated: a worker's stack is not ours. */
+struct connect_params {
+    const char **keywords, **values;
+    PQconninfoOption *options;
+    char application[64], timeout[16];
+};
+
+static void params_free(struct connect_params *p)
+{
+    free(p->keywords);
+    free(p->values);
+    if (p->options != NULL)
+        session.pq->conninfoFree(p->options);
+}
+
+static int params_make(struct connect_params *p, int64_t deadline)
+{
+    const struct scl_settings *settings = scl_settings();
+    size_t n = 0, cap = NDEFAULTS + 4;
+    char host[64] = "";
+
+    memset(p, 0, sizeof *p);
+    if ((p->options = session.pq->conndefaults()) != NULL)
+        for (const PQconninfoOption *o = p->options; o->keyword != NULL; o++)
+            cap++;
+    p->keywords = calloc(cap, sizeof *p->keywords);
+    p->values = calloc(cap, sizeof *p->values);
+    if (p->keywords == NULL || p->values == NULL) {
+        params_free(p);
+        return fail(ENOMEM, "out of memory for a connection");
+    }
+    for (; n < NDEFAULTS; n++) {
+        p->keywords[n] = default_keywords[n];
+        p->values[n] = default_values[n];
+    }
+    for (const char *e = settings->pg_env; *e != '\0' && p->options != NULL; e += strlen(e) + 1) {
+        size_t len = strcspn(e, "=");
+        for (const PQconninfoOption *o = p->options; o->keyword != NULL && n < cap - 4; o++)
+            if (o->envvar != NULL && strlen(o->envvar) == len && strncmp(o->envvar, e, len) == 0) {
+                p->keywords[n] = o->keyword;
+                p->values[n++] = e + len + 1;
+                break;
+            }
+    }
+    /* Keywords after dbname override what its connection string says. */
+    p->keywords[n] = "dbname";
+    p->values[n++] = settings->store;
+    (void)gethostname(host, sizeof host - 1);
+    /* The tools find holders by this name (pid first: the server keeps 63 bytes). */
+    snprintf(p->application, sizeof p->application, "swerve-claim pid=%d host=%s", (int)getpid(), host);
+    p->keywords[n] = "application_name";
+    p->values[n++] = p->application;
+    if (deadline >= 0) {
+        /* libpq counts whole seconds, and takes 1 for 2. */
+        int64_t left = (deadline - scl_monotonic_ns() + 999999999) / 1000000000;
+        if (left < 10) {
+            snprintf(p->timeout, sizeof p->timeout, "%d", left < 2 ? 2 : (int)left);
+            p->keywords[n] = "connect_timeout";
+            p->values[n++] = p->timeout;
+        }
+    }
+    p->keywords[n] = NULL;
+    p->values[n] = NULL;
+    return 0;
+}
+
+/* Why CONN could not connect, as an errno: libpq says it only in words
+ * (the server's FATAL message is in them). */
+static int connect_errno(PGconn *conn, const char *message)
+{
+    static const struct {
+        const char *words;
+        int err;
+    } causes[] = {
+        { "password authentication failed", EKEYREJECTED },
+        { "authentication failed", EKEYREJECTED },
+        { "no password supplied", EKEYREJECTED },
+        { "pg_hba.conf", EKEYREJECTED },
+        { "role \"", EKEYREJECTED }, /* role "x" does not exist */
+        { "too many clients", EUSERS },
+        { "too many connections", EUSERS },
+        { "connection slots are reserved", EUSERS },
+        { "timeout expired", ETIMEDOUT },
+        { "does not exist", ENOENT },
+    };
+
+    if (session.pq->connectionNeedsPassword(conn))
+        return EKEYREJECTED;
+    for (size_t i = 0; i < sizeof causes / sizeof causes[0]; i++)
+        if (strstr(message, causes[i].words) != NULL)
+            return causes[i].err;
+    return ECONNREFUSED;
+}
+
+static PGconn *connect_with(const struct connect_params *p)
+{
+    PGconn *conn = session.pq->connectdbParams(p->keywords, p->values, 1);
+    const char *message, *line;
+
+    if (conn == NULL) {
+        fail(ENOMEM, "out of memory for a connection");
+        return NULL;
+    }
+    if (session.pq->status(conn) == SCL_CONNECTION_OK)
+        return conn;
+    message = session.pq->errorMessage(conn);
+    errno = connect_errno(conn, message);
+    scl_debug("PostgreSQL store: cannot connect: %s", message);
+    /* libpq's first line names the server; the server's words follow. */
+    line = strstr(message, "FATAL:");
+    remember_reason(line != NULL ? line : message);
+    session.pq->finish(conn);
+    return NULL;
+}
+
+/* Waits until CONN has a whole result, or DEADLINE passes: 1, 0 when it
+ * passed, -1 when the connection failed. */
+static int wait_result(PGconn *conn, int fd, int64_t deadline)
+{
+    const struct scl_libpq *pq = session.pq;
+
+    while (pq->isBusy(conn)) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int timeout = -1, r;
+        if (deadline >= 0) {
+            int64_t left = deadline - scl_monotonic_ns();
+            if (left <= 0)
+                return 0;
+            timeout = (int)((left + 999999) / 1000000);
+        }
+        r = poll(&pfd, 1, timeout);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r > 0 && pq->consumeInput(conn) == 0)
+            return -1;
+    }
+    return 1;
+}
+
+/* A pooler in transaction (or statement) mode hands each transaction of a
+ * client to whichever server session is free, so a session lock stays
+ * with a server session the client may never see again, even after the
+ * client dies.  A pooler shows itself by a BackendKeyData that is not the
+ * backend's; which mode it runs in shows when a second client's statement
+ * lands in the session this one's just left (the pooler reuses the last
+ * session freed first).  In session mode that session is this client's,
+ * so the second client gets another one, or none while the pool is full
+ * (then it gives up after PROBE_WAIT_NS: the pooler would have handed it
+ * the free session at once). */
+#define PROBE_WAIT_NS (200 * 1000000LL)
+static int pooled_by_transaction(const struct connect_params *p)
+{
+    const struct scl_libpq *pq = session.pq;
+    PGconn *second = connect_with(p);
+    PGresult *res;
+    int same = 0;
+
+    if (second == NULL)
+        return 0;
+    if (pq->sendQueryParams(second, "SELECT pg_backend_pid()", 0, NULL, NULL, NULL, NULL, 0) &&
+        wait_result(second, pq->socket(second), scl_monotonic_ns() + PROBE_WAIT_NS) == 1) {
+        while ((res = pq->getResult(second)) != NULL) {
+            if (pq->resultStatus(res) == SCL_PGRES_TUPLES_OK && pq->ntuples(res) == 1)
+                same = atoi(pq->getvalue(res, 0, 0)) == session.backend;
+            pq->clear(res);
+        }
+    }
+    pq->finish(second);
+    return same;
+}
+
+static int setup(const struct connect_params *p)
 {
     PGresult *res = scl_pg_run(setup_sql, 0, NULL, NULL, NULL, NULL);
-    int standby;
+    int standby, fresh;
 
     if (res == NULL)
         return -1;
     standby = strcmp(session.pq->getvalue(res, 0, 0), "t") == 0;
+    session.backend = atoi(session.pq->getvalue(res, 0, 1));
+    fresh = strcmp(session.pq->getvalue(res, 0, 2), "t") == 0;
+    session.server_version = atoi(session.pq->getvalue(res, 0, 8));
     session.pq->clear(res);
+    snprintf(session.backend_text, sizeof session.backend_text, "%d", session.backend);
     if (standby)
         return fail(EROFS, "the server is a standby (pg_is_in_recovery): claims need the primary");
+    if (!fresh)
+        return fail(EPROTO, "the server session is not new (it has prepared statements or advisory locks): "
+                            "a pooler hands out sessions other clients used; session locks need a session of "
+                            "their own (doc/cluster.md, PgBouncer)");
+    if (session.backend != session.pq->backendPID(session.conn) && pooled_by_transaction(p))
+        return fail(EPROTO, "a pooler in transaction or statement mode is in between: session locks would stay "
+                            "in server sessions other clients get; connect to PostgreSQL itself or to a "
+                            "session-mode pool (doc/cluster.md, PgBouncer)");
     return 0;
 }
 
 static int connect_session(void)
 {
     const struct scl_settings *settings = scl_settings();
-    const char *keywords[NDEFAULTS + 3], *values[NDEFAULTS + 3];
-    char host[64] = "", application[64];
+    struct connect_params params;
     struct stat st;
-    size_t n = 0;
+    int err;
 
     if (settings->store_error != 0)
         return fail(settings->store_error, "SWERVE_CLAIM_STORE or SWERVE_CLAIM_SCOPE is too long");
     if ((session.pq = scl_libpq()) == NULL)
         return -1;
-    (void)gethostname(host, sizeof host - 1);
-    /* The tools find holders by this name (pid first: the server keeps 63 bytes). */
-    snprintf(application, sizeof application, "swerve-claim pid=%d host=%s", (int)getpid(), host);
-    for (; n < NDEFAULTS; n++) {
-        keywords[n] = default_keywords[n];
-        values[n] = default_values[n];
-    }
-    /* Keywords after dbname override what its connection string says. */
-    keywords[n] = "dbname";
-    values[n++] = settings->store;
-    keywords[n] = "application_name";
-    values[n++] = application;
-    keywords[n] = NULL;
-    values[n] = NULL;
-
-    session.conn = session.pq->connectdbParams(keywords, values, 1);
-    if (session.conn == NULL)
-        return fail(ENOMEM, "out of memory for a connection");
-    if (session.pq->status(session.conn) != SCL_CONNECTION_OK) {
-        scl_debug("PostgreSQL store: cannot connect: %s", session.pq->errorMessage(session.conn));
-        session.pq->finish(session.conn);
-        session.conn = NULL;
-        errno = ECONNREFUSED;
+    if (params_make(&params, session.deadline) != 0)
+        return -1;
+    if ((session.conn = connect_with(&params)) == NULL) {
+        err = errno;
+        params_free(&params);
+        errno = err;
         return -1;
     }
     session.fd = session.pq->socket(session.conn);
     if (fstat(session.fd, &st) != 0) {
+        err = errno;
         session.pq->finish(session.conn);
         forget();
+        params_free(&params);
+        errno = err;
         return -1;
     }
     session.dev = st.st_dev;
     session.ino = st.st_ino;
     session.owner = getpid();
     session.ended = 0;
+    session.cancel = session.pq->getCancel(session.conn);
     session.pq->setNoticeReceiver(session.conn, on_notice, NULL);
-    if (setup() != 0) {
-        int err = errno;
+    if (setup(&params) != 0) {
+        err = errno;
         close_session();
+        params_free(&params);
         errno = err;
         return -1;
     }
+    params_free(&params);
     return 0;
 }
 
@@ -307,19 +603,34 @@ int scl_pg_alive(void)
 /* errno for an SQLSTATE. */
 static int errno_of(const char *state)
 {
+    static const struct {
+        const char *state;
+        int err;
+    } errnos[] = {
+        /* undefined_table, undefined_function, invalid_schema_name, and
+         * undefined_column: a view of an older schema */
+        { "42P01", ENOENT },
+        { "42883", ENOENT },
+        { "3F000", ENOENT },
+        { "42703", ENOENT },
+        { "42501", EACCES },
+        { "25006", EROFS },
+        /* duplicate_prepared_statement, invalid_sql_statement_name: a
+         * statement prepared in this session is, or is not, in another's */
+        { "42P05", EPROTO },
+        { "26000", EPROTO },
+        { "53300", EUSERS },
+        { "57014", ECANCELED }, /* query_canceled: before the next line */
+        { "53200", ENOLCK }, /* out_of_memory: the lock table is full */
+        { "08", ECONNRESET },
+        { "57P", ECONNRESET },
+    };
+
     if (state == NULL)
         return EIO;
-    /* undefined_table, undefined_function, invalid_schema_name, and
-     * undefined_column: a view of an older schema */
-    if (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0 || strcmp(state, "3F000") == 0 ||
-        strcmp(state, "42703") == 0)
-        return ENOENT;
-    if (strcmp(state, "42501") == 0)
-        return EACCES;
-    if (strcmp(state, "25006") == 0)
-        return EROFS;
-    if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0)
-        return ECONNRESET;
+    for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++)
+        if (strncmp(state, errnos[i].state, strlen(errnos[i].state)) == 0)
+            return errnos[i].err;
     return EIO;
 }
 
@@ -329,14 +640,19 @@ static PGresult *checked(PGresult *res)
 {
     const struct scl_libpq *pq = session.pq;
     int status = res != NULL ? pq->resultStatus(res) : -1, err;
+    const char *message;
 
     if (status == SCL_PGRES_TUPLES_OK || status == SCL_PGRES_COMMAND_OK)
         return res;
     err = res != NULL ? errno_of(pq->resultErrorField(res, SCL_PG_DIAG_SQLSTATE)) : ENOMEM;
-    scl_debug("PostgreSQL store: %s", res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) ?: "error"
-                                                  : pq->errorMessage(session.conn));
+    message = res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) ?: "error"
+                          : pq->errorMessage(session.conn);
+    scl_debug("PostgreSQL store: %s", message);
+    remember_reason(message);
     if (err == ENOENT)
         scl_debug("PostgreSQL store: the schema is missing or old: run 'swerve-claim db init'");
+    if (err == EPROTO)
+        scl_debug("PostgreSQL store: a pooler in transaction mode is in between (doc/cluster.md, PgBouncer)");
     if (res != NULL)
         pq->clear(res);
     if (pq->status(session.conn) != SCL_CONNECTION_OK || session.ended) {
@@ -347,10 +663,76 @@ static PGresult *checked(PGresult *res)
     return NULL;
 }
 
+/* The result of the statement just sent, waiting no later than the
+ * deadline (scl_pg_deadline()): past it, the statement is cancelled (what
+ * it waits for in the server, a lock, a synchronous standby, a pool slot,
+ * ends) and its answer read, so the session stays in step; in a session
+ * that holds nothing yet it is simply closed (a pooler may ignore a
+ * cancel for a client that has no server).  INTERRUPTIBLE_STATEMENT: a
+ * wait that begin_interruptible() let start, which another thread that
+ * wants the session may cancel too. */
+static PGresult *answer(int sent, int interruptible_statement)
+{
+    const struct scl_libpq *pq = session.pq;
+    PGresult *res, *first = NULL;
+    int r;
+
+    session.cancelled = 0;
+    if (!sent)
+        return checked(NULL);
+    r = wait_result(session.conn, session.fd, session.deadline);
+    if (r == 0 && session.backend_text[0] == '\0') {
+        close_session(); /* still being set up: holds nothing */
+        errno = ETIMEDOUT;
+        return NULL;
+    }
+    if (r == 0) {
+        session.cancelled = 1;
+        interrupt_query();
+        r = wait_result(session.conn, session.fd, -1);
+    }
+    /* Every result is read (a statement has one, and an error may follow). */
+    while (r > 0 && (res = pq->getResult(session.conn)) != NULL) {
+        if (first == NULL)
+            first = res;
+        else
+            pq->clear(res);
+    }
+    res = checked(first);
+    if (interruptible_statement) {
+        /* A cancel another thread is sending reaches the server before
+         * the next statement does: cancel_lock orders them. */
+        pthread_mutex_lock(&cancel_lock);
+        pthread_mutex_lock(&lock);
+        interruptible = 0;
+        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&cancel_lock);
+    }
+    return res;
+}
+
+/* Whether a wait may start: not while another thread is queued for the
+ * session (it could not cancel what had not started yet).  Then ECANCELED,
+ * and nothing is sent. */
+static int begin_interruptible(void)
+{
+    int alone;
+
+    pthread_mutex_lock(&lock);
+    if ((alone = next_ticket == serving + 1)) {
+        interruptible = 1;
+        interrupted = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!alone)
+        errno = ECANCELED;
+    return alone;
+}
+
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
                      const int *formats)
 {
-    return checked(session.pq->execParams(session.conn, sql, nparams, types, values, lengths, formats, 0));
+    return answer(session.pq->sendQueryParams(session.conn, sql, nparams, types, values, lengths, formats, 0), 0);
 }
 
 PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values)
@@ -358,12 +740,16 @@ PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const ch
     const struct scl_libpq *pq = session.pq;
 
     if (!(session.prepared & 1u << which)) {
-        PGresult *res = checked(
-            pq->prepare(session.conn, statements[which].name, statements[which].sql, statements[which].nparams, NULL));
+        PGresult *res = answer(pq->sendPrepare(session.conn, statements[which].name, statements[which].sql,
+                                               statements[which].nparams, NULL),
+                               0);
         if (res == NULL)
             return NULL;
         pq->clear(res);
         session.prepared |= 1u << which;
     }
-    return checked(pq->execPrepared(session.conn, statements[which].name, nparams, values, NULL, NULL, 0));
+    if (which == SCL_PG_WAIT && !begin_interruptible())
+        return NULL;
+    return answer(pq->sendQueryPrepared(session.conn, statements[which].name, nparams, values, NULL, NULL, 0),
+                  which == SCL_PG_WAIT);
 }

@@ -15,12 +15,40 @@
 
 #include "libpq.h"
 
+#include <stdint.h>
 #include <sys/types.h>
+
+/* How often the server checks, while a statement runs, that the client is
+ * still there (client_connection_check_interval): a waiter that dies frees
+ * what it holds within about this long. */
+#define SCL_PG_CHECK_INTERVAL "20ms"
 
 void scl_pg_lock(void);
 /* 0 when another thread has the session (it is then busy with a query). */
 int scl_pg_trylock(void);
 void scl_pg_unlock(void);
+
+/* Statements run (and a connection made) under the lock end by DEADLINE
+ * (CLOCK_MONOTONIC nanoseconds; -1 for none, what scl_pg_unlock() sets):
+ * past it a statement is cancelled, whatever the server waits for, and
+ * fails with ETIMEDOUT while the session is still being set up. */
+void scl_pg_deadline(int64_t deadline);
+
+/* 1 when the last statement was cancelled at its deadline: one that then
+ * succeeded all the same (a commit whose wait for a synchronous standby
+ * was cancelled) may not have reached the standby. */
+int scl_pg_cancelled(void);
+
+/* The session's backend pid, as text: the parameter every claim
+ * statement checks (statements[] in session.c). */
+const char *scl_pg_backend(void);
+
+/* The server's server_version_num (scl_pg_open() succeeded before). */
+int scl_pg_server_version(void);
+
+/* The last failure's message, from the server or libpq, for the tools;
+ * NULL when there was none. */
+const char *scl_pg_reason(void);
 
 /* 1 when this process has a usable session, else 0: one that is another
  * process's, or ended, or whose socket the host has closed is forgotten
@@ -29,8 +57,10 @@ int scl_pg_current(pid_t self);
 
 /* Makes sure the session is this process's and usable, connecting when it
  * is not: 0, or -1 with errno (doc/cluster.md lists them: ELIBACC no
- * libpq, ECONNREFUSED no server, EROFS a standby, ENAMETOOLONG settings
- * too long, EACCES refused, ENOMEM) and a SWERVE_DEBUG line. */
+ * libpq, ECONNREFUSED no server, EKEYREJECTED authentication failed,
+ * EUSERS too many clients, ETIMEDOUT the deadline passed, EROFS a
+ * standby, EPROTO a pooler in transaction mode, ENAMETOOLONG settings too
+ * long, EACCES refused, ENOMEM) and a SWERVE_DEBUG line. */
 int scl_pg_open(pid_t self);
 
 /* Counts the sessions this process has had: it changes whenever one is
@@ -45,18 +75,31 @@ int scl_pg_alive(void);
 
 /* Runs SQL with NPARAMS parameters (binary when FORMATS says 1) and returns
  * its result, or NULL with errno: ENOENT when the schema is missing (run
- * swerve-claim db init), EACCES without its grants, ECONNRESET when the
- * session was lost (it is then closed), EIO for anything else.  The
- * caller PQclear()s the result. */
+ * swerve-claim db init), EACCES without its grants, EPROTO when a pooler
+ * moved the session, ECONNRESET when the session was lost (it is then
+ * closed), EIO for anything else.  The caller PQclear()s the result. */
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
                      const int *formats);
 
 /* The statements run on every claim, prepared once per session: parsing
  * and planning them each time would cost a tenth of the claim. */
-enum scl_pg_statement { SCL_PG_TRY, SCL_PG_WAIT, SCL_PG_RELEASE, SCL_PG_NSTATEMENTS };
+enum scl_pg_statement {
+    SCL_PG_TRY,
+    SCL_PG_WAIT,
+    SCL_PG_RELEASE,
+    SCL_PG_TOKEN,
+    SCL_PG_RELEASE_RECORDED, /* a hold whose token was issued (and recorded) */
+    SCL_PG_NSTATEMENTS
+};
 
 /* Runs prepared statement WHICH with NPARAMS text parameters: as
- * scl_pg_run(). */
+ * scl_pg_run().  Parameter 1 is the claim's id and 2 scl_pg_backend();
+ * SCL_PG_WAIT's 3rd the milliseconds to wait, SCL_PG_TOKEN's the epoch
+ * seconds the hold began.  Every one of them says NULL when it ran in
+ * another session than the one set up (a pooler): it then did nothing.
+ * A wait fails with ECANCELED, having perhaps not even started, when
+ * another thread wants the session: it gives the session up and queues
+ * again. */
 PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values);
 
 /* The connection itself (scl_pg_open() succeeded before). */

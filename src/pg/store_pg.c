@@ -21,10 +21,26 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A wait in the server's queue lasts at most this long before the session
- * is let go for a moment: other threads of the process need it to release
- * what they hold, or one of them could wait on another for ever. */
+/* A wait is one statement in the server's queue, so that pg_locks shows
+ * when it began (its waitstart) and the server hands the lock over the
+ * moment it is free; another thread that needs the session meanwhile
+ * cancels it (session.c).  Before PostgreSQL 14, which cannot check a
+ * waiting client (client_connection_check_interval), a wait is cut into
+ * slices of WAIT_SLICE_MS, so that a dead waiter's claims are freed at the
+ * end of one. */
 #define WAIT_SLICE_MS 250
+#define CHECKS_CLIENT_SINCE 140000
+/* lock_timeout's largest value: a wait for ever is cut into these. */
+#define WAIT_LONGEST_MS 2147483647LL
+/* How long past the deadline the server's lock_timeout may answer before
+ * the client cancels the wait itself: a cancel costs a connection. */
+#define WAIT_GRACE_NS (100 * 1000000LL)
+/* A try that does not wait still ends its round trips by then (a registry
+ * insert waits for a synchronous standby). */
+#define TRY_BOUND_NS (2 * 1000000000LL)
+/* token() waits this long for the database (a synchronous standby that is
+ * away), then fails with ETIMEDOUT. */
+#define TOKEN_BOUND_NS (10 * 1000000000LL)
 /* How often a handle retries while another handle of this process holds
  * the name (advisory locks are re-entrant in a session: the server would
  * say yes). */
@@ -32,8 +48,12 @@
 
 struct scl_key {
     int32_t id;               /* in swerve_claim.names; 0 until known */
+    unsigned id_generation;   /* the session it was looked up in: a failover
+                               * may have lost the row, and given the id to
+                               * another name since */
     unsigned held_generation; /* the session it holds the name in */
-    uint64_t token;           /* that hold's */
+    uint64_t token;           /* that hold's, 0 until asked for */
+    double since;             /* when the hold began, epoch seconds */
     size_t len;
     char name[];
 };
@@ -114,26 +134,6 @@ PGresult *scl_pg_run_named(const char *sql, const char *name, size_t len)
     return scl_pg_run(sql, 2, types, values, lengths, formats);
 }
 
-/* Runs SQL on the claim id ID: the result, or NULL. */
-static PGresult *run_on_id(const char *sql, int32_t id)
-{
-    char text[16];
-    const char *values[1] = { text };
-
-    snprintf(text, sizeof text, "%d", (int)id);
-    return scl_pg_run(sql, 1, NULL, values, NULL, NULL);
-}
-
-/* Runs the prepared statement WHICH on the claim id ID. */
-static PGresult *run_prepared_on_id(enum scl_pg_statement which, int32_t id)
-{
-    char text[16];
-    const char *values[1] = { text };
-
-    snprintf(text, sizeof text, "%d", (int)id);
-    return scl_pg_run_prepared(which, 1, values);
-}
-
 /* The value of the one-row RES as a number, 0 when NULL; RES is cleared. */
 static long long single_value(PGresult *res)
 {
@@ -157,8 +157,10 @@ static int resolve(struct scl_key *key, int create)
 {
     PGresult *res;
 
-    if (key->id != 0)
+    if (key->id != 0 && key->id_generation == scl_pg_generation())
         return 0;
+    key->id = 0;
+    key->id_generation = scl_pg_generation();
     /* Looked up first: INSERT ... ON CONFLICT would spend an id of the
      * sequence on every call, and a worker may make a handle per request. */
     for (int round = 0; round < 2 && key->id == 0; round++) {
@@ -181,49 +183,93 @@ static int resolve(struct scl_key *key, int create)
     return 0;
 }
 
+/* Runs the prepared statement WHICH on KEY in this session, with EXTRA
+ * as its third parameter when it takes one: the result, or NULL. */
+static PGresult *run_on_key(enum scl_pg_statement which, const struct scl_key *key, const char *extra)
+{
+    char id[16];
+    const char *values[3] = { id, scl_pg_backend(), extra };
+
+    snprintf(id, sizeof id, "%d", (int)key->id);
+    return scl_pg_run_prepared(which, extra != NULL ? 3 : 2, values);
+}
+
+/* The boolean the one-row RES says: 1 true, 0 false, -1 NULL (the
+ * statement ran in another session: EPROTO); RES is cleared. */
+static int single_boolean(PGresult *res)
+{
+    const struct scl_libpq *pq = scl_pg_libpq();
+    int r = pq->ntuples(res) != 1 || pq->getisnull(res, 0, 0) ? -1 : strcmp(pq->getvalue(res, 0, 0), "t") == 0;
+
+    pq->clear(res);
+    if (r < 0) {
+        scl_debug("PostgreSQL store: a statement ran in another server session than this one's: a pooler in "
+                  "transaction mode is in between (doc/cluster.md, PgBouncer)");
+        errno = EPROTO;
+    }
+    return r;
+}
+
 /* The statement that should have taken KEY failed: if it failed after the
  * grant, the session holds the lock all the same (session locks outlive a
- * rollback).  Gives it back; keeps errno. */
+ * rollback), and it can only have been this statement's (this process did
+ * not hold KEY before it).  Gives it back, in this session only; keeps
+ * errno. */
 static void undo_slipped_grant(const struct scl_key *key)
 {
     int err = errno;
+    char id[16];
+    const char *values[2] = { id, scl_pg_backend() };
     PGresult *res;
 
-    if (err != ECONNRESET && (res = run_on_id("SELECT swerve_claim.unlock_if_held($1)", key->id)) != NULL)
+    snprintf(id, sizeof id, "%d", (int)key->id);
+    if (err != ECONNRESET && err != EPROTO &&
+        (res = scl_pg_run("SELECT swerve_claim.unlock_if_held($1, $2)", 2, NULL, values, NULL, NULL)) != NULL)
         scl_pg_libpq()->clear(res);
     errno = err;
 }
 
-/* Ran SQL that hands back a token or NULL: 0 and the token, or -1 with
+/* Ran a statement that says whether KEY was granted: 0, or -1 with
  * EWOULDBLOCK (not granted) or the error.  Session locked. */
 static int take(struct scl_key *key, PGresult *res)
 {
-    long long token;
+    struct timespec now;
+    int granted;
 
     if (res == NULL) {
         undo_slipped_grant(key);
+        /* Cancelled: by another thread that needs the session (the wait
+         * starts again behind it), or at the deadline. */
+        if (errno == ECANCELED)
+            errno = scl_pg_cancelled() ? ETIMEDOUT : EWOULDBLOCK;
         return -1;
     }
-    if ((token = single_value(res)) <= 0) {
-        errno = EWOULDBLOCK;
+    if ((granted = single_boolean(res)) <= 0) {
+        if (granted == 0)
+            errno = EWOULDBLOCK;
         return -1;
     }
     if (held_add(key->id) != 0) {
-        PGresult *undo = run_prepared_on_id(SCL_PG_RELEASE, key->id);
+        int err = errno;
+        PGresult *undo = run_on_key(SCL_PG_RELEASE, key, NULL);
         if (undo != NULL)
             scl_pg_libpq()->clear(undo);
-        errno = ENOMEM;
+        errno = err;
         return -1;
     }
-    key->token = (uint64_t)token;
+    clock_gettime(CLOCK_REALTIME, &now);
+    key->since = (double)now.tv_sec + now.tv_nsec / 1e9;
+    key->token = 0;
     key->held_generation = scl_pg_generation();
     return 0;
 }
 
-/* The session, locked and open, and KEY's id: 0, or -1 (unlocked). */
-static int begin(struct scl_key *key, pid_t self, int create)
+/* The session, locked and open until DEADLINE, and KEY's id: 0, or -1
+ * (unlocked). */
+static int begin(struct scl_key *key, pid_t self, int create, int64_t deadline)
 {
     scl_pg_lock();
+    scl_pg_deadline(deadline);
     if (scl_pg_open(self) != 0 || resolve(key, create) != 0) {
         int err = errno;
         scl_pg_unlock();
@@ -242,30 +288,41 @@ static int finish(int r)
     return r;
 }
 
-static int pg_try_acquire(struct scl_key *key, pid_t self)
+/* Past the cap a grant would be given back at once: refused before it. */
+static int room_for_one_more(void)
 {
-    if (begin(key, self, 1) != 0)
+    if ((long)held.n < scl_settings()->max_names || held.generation != scl_pg_generation())
+        return 1;
+    scl_debug("PostgreSQL store: this process holds %zu names, SWERVE_CLAIM_MAX_NAMES: no more", held.n);
+    errno = ENOLCK;
+    return 0;
+}
+
+static int pg_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
+{
+    if (begin(key, self, 1, deadline == 0 ? scl_monotonic_ns() + TRY_BOUND_NS : deadline) != 0)
         return -1;
     if (held_here(key->id)) {
         errno = EWOULDBLOCK;
         return finish(-1);
     }
-    return finish(take(key, run_prepared_on_id(SCL_PG_TRY, key->id)));
+    if (!room_for_one_more())
+        return finish(-1);
+    return finish(take(key, run_on_key(SCL_PG_TRY, key, NULL)));
 }
 
 static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline < 0 ? WAIT_SLICE_MS * 1000000LL : deadline - scl_monotonic_ns();
-        char args[2][16];
-        const char *values[2] = { args[0], args[1] };
+        int64_t left = deadline < 0 ? INT64_MAX : deadline - scl_monotonic_ns(), slice_ms;
+        char wait_ms[16];
         int r;
 
         if (left <= 0) {
             errno = ETIMEDOUT;
             return -1;
         }
-        if (begin(key, self, 1) != 0)
+        if (begin(key, self, 1, deadline) != 0)
             return -1;
         if (held_here(key->id)) {
             /* Another handle of this process: only it can let go. */
@@ -274,11 +331,14 @@ static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
             nanosleep(&pause, NULL);
             continue;
         }
-        snprintf(args[0], sizeof args[0], "%d", (int)key->id);
+        if (!room_for_one_more())
+            return finish(-1);
+        slice_ms = scl_pg_server_version() >= CHECKS_CLIENT_SINCE ? WAIT_LONGEST_MS : WAIT_SLICE_MS;
         /* Rounded up: a wait never ends before its deadline. */
-        snprintf(args[1], sizeof args[1], "%d",
-                 (int)(left >= WAIT_SLICE_MS * 1000000LL ? WAIT_SLICE_MS : (left + 999999) / 1000000));
-        r = take(key, scl_pg_run_prepared(SCL_PG_WAIT, 2, values));
+        snprintf(wait_ms, sizeof wait_ms, "%lld",
+                 (long long)(left / 1000000 >= slice_ms ? slice_ms : (left + 999999) / 1000000));
+        scl_pg_deadline(deadline < 0 ? -1 : deadline + WAIT_GRACE_NS);
+        r = take(key, run_on_key(SCL_PG_WAIT, key, wait_ms));
         if (finish(r) == 0 || errno != EWOULDBLOCK)
             return r;
     }
@@ -291,36 +351,84 @@ static int pg_release(struct scl_key *key)
     scl_pg_lock();
     if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id))
         return finish(0); /* its session ended: so did the hold */
-    res = run_prepared_on_id(SCL_PG_RELEASE, key->id);
+    res = run_on_key(key->token != 0 ? SCL_PG_RELEASE_RECORDED : SCL_PG_RELEASE, key, NULL);
     if (res == NULL && errno != ECONNRESET)
         return finish(-1); /* still held: still in the table */
+    if (res != NULL && single_boolean(res) < 0)
+        return finish(-1);
     held_remove(key->id);
-    if (res != NULL)
-        scl_pg_libpq()->clear(res);
     return finish(0);
 }
 
 static int pg_available(const struct scl_key *ckey)
 {
     struct scl_key *key = (struct scl_key *)ckey; /* only its id is filled in */
+    char id[16];
+    const char *values[1] = { id };
     PGresult *res;
     int r;
 
-    if (begin(key, getpid(), 0) != 0)
+    if (begin(key, getpid(), 0, -1) != 0)
         return -1;
     if (key->id == 0)
         return finish(1); /* never registered: never claimed */
     if (held_here(key->id))
         return finish(0);
-    if ((res = run_on_id("SELECT swerve_claim.available($1)", key->id)) == NULL)
+    snprintf(id, sizeof id, "%d", (int)key->id);
+    if ((res = scl_pg_run("SELECT swerve_claim.available($1)", 1, NULL, values, NULL, NULL)) == NULL)
         return finish(-1);
     r = strcmp(scl_pg_libpq()->getvalue(res, 0, 0), "t") == 0;
     scl_pg_libpq()->clear(res);
     return finish(r);
 }
 
-static uint64_t pg_token(const struct scl_key *key)
+/* Issued on the first call of a hold, in the holding session: an
+ * acquire that never asks for one pays no WAL flush (the sequence's, once
+ * every 32 values) and never waits for a synchronous standby.  0 with
+ * errno when it cannot be had; session locked. */
+static uint64_t issue_token(struct scl_key *key)
 {
+    const struct scl_libpq *pq;
+    char since[32];
+    PGresult *res;
+    long long token;
+
+    if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id)) {
+        errno = ECONNRESET; /* its session ended: so did the hold */
+        return 0;
+    }
+    snprintf(since, sizeof since, "%.6f", key->since);
+    if ((res = run_on_key(SCL_PG_TOKEN, key, since)) == NULL)
+        return 0;
+    pq = scl_pg_libpq();
+    if (pq->ntuples(res) != 1 || pq->getisnull(res, 0, 0)) {
+        single_boolean(res); /* says why, and sets EPROTO */
+        return 0;
+    }
+    token = single_value(res);
+    if (scl_pg_cancelled()) {
+        /* Committed here, but perhaps not on the synchronous standby: a
+         * failover could hand it out again. */
+        scl_debug("PostgreSQL store: no token: the database waited too long for its synchronous standby");
+        errno = ETIMEDOUT;
+        return 0;
+    }
+    return (uint64_t)token;
+}
+
+static uint64_t pg_token(const struct scl_key *ckey)
+{
+    struct scl_key *key = (struct scl_key *)ckey; /* the token is cached in it */
+    int err;
+
+    if (key->token != 0)
+        return key->token;
+    scl_pg_lock();
+    scl_pg_deadline(scl_monotonic_ns() + TOKEN_BOUND_NS);
+    key->token = issue_token(key);
+    err = errno;
+    scl_pg_unlock();
+    errno = err;
     return key->token;
 }
 
@@ -392,4 +500,5 @@ const struct scl_store_ops scl_store_pg = {
     .end_holder = scl_pg_end_holder,
     .init = scl_pg_init,
     .keep_across_exec = scl_pg_keep_across_exec,
+    .reason = scl_pg_reason,
 };

@@ -111,10 +111,11 @@ static int join(const char *server)
 /* What the child tells the tool when it does not get as far as running
  * the command (nothing, when the exec succeeds: the pipe just closes). */
 struct outcome {
-    int stage; /* STAGE_CLAIM: no claim; STAGE_EXEC: the exec failed */
+    int stage; /* STAGE_CLAIM: no claim; STAGE_TOKEN: no token (a database
+                * that cannot issue one in time); STAGE_EXEC: the exec failed */
     int err;
 };
-enum { STAGE_CLAIM, STAGE_EXEC };
+enum { STAGE_CLAIM, STAGE_TOKEN, STAGE_EXEC };
 
 struct holder_seen {
     const char *name;
@@ -205,12 +206,13 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     for (size_t i = 0; i < sizeof own_signals / sizeof own_signals[0]; i++)
         sigaction(own_signals[i], &inherited[i], NULL);
     if (swerve_claim_acquire(claim, wait) != NULL) {
+        uint64_t issued = swerve_claim_token(claim);
         char token[24];
-        snprintf(token, sizeof token, "%llu", (unsigned long long)swerve_claim_token(claim));
-        if (setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0 &&
+        snprintf(token, sizeof token, "%llu", (unsigned long long)issued);
+        o.stage = issued == 0 ? STAGE_TOKEN : STAGE_EXEC;
+        if (issued != 0 && setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0 &&
             (scl_store()->keep_across_exec == NULL || scl_store()->keep_across_exec() == 0))
             execvp(command[0], command);
-        o.stage = STAGE_EXEC;
     }
     o.err = errno;
     (void)!write(report, &o, sizeof o);
@@ -347,8 +349,9 @@ int tool_run(int argc, char **argv)
         return leave(claim, pid, reaped < 0 ? TOOL_FAILURE : status_of(status));
     if (o.stage == STAGE_CLAIM && (o.err == EWOULDBLOCK || o.err == ETIMEDOUT))
         return leave(claim, pid, conflict); /* quiet, as flock(1) is: cron mails what it says */
-    if (o.stage == STAGE_CLAIM) {
-        tool_error("taking '%s': %s", swerve_claim_name(claim), strerror(o.err));
+    if (o.stage != STAGE_EXEC) {
+        tool_error("%s '%s': %s", o.stage == STAGE_CLAIM ? "taking" : "getting the fencing token of",
+                   swerve_claim_name(claim), strerror(o.err));
         return leave(claim, pid, TOOL_FAILURE);
     }
     tool_error("%s: %s", argv[optind], strerror(o.err));
