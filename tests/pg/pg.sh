@@ -216,7 +216,7 @@ check "restart: the token still grows ($before, then $after)" test "${after:-0}"
 standby=$PG_DIR/standby
 standby_port=$(free_port)
 if pg_as_postgres env PGPASSWORD="$(cat "$PG_DIR/pw")" "$pg_bin/pg_basebackup" -h 127.0.0.1 -p "$PG_PORT" \
-        -U postgres -D "$standby" -R -X stream >/dev/null 2>&1 &&
+        -U postgres -D "$standby" -R -X stream -c fast >/dev/null 2>&1 &&
     pg_as_postgres "$pg_bin/pg_ctl" -D "$standby" -l "$PG_DIR/standby.log" -w -t 30 \
         -o "-p $standby_port -k $PG_DIR -c listen_addresses=127.0.0.1" start >/dev/null; then
     SWERVE_CLAIM_STORE=${SCL_PG_URL/:$PG_PORT/:$standby_port}?target_session_attrs=any \
