@@ -25,9 +25,9 @@
  *                       then a third process must find NAME free: says
  *                       "timeouts T grants G leaks L", exit 1 at the first
  *                       leak
- *   contend NAME SECONDS HOLD_MS
- *                       for SECONDS (at most 2,000 tries): try NAME once,
- *                       and when taken say "held BEGIN_NS END_NS" (from
+ *   contend NAME SECONDS HOLD_MS [WAIT]
+ *                       for SECONDS (at most 2,000 tries): acquire(NAME,
+ *                       WAIT) (default 0: try once), and when taken say "held BEGIN_NS END_NS" (from
  *                       acquire's return to just before release, a part
  *                       of the real hold), holding it HOLD_MS; else say
  *                       "failed ERRNO-NAME"; 2 ms between tries; "done"
@@ -282,13 +282,13 @@ static int slip(const char *name, int rounds)
     return leaks > 0;
 }
 
-static int contend(const char *name, double seconds, int hold_ms)
+static int contend(const char *name, double seconds, int hold_ms, double wait)
 {
     struct swerve_claim *c = claim(name);
     double end = monotonic_ms() + seconds * 1e3;
 
     for (int i = 0; i < 2000 && monotonic_ms() < end; i++) {
-        if (api.acquire(c, 0.0) == c) {
+        if (api.acquire(c, wait) == c) {
             long long begin = realtime_ns();
             usleep((useconds_t)hold_ms * 1000);
             say("held %lld %lld", begin, realtime_ns());
@@ -504,8 +504,8 @@ int main(int argc, char **argv)
         return close_fds(argv[2]);
     if (argc == 4 && strcmp(argv[1], "slip") == 0)
         return slip(argv[2], atoi(argv[3]));
-    if (argc == 5 && strcmp(argv[1], "contend") == 0)
-        return contend(argv[2], atof(argv[3]), atoi(argv[4]));
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "contend") == 0)
+        return contend(argv[2], atof(argv[3]), atoi(argv[4]), argc == 6 ? atof(argv[5]) : 0.0);
     if (argc == 4 && strcmp(argv[1], "many") == 0)
         return many(argv[2], atoi(argv[3]));
     if (argc == 4 && strcmp(argv[1], "hold-wait") == 0)
