@@ -52,6 +52,33 @@ if [ -n "$libpq" ] && unshare -m true 2>/dev/null; then
     check "no libpq: ELIBACC, and the host runs on" grep -qx "failed ELIBACC" "$work/nolibpq"
 fi
 
+# ---- what the database says reaches the caller: an errno for each
+# reason, and the tools print the server's own words
+password=$(cat "$PG_DIR/pw")
+wrong_url=${SCL_PG_URL/:$password@/:wrong@}
+# grep -q, and the file shown when it does not match (or, lacks, does).
+has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+SWERVE_CLAIM_STORE=$wrong_url "${under_shim[@]}" "$helper" take x 0 >"$work/wrong-password" 2>&1
+check "a wrong password: EKEYREJECTED" has "^failed EKEYREJECTED$" "$work/wrong-password"
+SWERVE_CLAIM_STORE=${SCL_PG_URL/:$password@/@} PGPASSFILE=$work/no-such-file \
+    env -u PGPASSWORD "${under_shim[@]}" "$helper" take x 0 >"$work/no-password" 2>&1
+check "no password: EKEYREJECTED" has "^failed EKEYREJECTED$" "$work/no-password"
+pg_sql "CREATE ROLE limited LOGIN PASSWORD '$password' CONNECTION LIMIT 1" &&
+    pg_sql "GRANT swerve_claim_user TO limited"
+"$pg_bin/psql" -qAtX "${SCL_PG_URL/\/\/app:/\/\/limited:}" -c "SELECT 'in'" -c "SELECT pg_sleep(30)" \
+    >"$work/limited.psql" 2>&1 &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q in "$work/limited.psql" && break; sleep 0.05; done
+SWERVE_CLAIM_STORE=${SCL_PG_URL/\/\/app:/\/\/limited:} "${under_shim[@]}" "$helper" take x 0 >"$work/too-many" 2>&1
+check "a role at its CONNECTION LIMIT: EUSERS" has "^failed EUSERS$" "$work/too-many"
+kill -9 "${server_pids[-1]}"
+wait "${server_pids[-1]}" 2>/dev/null
+SWERVE_CLAIM_STORE=$wrong_url "$tool" list >/dev/null 2>"$work/list-wrong-password"
+check "list with a wrong password: exit status non-zero" test $? -ne 0
+check "list with a wrong password: prints the server's message" \
+    has "password authentication failed" "$work/list-wrong-password"
+
 check "a host that closes every descriptor: the session is dropped, never written to; claims go on" \
     timeout 20 "${under_shim[@]}" "$helper" close-fds closer
 check "a grant that slips in as a timed wait ends does not leak (200 races)" \
@@ -70,6 +97,19 @@ check "hostile role: cannot choose an id" refused "INSERT INTO swerve_claim.name
     OVERRIDING SYSTEM VALUE VALUES (999999, 'default', 'planted')"
 check "hostile role: cannot delete names" refused "DELETE FROM swerve_claim.names"
 check "hostile role: cannot rewind tokens" refused "SELECT setval('swerve_claim.tokens', 1)"
+# NULL arguments: an error, and no lock taken (nor a token handed out).
+"${under_shim[@]}" "$helper" take nulls 0 >/dev/null
+nulls_id=$(pg_sql "SELECT id FROM swerve_claim.names WHERE scope = 'default' AND name = 'nulls'")
+check "acquire_within(claim, wait_ms, backend) exists" \
+    test "$(pg_sql "SELECT to_regprocedure('swerve_claim.acquire_within(integer,integer,integer)') IS NOT NULL")" = t
+"$pg_bin/psql" -AtX "$SCL_PG_URL" -c "SELECT swerve_claim.acquire_within(NULL, NULL, NULL)" \
+    -c "SELECT swerve_claim.acquire_within($nulls_id, NULL, pg_backend_pid())" \
+    -c "SELECT 'locks ' || count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1398231638 \
+        AND pid = pg_backend_pid()" >"$work/nulls" 2>"$work/nulls.err"
+check "hostile role: acquire_within with NULL arguments raises an error, twice" \
+    test "$(grep -c ERROR "$work/nulls.err")" -eq 2
+check "(not for want of the function)" lacks "does not exist" "$work/nulls.err"
+check "(and takes no lock, nor returns anything)" bash -c "[ \"\$(cat '$work/nulls')\" = 'locks 0' ]"
 check "hostile role: unlocking another session's claim does nothing" \
     test "$(as_app "SELECT pg_advisory_unlock(1398231638, $guarded_id)" 2>/dev/null)" = f
 "${under_shim[@]}" "$helper" take guarded 0 >"$work/guarded.taker"
@@ -81,11 +121,7 @@ kill -9 "${server_pids[-1]}"
 # need no privilege, so a session that can connect can take every id of
 # the key space, those of names registered later too, and keep them; and
 # it can name itself as the library names its sessions.
-password=$(cat "$PG_DIR/pw")
 pg_sql "CREATE ROLE intruder LOGIN PASSWORD '$password'"
-# grep -q, and the file shown when it does not match (or, lacks, does).
-has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
-lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
 # Takes ids 1 to $2 in database URL $1 and keeps its session; $squatter is
 # its pid, $work/squat.$3 says how many it took (nothing when it could not
 # connect).
@@ -160,6 +196,84 @@ check "release --force of a member: its pid and host as what it says" \
 check "(not as fact)" lacks "of process 1 on web1\.prod" "$work/member.release"
 kill -9 "${server_pids[-1]}" 2>/dev/null
 
+# ---- the cap on names one process holds: ENOLCK past it, and the
+# database usable for everyone meanwhile
+many() { # OUTPUT ENV... -- holds, as the helper's "many", until killed
+    local out=$1
+    shift
+    env "$@" LD_PRELOAD="$preload" "$helper" many cap "$count" >"$out" &
+    server_pids+=($!)
+    for _ in $(seq 600); do grep -q ready "$out" && return 0; sleep 0.05; done
+    return 1
+}
+count=1001 many "$work/cap.default" -u SWERVE_CLAIM_MAX_NAMES
+echo "cap, by default: $(tr '\n' ' ' <"$work/cap.default")"
+check "cap: 1000 names by default" has "^held 1000$" "$work/cap.default"
+check "cap: the 1001st acquire fails with ENOLCK" has "^failed ENOLCK$" "$work/cap.default"
+check "cap: a new superuser connection works while a holder holds all it can" test "$(pg_sql "SELECT 1")" = 1
+kill -9 "${server_pids[-1]}"
+wait "${server_pids[-1]}" 2>/dev/null
+count=51 many "$work/cap.50" SWERVE_CLAIM_MAX_NAMES=50
+check "cap: SWERVE_CLAIM_MAX_NAMES=50: 50 names" has "^held 50$" "$work/cap.50"
+check "cap: SWERVE_CLAIM_MAX_NAMES=50: the 51st fails with ENOLCK" has "^failed ENOLCK$" "$work/cap.50"
+kill -9 "${server_pids[-1]}"
+wait "${server_pids[-1]}" 2>/dev/null
+
+# ---- a dead waiter: a process holds X and waits for ever for Y, which
+# another holds; SIGKILLed, its X is free for the next within 100 ms
+"${under_shim[@]}" "$helper" hold dead-y >"$work/dead-y" &
+y_holder=$!
+server_pids+=($y_holder)
+for _ in $(seq 100); do grep -q held "$work/dead-y" && break; sleep 0.05; done
+figures=() slow=0
+for round in 1 2 3 4 5; do
+    "${under_shim[@]}" "$helper" hold-wait dead-x dead-y >"$work/dead.$round" &
+    waiter=$!
+    server_pids+=($waiter)
+    for _ in $(seq 100); do grep -q waiting "$work/dead.$round" && break; sleep 0.05; done
+    "${under_shim[@]}" "$helper" take dead-x 5 >"$work/dead.taker.$round" &
+    taker=$!
+    # anywhere in the server's wait, not at one point of it
+    sleep "0.$((300 + round * 53 % 250))"
+    killed_at=$(now_ns)
+    kill -9 "$waiter"
+    wait "$waiter" "$taker" 2>/dev/null
+    took_at=$(awk '/^took/ { print $3 }' "$work/dead.taker.$round")
+    ms=$(( (${took_at:-$((killed_at + 9999000000))} - killed_at) / 1000000 ))
+    figures+=("$ms")
+    [ "$ms" -lt 100 ] || slow=$((slow + 1))
+done
+kill -9 "$y_holder"
+wait "$y_holder" 2>/dev/null
+echo "dead waiter: its claim taken ${figures[*]} ms after the SIGKILL"
+check "dead waiter: its claim free within 100 ms, 5 times in 5 (${figures[*]} ms)" test "$slow" -eq 0
+
+# ---- threads: one waits in acquire(3.0) for a name another process
+# holds; the other's calls on other names do not queue behind it
+"${under_shim[@]}" "$helper" hold thread-busy >"$work/thread-busy" &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q held "$work/thread-busy" && break; sleep 0.05; done
+timeout 30 "${under_shim[@]}" "$helper" threads thread-busy thread 20 >"$work/threads" 2>&1
+echo "threads: $(tr '\n' ' ' <"$work/threads")"
+check "threads: 20 acquire+release pairs while another thread waits" has "^pairs 20 " "$work/threads"
+check "threads: every call under 150 ms (the slowest: $(awk '/^pairs/ { print $4 }' "$work/threads") ms)" \
+    awk '/^pairs/ { found = 1; slow = $4 >= 150 } END { exit !found || slow }' "$work/threads"
+check "threads: the waiting thread's acquire(3.0) ends with ETIMEDOUT" has "^waiter ETIMEDOUT " "$work/threads"
+kill -9 "${server_pids[-1]}"
+wait "${server_pids[-1]}" 2>/dev/null
+
+# ---- tokens are taken when asked for, and only then
+last_token() { pg_sql "SELECT last_value FROM swerve_claim.tokens"; }
+before=$(last_token)
+check "100 acquire+release pairs" "${under_shim[@]}" "$helper" pairs lazy 100
+after=$(last_token)
+check "lazy tokens: 100 pairs without token() leave the sequence alone ($before, then $after)" \
+    test "$before" = "$after"
+"${under_shim[@]}" "$helper" token-twice lazy >"$work/lazy"
+read -r _ a b c <"$work/lazy"
+check "lazy tokens: token() twice in one hold, the same ($a, $b)" test "${a:-0}" -gt 0 -a "${a:-0}" = "${b:-}"
+check "lazy tokens: the next hold's is greater ($c)" test "${c:-0}" -gt "${a:-0}"
+
 # ---- a holder's end
 "${under_shim[@]}" "$helper" hold killed >"$work/killed" &
 holder=$!
@@ -216,7 +330,7 @@ check "restart: the token still grows ($before, then $after)" test "${after:-0}"
 standby=$PG_DIR/standby
 standby_port=$(free_port)
 if pg_as_postgres env PGPASSWORD="$(cat "$PG_DIR/pw")" "$pg_bin/pg_basebackup" -h 127.0.0.1 -p "$PG_PORT" \
-        -U postgres -D "$standby" -R -X stream >/dev/null 2>&1 &&
+        -U postgres -D "$standby" -R -X stream -c fast >/dev/null 2>&1 &&
     pg_as_postgres "$pg_bin/pg_ctl" -D "$standby" -l "$PG_DIR/standby.log" -w -t 30 \
         -o "-p $standby_port -k $PG_DIR -c listen_addresses=127.0.0.1" start >/dev/null; then
     SWERVE_CLAIM_STORE=${SCL_PG_URL/:$PG_PORT/:$standby_port}?target_session_attrs=any \

@@ -25,12 +25,48 @@
  *                       then a third process must find NAME free: says
  *                       "timeouts T grants G leaks L", exit 1 at the first
  *                       leak
+ *   contend NAME SECONDS HOLD_MS [WAIT]
+ *                       for SECONDS (at most 2,000 tries): acquire(NAME,
+ *                       WAIT) (default 0: try once), and when taken say "held BEGIN_NS END_NS" (from
+ *                       acquire's return to just before release, a part
+ *                       of the real hold), holding it HOLD_MS; else say
+ *                       "failed ERRNO-NAME"; 2 ms between tries; "done"
+ *   many PREFIX COUNT   take PREFIX-0, PREFIX-1, ... until one fails or
+ *                       COUNT are held: say "held N", then "failed
+ *                       ERRNO-NAME" (or "failed none"), then "ready"; hold
+ *                       them 60 s (the test SIGKILLs this process)
+ *   hold-wait HELD WANTED
+ *                       take HELD, say "held", then wait for WANTED for
+ *                       ever: say "waiting" first (the test SIGKILLs it)
+ *   threads BUSY PREFIX PAIRS
+ *                       take and release PREFIX-0 .. PREFIX-(PAIRS-1) once
+ *                       (not timed); then one thread waits acquire(BUSY,
+ *                       3.0) (another process holds BUSY) while this one,
+ *                       200 ms in, times each call of PAIRS acquire(0) +
+ *                       release pairs on those names: say "pairs N max_ms
+ *                       M" (M the slowest single call, in ms, 3 decimals),
+ *                       then "waiter ERRNO-NAME MS" (or "waiter took MS")
+ *   pairs NAME COUNT    COUNT acquire(0) + release pairs, token() never
+ *                       called: say "pairs N" or "failed ERRNO-NAME at I"
+ *   token-twice NAME    take NAME, token() twice, release, take it again,
+ *                       token(): say "tokens A B C"
+ *   tokens NAME SECONDS for SECONDS (at most 100,000 rounds): acquire(5),
+ *                       token(), release; say "token T" as each is had
+ *                       (0: "failed-token ERRNO-NAME", and stop; a failed
+ *                       acquire: "failed ERRNO-NAME", and stop); "done N"
+ *   timed NAME SECONDS [token]
+ *                       acquire(NAME, SECONDS): say "acquired MS" or
+ *                       "failed ERRNO-NAME MS"; then with "token" and held:
+ *                       "token T MS" or "token-failed ERRNO-NAME MS" (MS:
+ *                       that call's time, monotonic)
  */
 #define _GNU_SOURCE 1 /* strerrorname_np */
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,6 +85,14 @@ static long long realtime_ns(void)
 
     clock_gettime(CLOCK_REALTIME, &ts);
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static double monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -238,6 +282,210 @@ static int slip(const char *name, int rounds)
     return leaks > 0;
 }
 
+static int contend(const char *name, double seconds, int hold_ms, double wait)
+{
+    struct swerve_claim *c = claim(name);
+    double end = monotonic_ms() + seconds * 1e3;
+
+    for (int i = 0; i < 2000 && monotonic_ms() < end; i++) {
+        if (api.acquire(c, wait) == c) {
+            long long begin = realtime_ns();
+            usleep((useconds_t)hold_ms * 1000);
+            say("held %lld %lld", begin, realtime_ns());
+            api.release(c);
+        } else {
+            say("failed %s", strerrorname_np(errno));
+        }
+        usleep(2000);
+    }
+    say("done");
+    return 0;
+}
+
+static int many(const char *prefix, int count)
+{
+    int n = 0, err = 0;
+
+    for (; n < count; n++) {
+        char name[64];
+        struct swerve_claim *c;
+
+        snprintf(name, sizeof name, "%s-%d", prefix, n);
+        c = claim(name);
+        if (api.acquire(c, 0.0) == NULL) {
+            err = errno;
+            break;
+        }
+        /* never freed: the process holds them all until it is killed */
+    }
+    say("held %d", n);
+    say("failed %s", n < count ? strerrorname_np(err) : "none");
+    say("ready");
+    sleep(60);
+    return 1;
+}
+
+static int hold_wait(const char *held, const char *wanted)
+{
+    struct swerve_claim *c = claim(held), *w = claim(wanted);
+
+    if (api.acquire(c, 0.0) == NULL) {
+        say("failed %s", strerrorname_np(errno));
+        return 1;
+    }
+    say("held");
+    say("waiting");
+    if (api.acquire(w, INFINITY) == NULL)
+        say("failed %s", strerrorname_np(errno));
+    else
+        say("took");
+    return 1;
+}
+
+struct waiter {
+    const char *name;
+    int err;
+    double ms;
+};
+
+static void *wait_busy(void *arg)
+{
+    struct waiter *w = arg;
+    struct swerve_claim *c = claim(w->name);
+    double start = monotonic_ms();
+
+    w->err = api.acquire(c, 3.0) == NULL ? errno : 0;
+    w->ms = monotonic_ms() - start;
+    api.free(c);
+    return NULL;
+}
+
+static int threads(const char *busy, const char *prefix, int pairs)
+{
+    struct swerve_claim *cs[64];
+    struct waiter w = { busy, 0, 0 };
+    pthread_t waiter;
+    double slowest = 0;
+    int n = 0;
+
+    if (pairs > 64)
+        pairs = 64;
+    for (int i = 0; i < pairs; i++) {
+        char name[64];
+
+        snprintf(name, sizeof name, "%s-%d", prefix, i);
+        cs[i] = claim(name);
+        /* registered, and the session open, before anything is timed */
+        if (api.acquire(cs[i], 0.0) != cs[i] || api.release(cs[i]) != 0) {
+            say("failed %s", strerrorname_np(errno));
+            return 1;
+        }
+    }
+    if (pthread_create(&waiter, NULL, wait_busy, &w) != 0)
+        return 1;
+    usleep(200000);
+    for (; n < pairs; n++) {
+        double t0 = monotonic_ms(), t1, t2;
+        int ok = api.acquire(cs[n], 0.0) == cs[n];
+
+        t1 = monotonic_ms();
+        ok = ok && api.release(cs[n]) == 0;
+        t2 = monotonic_ms();
+        slowest = fmax(slowest, fmax(t1 - t0, t2 - t1));
+        if (!ok) {
+            say("failed %s at %d", strerrorname_np(errno), n);
+            break;
+        }
+    }
+    say("pairs %d max_ms %.3f", n, slowest);
+    pthread_join(waiter, NULL);
+    if (w.err)
+        say("waiter %s %.0f", strerrorname_np(w.err), w.ms);
+    else
+        say("waiter took %.0f", w.ms);
+    return n < pairs;
+}
+
+static int pairs(const char *name, int count)
+{
+    struct swerve_claim *c = claim(name);
+
+    for (int i = 0; i < count; i++)
+        if (api.acquire(c, 0.0) != c || api.release(c) != 0) {
+            say("failed %s at %d", strerrorname_np(errno), i);
+            return 1;
+        }
+    say("pairs %d", count);
+    return 0;
+}
+
+static int token_twice(const char *name)
+{
+    struct swerve_claim *c = claim(name);
+    unsigned long long a, b, t;
+
+    if (api.acquire(c, 0.0) != c) {
+        say("failed %s", strerrorname_np(errno));
+        return 1;
+    }
+    a = api.token(c);
+    b = api.token(c);
+    api.release(c);
+    if (api.acquire(c, 0.0) != c) {
+        say("failed %s", strerrorname_np(errno));
+        return 1;
+    }
+    t = api.token(c);
+    say("tokens %llu %llu %llu", a, b, t);
+    return 0;
+}
+
+static int tokens(const char *name, double seconds)
+{
+    struct swerve_claim *c = claim(name);
+    double end = monotonic_ms() + seconds * 1e3;
+    int n = 0;
+
+    for (; n < 100000 && monotonic_ms() < end; n++) {
+        unsigned long long t;
+
+        if (api.acquire(c, 5.0) != c) {
+            say("failed %s", strerrorname_np(errno));
+            return 1;
+        }
+        if ((t = api.token(c)) == 0) {
+            say("failed-token %s", strerrorname_np(errno));
+            return 1;
+        }
+        say("token %llu", t);
+        api.release(c);
+    }
+    say("done %d", n);
+    return 0;
+}
+
+static int timed(const char *name, double seconds, int with_token)
+{
+    struct swerve_claim *c = claim(name);
+    double start = monotonic_ms();
+    unsigned long long t;
+
+    if (api.acquire(c, seconds) != c) {
+        say("failed %s %.0f", strerrorname_np(errno), monotonic_ms() - start);
+        return 1;
+    }
+    say("acquired %.0f", monotonic_ms() - start);
+    if (!with_token)
+        return 0;
+    start = monotonic_ms();
+    if ((t = api.token(c)) == 0) {
+        say("token-failed %s %.0f", strerrorname_np(errno), monotonic_ms() - start);
+        return 1;
+    }
+    say("token %llu %.0f", t, monotonic_ms() - start);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (!swerve_claim_load(&api) || api.token == NULL) {
@@ -256,6 +504,23 @@ int main(int argc, char **argv)
         return close_fds(argv[2]);
     if (argc == 4 && strcmp(argv[1], "slip") == 0)
         return slip(argv[2], atoi(argv[3]));
-    fprintf(stderr, "usage: pg_helper hold|take|fork-holder|close-fds|slip ...\n");
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "contend") == 0)
+        return contend(argv[2], atof(argv[3]), atoi(argv[4]), argc == 6 ? atof(argv[5]) : 0.0);
+    if (argc == 4 && strcmp(argv[1], "many") == 0)
+        return many(argv[2], atoi(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "hold-wait") == 0)
+        return hold_wait(argv[2], argv[3]);
+    if (argc == 5 && strcmp(argv[1], "threads") == 0)
+        return threads(argv[2], argv[3], atoi(argv[4]));
+    if (argc == 4 && strcmp(argv[1], "pairs") == 0)
+        return pairs(argv[2], atoi(argv[3]));
+    if (argc == 3 && strcmp(argv[1], "token-twice") == 0)
+        return token_twice(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "tokens") == 0)
+        return tokens(argv[2], atof(argv[3]));
+    if ((argc == 4 || (argc == 5 && strcmp(argv[4], "token") == 0)) && strcmp(argv[1], "timed") == 0)
+        return timed(argv[2], atof(argv[3]), argc == 5);
+    fprintf(stderr, "usage: pg_helper hold|take|retake|fork-holder|close-fds|slip|contend|many|hold-wait|threads|"
+                    "pairs|token-twice|tokens|timed ...\n");
     return 2;
 }
