@@ -9,11 +9,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 SCL_HOT static struct scl_settings settings = {
-    .base_dir = "/tmp", .claim_dir = "", .scope = "default", .max_names = SCL_MAX_NAMES_DEFAULT, .pg_env = ""
+    .base_dir = "/tmp", .claim_dir = "", .scope = "default", .max_names = SCL_MAX_NAMES_DEFAULT, .pg_env = "", .pooler = ""
 };
 SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
 /* Copies of what the environment set (a host may overwrite its
@@ -21,8 +20,6 @@ SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
 static char copies[2 * PATH_MAX];
 static char store_copy[SCL_STORE_MAX + 1], scope_copy[SCL_SCOPE_MAX + 1];
 static char pg_env_copy[SCL_PG_ENV_MAX];
-
-extern char **environ;
 
 static const char *first_set(const char *a, const char *b)
 {
@@ -42,21 +39,65 @@ static const char *take(char **free_space)
     return copy;
 }
 
+/* libpq's environment variables and the connection keyword each stands
+ * for (libpq's "Environment Variables"; those without a keyword, such as
+ * PGSERVICEFILE, cannot be passed on).  A fixed table rather than libpq's
+ * PQconndefaults(): that one takes a lock of libpq's, which the child of
+ * a threaded fork may find held for ever. */
+static const struct {
+    const char *env, *keyword;
+} pg_variables[] = {
+    { "PGHOST", "host" },
+    { "PGHOSTADDR", "hostaddr" },
+    { "PGPORT", "port" },
+    { "PGDATABASE", "dbname" },
+    { "PGUSER", "user" },
+    { "PGPASSWORD", "password" },
+    { "PGPASSFILE", "passfile" },
+    { "PGCHANNELBINDING", "channel_binding" },
+    { "PGSERVICE", "service" },
+    { "PGOPTIONS", "options" },
+    { "PGAPPNAME", "application_name" },
+    { "PGSSLMODE", "sslmode" },
+    { "PGREQUIRESSL", "requiressl" },
+    { "PGSSLCOMPRESSION", "sslcompression" },
+    { "PGSSLCERT", "sslcert" },
+    { "PGSSLKEY", "sslkey" },
+    { "PGSSLROOTCERT", "sslrootcert" },
+    { "PGSSLCRL", "sslcrl" },
+    { "PGSSLCRLDIR", "sslcrldir" },
+    { "PGSSLSNI", "sslsni" },
+    { "PGREQUIREPEER", "requirepeer" },
+    { "PGSSLMINPROTOCOLVERSION", "ssl_min_protocol_version" },
+    { "PGSSLMAXPROTOCOLVERSION", "ssl_max_protocol_version" },
+    { "PGGSSENCMODE", "gssencmode" },
+    { "PGKRBSRVNAME", "krbsrvname" },
+    { "PGGSSLIB", "gsslib" },
+    { "PGCONNECT_TIMEOUT", "connect_timeout" },
+    { "PGCLIENTENCODING", "client_encoding" },
+    { "PGTARGETSESSIONATTRS", "target_session_attrs" },
+};
+
 /* libpq's own variables, which libpq would otherwise read from the
  * environment of whichever process connects: a worker's may have been
- * wiped.  Not in a secure-execution process (secure_getenv's rule). */
+ * wiped.  Kept as keyword and value, one after the other. */
 static void load_pg_env(void)
 {
     size_t used = 0;
 
-    if (getauxval(AT_SECURE) != 0)
-        return;
-    for (char **e = environ; e != NULL && *e != NULL; e++) {
-        size_t len = strlen(*e);
-        if (strncmp(*e, "PG", 2) != 0 || strchr(*e, '=') == NULL || used + len + 2 > sizeof pg_env_copy)
+    for (size_t i = 0; i < sizeof pg_variables / sizeof pg_variables[0]; i++) {
+        const char *value = secure_getenv(pg_variables[i].env);
+        size_t klen = strlen(pg_variables[i].keyword), vlen;
+        if (value == NULL)
             continue;
-        memcpy(pg_env_copy + used, *e, len + 1);
-        used += len + 1;
+        vlen = strlen(value);
+        if (used + klen + vlen + 3 > sizeof pg_env_copy) {
+            settings.store_error = ENAMETOOLONG; /* never connect without it */
+            break;
+        }
+        memcpy(pg_env_copy + used, pg_variables[i].keyword, klen + 1);
+        memcpy(pg_env_copy + used + klen + 1, value, vlen + 1);
+        used += klen + vlen + 2;
     }
     pg_env_copy[used] = '\0';
     settings.pg_env = pg_env_copy;
@@ -68,7 +109,7 @@ static void load_pg_env(void)
 static void load_store(void)
 {
     const char *store = secure_getenv("SWERVE_CLAIM_STORE"), *scope = secure_getenv("SWERVE_CLAIM_SCOPE");
-    const char *max_names = secure_getenv("SWERVE_CLAIM_MAX_NAMES");
+    const char *max_names = secure_getenv("SWERVE_CLAIM_MAX_NAMES"), *pooler = secure_getenv("SWERVE_CLAIM_POOLER");
 
     if (store == NULL || *store == '\0')
         return;
@@ -87,6 +128,7 @@ static void load_store(void)
         if (*end == '\0' && n > 0)
             settings.max_names = n;
     }
+    settings.pooler = pooler != NULL && strcmp(pooler, "session") == 0 ? "session" : "";
     load_pg_env();
 }
 

@@ -27,11 +27,14 @@ struct scl_settings {
                             * PostgreSQL store is still the one in use) */
     long max_names;        /* SWERVE_CLAIM_MAX_NAMES: how many names one
                             * process may hold in the PostgreSQL store */
-    const char *pg_env;    /* libpq's variables (PG...) as the master's
-                            * environment set them, "NAME=value" strings
-                            * one after another, ending with an empty one:
-                            * a server that wipes its workers' environment
+    const char *pg_env;    /* libpq's variables (PGPASSFILE...) as the
+                            * master's environment set them, as connection
+                            * keywords: keyword, value, keyword, value...
+                            * each NUL-terminated, then an empty string.  A
+                            * server that wipes its workers' environment
                             * (php-fpm's clear_env) must not lose them */
+    const char *pooler;    /* SWERVE_CLAIM_POOLER: "session" when a pooler
+                            * in between is declared a session pooler */
 };
 
 /* The longest SWERVE_CLAIM_STORE and SWERVE_CLAIM_SCOPE taken. */
@@ -42,7 +45,7 @@ struct scl_settings {
  * connection, 100 connections), past which it refuses every new
  * connection, superusers' too. */
 #define SCL_MAX_NAMES_DEFAULT 1000
-/* Room for the copies of libpq's variables; the rest is left out. */
+/* Room for the copies of libpq's variables (more is ENAMETOOLONG). */
 #define SCL_PG_ENV_MAX 8192
 
 /* Reads the environment on the first call (the constructor makes that

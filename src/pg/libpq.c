@@ -49,8 +49,7 @@ static const struct {
     FN(freeCancel, "PQfreeCancel"),
     FN(connectionNeedsPassword, "PQconnectionNeedsPassword"),
     FN(connectionUsedPassword, "PQconnectionUsedPassword"),
-    FN(conndefaults, "PQconndefaults"),
-    FN(conninfoFree, "PQconninfoFree"),
+    FN(sendQuery, "PQsendQuery"),
 #undef FN
 };
 

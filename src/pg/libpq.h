@@ -13,12 +13,6 @@ typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 typedef struct pg_cancel PGcancel;
 
-/* libpq-fe.h's PQconninfoOption (stable since 8.x). */
-typedef struct {
-    char *keyword, *envvar, *compiled, *val, *label, *dispchar;
-    int dispsize;
-} PQconninfoOption;
-
 /* The values of libpq-fe.h's enums this store looks at. */
 enum { SCL_CONNECTION_OK = 0 };
 enum { SCL_PGRES_COMMAND_OK = 1, SCL_PGRES_TUPLES_OK = 2 };
@@ -66,9 +60,7 @@ struct scl_libpq {
     /* Why a connection failed, beyond its message. */
     int (*connectionNeedsPassword)(const PGconn *conn);
     int (*connectionUsedPassword)(const PGconn *conn);
-    /* libpq's options and the environment variable of each. */
-    PQconninfoOption *(*conndefaults)(void);
-    void (*conninfoFree)(PQconninfoOption *options);
+    int (*sendQuery)(PGconn *conn, const char *query);
 };
 
 /* libpq's functions, loaded on the first call (thread-safe); NULL with

@@ -40,6 +40,25 @@ CREATE TABLE IF NOT EXISTS swerve_claim.names (
 -- replicated, before a token is used).
 CREATE SEQUENCE IF NOT EXISTS swerve_claim.tokens AS bigint;
 
+-- Written with every token issued, so that the commit that hands it out
+-- is WAL-logged and waits for a synchronous standby, and with it all the
+-- WAL before it, the sequence's among it.  The sequence's own log record
+-- alone did not make that commit wait: after a failover a promoted
+-- synchronous standby handed out a token again (tests/pg/standby.sh).
+-- One row per backend, written only through fence_token(), which runs as
+-- the schema's owner: no member can lock another session's row and so
+-- hold up its tokens.
+CREATE TABLE IF NOT EXISTS swerve_claim.last_token (
+    backend integer PRIMARY KEY,
+    token bigint NOT NULL
+);
+
+CREATE OR REPLACE FUNCTION swerve_claim.fence_token(t bigint) RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+    INSERT INTO swerve_claim.last_token VALUES (pg_backend_pid(), t)
+        ON CONFLICT (backend) DO UPDATE SET token = excluded.token
+$$;
+
 -- Who took what, since when, with which token (once asked for): for
 -- swerve-claim list.  A hold's token and since are recorded when its token
 -- is issued; with swerve_claim.record_holds on (ALTER DATABASE ... SET
@@ -88,6 +107,7 @@ BEGIN
         RETURN NULL;
     END IF;
     t := nextval('swerve_claim.tokens');
+    PERFORM swerve_claim.fence_token(t);
     INSERT INTO swerve_claim.holds VALUES (claim, backend, t, to_timestamp(since))
         ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
     RETURN t;
@@ -99,12 +119,19 @@ END $$;
 -- to release a hold whose token was issued.  NULL in another session.
 CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer) RETURNS boolean
 LANGUAGE plpgsql AS $$
+DECLARE
+    released boolean;
 BEGIN
     IF pg_backend_pid() <> backend THEN
         RETURN NULL;
     END IF;
-    DELETE FROM swerve_claim.holds h WHERE h.id = claim AND h.backend = release_recorded.backend;
-    RETURN pg_advisory_unlock(1398231638, claim);
+    released := pg_advisory_unlock(1398231638, claim);
+    -- A row another session keeps locked (any member may write holds)
+    -- is left as it is: the release never waits for it.
+    DELETE FROM swerve_claim.holds h WHERE h.id IN
+        (SELECT k.id FROM swerve_claim.holds k WHERE k.id = claim AND k.backend = release_recorded.backend
+            FOR UPDATE SKIP LOCKED);
+    RETURN released;
 END $$;
 
 -- Drops the lock if this session, BACKEND, holds it: after a statement

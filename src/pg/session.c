@@ -7,13 +7,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Client-side defaults that a connection string may override: keepalives
@@ -28,9 +31,11 @@ static const char *const default_values[] = { "10", "1", "3", "1", "3", "6000", 
 #define NDEFAULTS (sizeof default_keywords / sizeof default_keywords[0])
 
 /* Once connected, in one round trip: a standby grants advisory locks of
- * its own, so it is refused; the backend's pid is what every claim
- * statement checks, and a session that is not new (prepared statements or
- * advisory locks of its own) was another client's, handed on by a pooler;
+ * its own, so it is refused; the backend's pid, and a nonce of this
+ * client's ($1) in a setting of the session, are what every claim
+ * statement checks; a session that is not new (prepared statements,
+ * advisory locks or a nonce of its own) was another client's, handed on
+ * by a pooler;
  * the session must never be ended by an idle timeout of the role or
  * database (a holder is idle by nature); the tokens' sequence's WAL must be
  * flushed at commit (local), and reach a synchronous standby where there
@@ -38,9 +43,10 @@ static const char *const default_values[] = { "10", "1", "3", "1", "3", "6000", 
  * while a query runs, so that a waiter's death frees its claims at once
  * (PostgreSQL 14 and later). */
 static const char setup_sql[] =
-    "SELECT pg_is_in_recovery(), pg_backend_pid(), "
-    "NOT EXISTS (SELECT 1 FROM pg_prepared_statements) AND "
-    "NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()), "
+    "WITH fresh AS (SELECT NOT EXISTS (SELECT 1 FROM pg_prepared_statements) AND "
+    "NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AND "
+    "coalesce(current_setting('swerve_claim.session', true), '') = '' AS yes) "
+    "SELECT pg_is_in_recovery(), pg_backend_pid(), yes, "
     "set_config('idle_session_timeout', '0', false), "
     "set_config('idle_in_transaction_session_timeout', '0', false), set_config('statement_timeout', '0', false), "
     "CASE WHEN current_setting('synchronous_standby_names') <> '' "
@@ -49,29 +55,40 @@ static const char setup_sql[] =
     "WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'local', false) END, "
     "CASE WHEN current_setting('server_version_num')::int >= 140000 "
     "THEN set_config('client_connection_check_interval', '" SCL_PG_CHECK_INTERVAL "', false) END, "
-    "current_setting('server_version_num')::int";
+    "current_setting('server_version_num')::int, "
+    "CASE WHEN yes THEN set_config('swerve_claim.session', $1, false) END FROM fresh";
 
 /* The claim's own statements.  Each runs only in the session set up ($2
- * the backend's pid): in any other, which only a pooler in transaction
- * mode can hand it to, it does nothing and says NULL.  The key
- * (1398231638, id) and the schema's functions are schema.sql's. */
+ * the backend's pid, $3 the client's nonce): in any other, which only a
+ * pooler in transaction mode can hand it to, it does nothing and says
+ * NULL.  The key (1398231638, id) and the schema's functions are
+ * schema.sql's. */
+#define IN_OURS "pg_backend_pid() = $2::int4 AND current_setting('swerve_claim.session', true) = $3"
+#define NOT_OURS "pg_backend_pid() <> $2::int4 OR current_setting('swerve_claim.session', true) IS DISTINCT FROM $3" 
 static const struct {
     const char *name, *sql;
     int nparams;
 } statements[SCL_PG_NSTATEMENTS] = {
     [SCL_PG_TRY] = { "swerve_claim_try",
-                     "SELECT CASE WHEN pg_backend_pid() <> $2::int4 THEN NULL "
+                     "SELECT CASE WHEN " NOT_OURS " THEN NULL "
                      "WHEN NOT pg_try_advisory_lock(1398231638, $1::int4) THEN false "
                      "WHEN current_setting('swerve_claim.record_holds', true) = 'on' "
                      "THEN swerve_claim.record_hold($1::int4) ELSE true END",
-                     2 },
-    [SCL_PG_WAIT] = { "swerve_claim_wait", "SELECT swerve_claim.acquire_within($1, $3, $2)", 3 },
+                     3 },
+    [SCL_PG_WAIT] = { "swerve_claim_wait",
+                      "SELECT CASE WHEN " IN_OURS " THEN swerve_claim.acquire_within($1::int4, $4::int4, $2::int4) END",
+                      4 },
     [SCL_PG_RELEASE] = { "swerve_claim_release",
-                         "SELECT CASE WHEN pg_backend_pid() = $2::int4 THEN pg_advisory_unlock(1398231638, $1::int4) END",
-                         2 },
-    [SCL_PG_TOKEN] = { "swerve_claim_token", "SELECT swerve_claim.token_for($1, $2, $3)", 3 },
-    [SCL_PG_RELEASE_RECORDED] = { "swerve_claim_release_recorded", "SELECT swerve_claim.release_recorded($1, $2)",
-                                  2 },
+                         "SELECT CASE WHEN " IN_OURS " THEN pg_advisory_unlock(1398231638, $1::int4) END", 3 },
+    [SCL_PG_TOKEN] = { "swerve_claim_token",
+                       "SELECT CASE WHEN " IN_OURS " THEN swerve_claim.token_for($1::int4, $2::int4, $4::float8) END",
+                       4 },
+    [SCL_PG_RELEASE_RECORDED] = { "swerve_claim_release_recorded",
+                                  "SELECT CASE WHEN " IN_OURS
+                                  " THEN swerve_claim.release_recorded($1::int4, $2::int4) END",
+                                  3 },
+    [SCL_PG_UNDO] = { "swerve_claim_undo",
+                      "SELECT CASE WHEN " IN_OURS " THEN swerve_claim.unlock_if_held($1::int4, $2::int4) END", 3 },
 };
 
 static struct {
@@ -87,9 +104,11 @@ static struct {
     int backend;         /* its pid in the server, as the server says */
     int server_version;  /* server_version_num */
     char backend_text[16];
+    char nonce[24];      /* this client's mark on its server session */
     PGcancel *cancel;    /* how to interrupt its query (cancel_lock) */
     int64_t deadline;    /* of the statements run under the lock; -1 none */
     int cancelled;       /* the last statement was cancelled at the deadline */
+    int sent;            /* the last statement reached the server */
 } session = { .fd = -1, .deadline = -1 };
 
 /* The session lock is a ticket lock: served in the order asked, so that a
@@ -98,7 +117,9 @@ static struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn = PTHREAD_COND_INITIALIZER;
 static unsigned long next_ticket, serving;
-static atomic_int locked; /* set while a thread holds the lock: a forked child resets it */
+/* Threads inside the lock's code or holding it: a child forked while any
+ * was resets the lock (that thread is not in the child). */
+static atomic_int locked;
 /* While a wait, which may last 250 ms, is in the server (1), a thread that
  * wants the session cancels it rather than wait behind it: the wait gives
  * up its slice and comes back after that thread.  cancel_lock keeps
@@ -109,57 +130,79 @@ static int interruptible, interrupted;
 
 static char reason[256]; /* the last failure's message, for the tools */
 
-static void interrupt_query(void)
+/* Cancels the statement the session runs; ONLY_A_WAIT: only while it is
+ * a wait another thread may cancel (checked under cancel_lock, which the
+ * waiting thread takes before its next statement: a cancel never lands on
+ * that one). */
+static void interrupt_query(int only_a_wait)
 {
     char err[128];
+    int still;
 
     pthread_mutex_lock(&cancel_lock);
-    if (session.cancel != NULL && !session.pq->cancel(session.cancel, err, sizeof err))
+    pthread_mutex_lock(&lock);
+    still = !only_a_wait || interruptible;
+    pthread_mutex_unlock(&lock);
+    if (still && session.cancel != NULL && !session.pq->cancel(session.cancel, err, sizeof err))
         scl_debug("PostgreSQL store: cannot cancel the running statement: %s", err);
     pthread_mutex_unlock(&cancel_lock);
 }
+
+/* A cancel that reaches the server before the wait has begun there is
+ * lost (the server ignores it between statements): a queued thread sends
+ * it again after this long. */
+#define RECANCEL_NS (20 * 1000000L)
 
 void scl_pg_lock(void)
 {
     unsigned long ticket;
 
+    atomic_fetch_add(&locked, 1);
     pthread_mutex_lock(&lock);
     ticket = next_ticket++;
     while (serving != ticket) {
+        struct timespec until;
         if (interruptible && !interrupted) {
             interrupted = 1;
             pthread_mutex_unlock(&lock);
-            interrupt_query();
+            interrupt_query(1);
             pthread_mutex_lock(&lock);
             continue;
         }
-        pthread_cond_wait(&turn, &lock);
+        clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+        until.tv_nsec += RECANCEL_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&turn, &lock, &until) == ETIMEDOUT)
+            interrupted = 0;
     }
     pthread_mutex_unlock(&lock);
-    atomic_store(&locked, 1);
 }
 
 int scl_pg_trylock(void)
 {
     int free;
 
+    atomic_fetch_add(&locked, 1);
     pthread_mutex_lock(&lock);
     if ((free = serving == next_ticket))
         next_ticket++;
     pthread_mutex_unlock(&lock);
-    if (free)
-        atomic_store(&locked, 1);
+    if (!free)
+        atomic_fetch_sub(&locked, 1);
     return free;
 }
 
 void scl_pg_unlock(void)
 {
     session.deadline = -1;
-    atomic_store(&locked, 0);
     pthread_mutex_lock(&lock);
     serving++;
     pthread_cond_broadcast(&turn);
     pthread_mutex_unlock(&lock);
+    atomic_fetch_sub(&locked, 1);
 }
 
 void scl_pg_deadline(int64_t deadline)
@@ -172,6 +215,11 @@ int scl_pg_cancelled(void)
     return session.cancelled;
 }
 
+int scl_pg_sent(void)
+{
+    return session.sent;
+}
+
 int scl_pg_server_version(void)
 {
     return session.server_version;
@@ -181,6 +229,12 @@ const char *scl_pg_backend(void)
 {
     return session.backend_text;
 }
+
+const char *scl_pg_nonce(void)
+{
+    return session.nonce;
+}
+
 
 const char *scl_pg_reason(void)
 {
@@ -226,6 +280,7 @@ static void forget(void)
     session.cancel = NULL;
     session.backend = 0;
     session.backend_text[0] = '\0';
+    session.nonce[0] = '\0';
     session.conn = NULL;
     session.prepared = 0;
     session.ended = 0;
@@ -250,6 +305,12 @@ static void close_session(void)
     else
         scl_debug("PostgreSQL store: descriptor %d is no longer the session's socket: left alone", session.fd);
     forget();
+}
+
+void scl_pg_abandon(void)
+{
+    scl_debug("PostgreSQL store: the session is ended: what it may hold is in doubt");
+    close_session();
 }
 
 int scl_pg_keep_across_exec(void)
@@ -278,7 +339,7 @@ void scl_pg_forget_inherited(void)
 {
     int saved = errno;
 
-    if (session.conn == NULL && !atomic_load(&locked))
+    if (session.conn == NULL && atomic_load(&locked) == 0)
         return; /* nothing to write: no copy-on-write fault */
     drop_inherited();
     /* A thread of the parent had the lock as it forked: that thread is not here. */
@@ -318,7 +379,6 @@ static int fail(int err, const char *what)
  * then what only we decide.  Allocated: a worker's stack is not ours. */
 struct connect_params {
     const char **keywords, **values;
-    PQconninfoOption *options;
     char application[64], timeout[16];
 };
 
@@ -326,8 +386,6 @@ static void params_free(struct connect_params *p)
 {
     free(p->keywords);
     free(p->values);
-    if (p->options != NULL)
-        session.pq->conninfoFree(p->options);
 }
 
 static int params_make(struct connect_params *p, int64_t deadline)
@@ -337,9 +395,8 @@ static int params_make(struct connect_params *p, int64_t deadline)
     char host[64] = "";
 
     memset(p, 0, sizeof *p);
-    if ((p->options = session.pq->conndefaults()) != NULL)
-        for (const PQconninfoOption *o = p->options; o->keyword != NULL; o++)
-            cap++;
+    for (const char *e = settings->pg_env; *e != '\0'; e += strlen(e) + 1, e += strlen(e) + 1)
+        cap++;
     p->keywords = calloc(cap, sizeof *p->keywords);
     p->values = calloc(cap, sizeof *p->values);
     if (p->keywords == NULL || p->values == NULL) {
@@ -350,14 +407,9 @@ static int params_make(struct connect_params *p, int64_t deadline)
         p->keywords[n] = default_keywords[n];
         p->values[n] = default_values[n];
     }
-    for (const char *e = settings->pg_env; *e != '\0' && p->options != NULL; e += strlen(e) + 1) {
-        size_t len = strcspn(e, "=");
-        for (const PQconninfoOption *o = p->options; o->keyword != NULL && n < cap - 4; o++)
-            if (o->envvar != NULL && strlen(o->envvar) == len && strncmp(o->envvar, e, len) == 0) {
-                p->keywords[n] = o->keyword;
-                p->values[n++] = e + len + 1;
-                break;
-            }
+    for (const char *e = settings->pg_env; *e != '\0'; e += strlen(e) + 1, e += strlen(e) + 1) {
+        p->keywords[n] = e;
+        p->values[n++] = e + strlen(e) + 1;
     }
     /* Keywords after dbname override what its connection string says. */
     p->keywords[n] = "dbname";
@@ -389,14 +441,17 @@ static int connect_errno(PGconn *conn, const char *message)
         const char *words;
         int err;
     } causes[] = {
+        { "too many clients", EUSERS },
+        { "too many connections", EUSERS }, /* for role "x": before "role" */
+        { "connection slots are reserved", EUSERS },
         { "password authentication failed", EKEYREJECTED },
         { "authentication failed", EKEYREJECTED },
         { "no password supplied", EKEYREJECTED },
         { "pg_hba.conf", EKEYREJECTED },
         { "role \"", EKEYREJECTED }, /* role "x" does not exist */
-        { "too many clients", EUSERS },
-        { "too many connections", EUSERS },
-        { "connection slots are reserved", EUSERS },
+        { "permission denied", EACCES }, /* no CONNECT on the database */
+        { "read-only", EROFS },          /* target_session_attrs=read-write */
+        { "hot standby", EROFS },
         { "timeout expired", ETIMEDOUT },
         { "does not exist", ENOENT },
     };
@@ -443,7 +498,7 @@ static int wait_result(PGconn *conn, int fd, int64_t deadline)
             int64_t left = deadline - scl_monotonic_ns();
             if (left <= 0)
                 return 0;
-            timeout = (int)((left + 999999) / 1000000);
+            timeout = left / 1000000 >= INT_MAX ? INT_MAX : (int)((left + 999999) / 1000000);
         }
         r = poll(&pfd, 1, timeout);
         if (r < 0 && errno != EINTR)
@@ -454,61 +509,109 @@ static int wait_result(PGconn *conn, int fd, int64_t deadline)
     return 1;
 }
 
+/* The backend pid CONN's QUERY says (its last result's first column), or
+ * 0 when it does not say it by DEADLINE. */
+static int backend_of(PGconn *conn, const char *query, int64_t deadline)
+{
+    const struct scl_libpq *pq = session.pq;
+    PGresult *res;
+    int pid = 0, r;
+
+    if (!pq->sendQuery(conn, query))
+        return 0;
+    r = wait_result(conn, pq->socket(conn), deadline);
+    while (r == 1 && (res = pq->getResult(conn)) != NULL) {
+        if (pq->resultStatus(res) == SCL_PGRES_TUPLES_OK && pq->ntuples(res) == 1)
+            pid = atoi(pq->getvalue(res, 0, 0));
+        pq->clear(res);
+    }
+    return r == 1 ? pid : 0;
+}
+
 /* A pooler in transaction (or statement) mode hands each transaction of a
  * client to whichever server session is free, so a session lock stays
  * with a server session the client may never see again, even after the
- * client dies.  A pooler shows itself by a BackendKeyData that is not the
- * backend's; which mode it runs in shows when a second client's statement
- * lands in the session this one's just left (the pooler reuses the last
- * session freed first).  In session mode that session is this client's,
- * so the second client gets another one, or none while the pool is full
- * (then it gives up after PROBE_WAIT_NS: the pooler would have handed it
- * the free session at once). */
+ * client dies.  It shows itself when server sessions change hands: a
+ * second client's transaction lands in the session this one has just
+ * left, or this one's next statement in the one the second client has just
+ * left (a pooler reuses the session freed last).  In session mode neither
+ * can happen; the second client gets a session of its own, or none while
+ * the pool is full (then it gives up after PROBE_WAIT_NS). */
 #define PROBE_WAIT_NS (200 * 1000000LL)
+#define PROBE_ROUNDS 3
 static int pooled_by_transaction(const struct connect_params *p)
 {
     const struct scl_libpq *pq = session.pq;
+    int64_t deadline = scl_monotonic_ns() + PROBE_WAIT_NS;
     PGconn *second = connect_with(p);
-    PGresult *res;
-    int same = 0;
+    int moved = 0;
 
     if (second == NULL)
         return 0;
-    if (pq->sendQueryParams(second, "SELECT pg_backend_pid()", 0, NULL, NULL, NULL, NULL, 0) &&
-        wait_result(second, pq->socket(second), scl_monotonic_ns() + PROBE_WAIT_NS) == 1) {
-        while ((res = pq->getResult(second)) != NULL) {
-            if (pq->resultStatus(res) == SCL_PGRES_TUPLES_OK && pq->ntuples(res) == 1)
-                same = atoi(pq->getvalue(res, 0, 0)) == session.backend;
-            pq->clear(res);
-        }
+    for (int round = 0; round < PROBE_ROUNDS && !moved; round++) {
+        int theirs = backend_of(second, "BEGIN; SELECT pg_backend_pid()", deadline);
+        if (theirs == 0)
+            break;
+        int ours;
+        moved = theirs == session.backend;
+        if (moved || backend_of(second, "COMMIT; SELECT 1", deadline) != 1)
+            break;
+        ours = backend_of(session.conn, "SELECT pg_backend_pid()", deadline);
+        moved = ours != 0 && ours != session.backend;
     }
     pq->finish(second);
-    return same;
+    return moved;
+}
+
+/* A nonce for this client's mark on its server session: unpredictable, so
+ * that no other client can wear it. */
+static void make_nonce(void)
+{
+    unsigned char raw[8];
+
+    if (getrandom(raw, sizeof raw, GRND_NONBLOCK) != (ssize_t)sizeof raw) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        memcpy(raw, &now.tv_nsec, 4);
+        memcpy(raw + 4, &(int){ getpid() }, 4);
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(session.nonce + 2 * i, 3, "%02x", raw[i]);
 }
 
 static int setup(const struct connect_params *p)
 {
-    PGresult *res = scl_pg_run(setup_sql, 0, NULL, NULL, NULL, NULL);
-    int standby, fresh;
+    const char *values[1] = { session.nonce };
+    PGresult *res;
+    int standby, fresh, backend;
 
-    if (res == NULL)
+    make_nonce();
+    if ((res = scl_pg_run(setup_sql, 1, NULL, values, NULL, NULL)) == NULL)
         return -1;
     standby = strcmp(session.pq->getvalue(res, 0, 0), "t") == 0;
-    session.backend = atoi(session.pq->getvalue(res, 0, 1));
+    backend = atoi(session.pq->getvalue(res, 0, 1));
     fresh = strcmp(session.pq->getvalue(res, 0, 2), "t") == 0;
     session.server_version = atoi(session.pq->getvalue(res, 0, 8));
     session.pq->clear(res);
-    snprintf(session.backend_text, sizeof session.backend_text, "%d", session.backend);
     if (standby)
         return fail(EROFS, "the server is a standby (pg_is_in_recovery): claims need the primary");
     if (!fresh)
-        return fail(EPROTO, "the server session is not new (it has prepared statements or advisory locks): "
-                            "a pooler hands out sessions other clients used; session locks need a session of "
-                            "their own (doc/cluster.md, PgBouncer)");
-    if (session.backend != session.pq->backendPID(session.conn) && pooled_by_transaction(p))
-        return fail(EPROTO, "a pooler in transaction or statement mode is in between: session locks would stay "
-                            "in server sessions other clients get; connect to PostgreSQL itself or to a "
-                            "session-mode pool (doc/cluster.md, PgBouncer)");
+        return fail(EPROTO, "the server session is not new (prepared statements, advisory locks or another "
+                            "client's mark): a pooler hands out sessions other clients used; session locks need "
+                            "a session of their own (doc/cluster.md, PgBouncer)");
+    session.backend = backend;
+    if (backend != session.pq->backendPID(session.conn)) {
+        /* Its BackendKeyData is not the backend's: a pooler is in between. */
+        if (pooled_by_transaction(p))
+            return fail(EPROTO, "a pooler in transaction or statement mode is in between: session locks would "
+                                "stay in server sessions other clients get; connect to PostgreSQL itself or to a "
+                                "session-mode pool (doc/cluster.md, PgBouncer)");
+        if (strcmp(scl_settings()->pooler, "session") != 0)
+            return fail(EPROTO, "a pooler is in between, in a mode that cannot be told from here: if it pools "
+                                "sessions (PgBouncer's pool_mode = session), say so with "
+                                "SWERVE_CLAIM_POOLER=session (doc/cluster.md, PgBouncer)");
+    }
+    snprintf(session.backend_text, sizeof session.backend_text, "%d", session.backend);
     return 0;
 }
 
@@ -678,6 +781,7 @@ static PGresult *answer(int sent, int interruptible_statement)
     int r;
 
     session.cancelled = 0;
+    session.sent = sent;
     if (!sent)
         return checked(NULL);
     r = wait_result(session.conn, session.fd, session.deadline);
@@ -688,7 +792,7 @@ static PGresult *answer(int sent, int interruptible_statement)
     }
     if (r == 0) {
         session.cancelled = 1;
-        interrupt_query();
+        interrupt_query(0);
         r = wait_result(session.conn, session.fd, -1);
     }
     /* Every result is read (a statement has one, and an error may follow). */
@@ -748,8 +852,10 @@ PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const ch
         pq->clear(res);
         session.prepared |= 1u << which;
     }
-    if (which == SCL_PG_WAIT && !begin_interruptible())
+    if (which == SCL_PG_WAIT && !begin_interruptible()) {
+        session.sent = 0;
         return NULL;
+    }
     return answer(pq->sendQueryPrepared(session.conn, statements[which].name, nparams, values, NULL, NULL, 0),
                   which == SCL_PG_WAIT);
 }

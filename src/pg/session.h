@@ -39,9 +39,21 @@ void scl_pg_deadline(int64_t deadline);
  * was cancelled) may not have reached the standby. */
 int scl_pg_cancelled(void);
 
+/* 1 when the last statement reached the server (a wait that a queued
+ * thread kept from starting did not). */
+int scl_pg_sent(void);
+
 /* The session's backend pid, as text: the parameter every claim
  * statement checks (statements[] in session.c). */
 const char *scl_pg_backend(void);
+
+/* This client's nonce, the mark it left on its server session at setup:
+ * the third parameter of every claim statement. */
+const char *scl_pg_nonce(void);
+
+/* Ends the session from this side: when what it holds is in doubt (a
+ * grant that could not be given back), the server frees it all. */
+void scl_pg_abandon(void);
 
 /* The server's server_version_num (scl_pg_open() succeeded before). */
 int scl_pg_server_version(void);
@@ -89,13 +101,14 @@ enum scl_pg_statement {
     SCL_PG_RELEASE,
     SCL_PG_TOKEN,
     SCL_PG_RELEASE_RECORDED, /* a hold whose token was issued (and recorded) */
+    SCL_PG_UNDO,             /* gives back a grant the statement that took it failed after */
     SCL_PG_NSTATEMENTS
 };
 
 /* Runs prepared statement WHICH with NPARAMS text parameters: as
- * scl_pg_run().  Parameter 1 is the claim's id and 2 scl_pg_backend();
- * SCL_PG_WAIT's 3rd the milliseconds to wait, SCL_PG_TOKEN's the epoch
- * seconds the hold began.  Every one of them says NULL when it ran in
+ * scl_pg_run().  Parameter 1 is the claim's id, 2 scl_pg_backend() and 3
+ * scl_pg_nonce(); SCL_PG_WAIT's 4th the milliseconds to wait,
+ * SCL_PG_TOKEN's the epoch seconds the hold began.  Every one of them says NULL when it ran in
  * another session than the one set up (a pooler): it then did nothing.
  * A wait fails with ECANCELED, having perhaps not even started, when
  * another thread wants the session: it gives the session up and queues

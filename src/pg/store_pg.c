@@ -41,6 +41,8 @@
 /* token() waits this long for the database (a synchronous standby that is
  * away), then fails with ETIMEDOUT. */
 #define TOKEN_BOUND_NS (10 * 1000000000LL)
+/* release() waits this long for the database, then fails (the hold stays). */
+#define RELEASE_BOUND_NS (10 * 1000000000LL)
 /* How often a handle retries while another handle of this process holds
  * the name (advisory locks are re-entrant in a session: the server would
  * say yes). */
@@ -188,10 +190,10 @@ static int resolve(struct scl_key *key, int create)
 static PGresult *run_on_key(enum scl_pg_statement which, const struct scl_key *key, const char *extra)
 {
     char id[16];
-    const char *values[3] = { id, scl_pg_backend(), extra };
+    const char *values[4] = { id, scl_pg_backend(), scl_pg_nonce(), extra };
 
     snprintf(id, sizeof id, "%d", (int)key->id);
-    return scl_pg_run_prepared(which, extra != NULL ? 3 : 2, values);
+    return scl_pg_run_prepared(which, extra != NULL ? 4 : 3, values);
 }
 
 /* The boolean the one-row RES says: 1 true, 0 false, -1 NULL (the
@@ -210,22 +212,28 @@ static int single_boolean(PGresult *res)
     return r;
 }
 
+/* Gives the statement that undoes a slipped grant its own time: the
+ * acquire's deadline may be what ended the statement that took it. */
+#define UNDO_BOUND_NS (2 * 1000000000LL)
+
 /* The statement that should have taken KEY failed: if it failed after the
  * grant, the session holds the lock all the same (session locks outlive a
  * rollback), and it can only have been this statement's (this process did
- * not hold KEY before it).  Gives it back, in this session only; keeps
- * errno. */
+ * not hold KEY before it).  Gives it back, in this session only; when
+ * that fails too, ends the session (the server then frees everything it
+ * held) rather than keep a lock nobody knows of.  Keeps errno. */
 static void undo_slipped_grant(const struct scl_key *key)
 {
     int err = errno;
-    char id[16];
-    const char *values[2] = { id, scl_pg_backend() };
     PGresult *res;
 
-    snprintf(id, sizeof id, "%d", (int)key->id);
-    if (err != ECONNRESET && err != EPROTO &&
-        (res = scl_pg_run("SELECT swerve_claim.unlock_if_held($1, $2)", 2, NULL, values, NULL, NULL)) != NULL)
-        scl_pg_libpq()->clear(res);
+    if (err != ECONNRESET && err != EPROTO && scl_pg_sent()) {
+        scl_pg_deadline(scl_monotonic_ns() + UNDO_BOUND_NS);
+        if ((res = run_on_key(SCL_PG_UNDO, key, NULL)) != NULL)
+            scl_pg_libpq()->clear(res);
+        else if (errno != ECONNRESET)
+            scl_pg_abandon();
+    }
     errno = err;
 }
 
@@ -351,7 +359,10 @@ static int pg_release(struct scl_key *key)
     scl_pg_lock();
     if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id))
         return finish(0); /* its session ended: so did the hold */
+    scl_pg_deadline(scl_monotonic_ns() + RELEASE_BOUND_NS);
     res = run_on_key(key->token != 0 ? SCL_PG_RELEASE_RECORDED : SCL_PG_RELEASE, key, NULL);
+    if (res == NULL && errno == ECANCELED)
+        errno = ETIMEDOUT;
     if (res == NULL && errno != ECONNRESET)
         return finish(-1); /* still held: still in the table */
     if (res != NULL && single_boolean(res) < 0)
@@ -398,8 +409,11 @@ static uint64_t issue_token(struct scl_key *key)
         return 0;
     }
     snprintf(since, sizeof since, "%.6f", key->since);
-    if ((res = run_on_key(SCL_PG_TOKEN, key, since)) == NULL)
+    if ((res = run_on_key(SCL_PG_TOKEN, key, since)) == NULL) {
+        if (errno == ECANCELED)
+            errno = ETIMEDOUT;
         return 0;
+    }
     pq = scl_pg_libpq();
     if (pq->ntuples(res) != 1 || pq->getisnull(res, 0, 0)) {
         single_boolean(res); /* says why, and sets EPROTO */

@@ -41,7 +41,8 @@ print("%d holds by %d clients" % (len(holds), len({h[2] for h in holds})))
 sys.exit(1 if bad else 0)
 PY
 }
-# Every try in OUTPUT failed with ERRNO (and there was at least one).
+# Every try in OUTPUT failed with ERRNO (and there was at least one);
+# ERRNO is a basic regular expression.
 all_failed_with() { # ERRNO OUTPUT
     local tries others
     tries=$(grep -c '^failed\|^held' "$2")
@@ -79,8 +80,15 @@ done
 kill -9 "$first" "${contenders[0]}" 2>/dev/null # one of them mid-run
 wait "$first" "${contenders[@]}" 2>/dev/null
 echo "transaction mode: at most $most locks of ours seen on the server during the run"
-for i in 1 2 3 4; do
+for i in 1 2; do
     check "transaction mode: client $i's every try fails with EPROTO" all_failed_with EPROTO "$work/tx.$i"
+done
+# A wait of 30 ms may end while the session is still being set up (the
+# pool has two server sessions for five clients): ETIMEDOUT, never a hold.
+for i in 3 4; do
+    check "transaction mode: client $i's every try fails with EPROTO (or times out first)" \
+        all_failed_with 'EPROTO\|failed ETIMEDOUT' "$work/tx.$i"
+    check "(client $i was told EPROTO)" grep -qx "failed EPROTO" "$work/tx.$i"
 done
 check "transaction mode: never two holders at once, by the clients' reports" \
     no_two_holders "$work"/tx.[1-4] "$work/tx.first"
@@ -90,9 +98,32 @@ check "transaction mode: after the SIGKILLs and the clients' ends, no lock of ou
     test "${left:-1}" = 0
 [ "${left:-0}" = 0 ] || pg_sql "SELECT pid, objid, granted FROM pg_locks WHERE classid = 1398231638" | sed 's/^/left: /' >&2
 
+# An operator who declares the transaction pooler a session pooler: the
+# library then cannot tell, but eight clients started at once on two
+# server sessions still never hold a name together (each statement checks
+# the client's own mark on its server session, not only the backend).
+pgb_stop
+check "pgbouncer (transaction mode, again) starts and proxies" pgb_start transaction 2
+export SWERVE_CLAIM_STORE=$PGB_URL
+contenders=()
+for i in 1 2 3 4 5 6 7 8; do
+    SWERVE_CLAIM_POOLER=session "${under_shim[@]}" "$helper" contend tx-declared 2 5 >"$work/txd.$i" 2>&1 &
+    contenders+=($!)
+    server_pids+=($!)
+done
+wait "${contenders[@]}" 2>/dev/null
+check "transaction mode declared a session pool: eight clients at once, never two holders" \
+    no_two_holders "$work"/txd.[1-8]
+
 # ---- session mode
 check "pgbouncer (session mode) starts and proxies" pgb_start session 10
 export SWERVE_CLAIM_STORE=$PGB_URL
+SWERVE_DEBUG=1 "${under_shim[@]}" "$helper" take sess-undeclared 0 >"$work/sess.undeclared" 2>"$work/sess.undeclared.err"
+check "session mode, not declared: refused with EPROTO (a pooler's mode cannot be told)" \
+    grep -qx "failed EPROTO" "$work/sess.undeclared"
+check "(and SWERVE_DEBUG names the setting that declares it)" grep -q "SWERVE_CLAIM_POOLER=session" \
+    "$work/sess.undeclared.err"
+export SWERVE_CLAIM_POOLER=session
 contenders=()
 for i in 1 2 3; do
     "${under_shim[@]}" "$helper" contend sess-name 2 20 >"$work/sess.$i" 2>&1 &
