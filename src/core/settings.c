@@ -11,9 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-SCL_HOT static struct scl_settings settings = {
-    .base_dir = "/tmp", .claim_dir = "", .scope = "default", .max_names = SCL_MAX_NAMES_DEFAULT, .pg_env = "", .pooler = ""
-};
+SCL_HOT static struct scl_settings settings = { .base_dir = "/tmp",
+                                                .claim_dir = "",
+                                                .scope = "default",
+                                                .max_names = SCL_MAX_NAMES_DEFAULT,
+                                                .pg_env = "",
+                                                .pooler = "" };
 SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
 /* Copies of what the environment set (a host may overwrite its
  * environment to retitle itself), packed so a process touches one page. */

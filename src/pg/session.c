@@ -63,8 +63,8 @@ static const char setup_sql[] =
  * pooler in transaction mode can hand it to, it does nothing and says
  * NULL.  The key (1398231638, id) and the schema's functions are
  * schema.sql's. */
-#define IN_OURS "pg_backend_pid() = $2::int4 AND current_setting('swerve_claim.session', true) = $3"
-#define NOT_OURS "pg_backend_pid() <> $2::int4 OR current_setting('swerve_claim.session', true) IS DISTINCT FROM $3" 
+#define IN_OURS  "pg_backend_pid() = $2::int4 AND current_setting('swerve_claim.session', true) = $3"
+#define NOT_OURS "pg_backend_pid() <> $2::int4 OR current_setting('swerve_claim.session', true) IS DISTINCT FROM $3"
 static const struct {
     const char *name, *sql;
     int nparams;
@@ -100,15 +100,15 @@ static struct {
     dev_t dev;   /* closes every descriptor may have put something */
     ino_t ino;   /* else at that number since */
     unsigned generation;
-    int ended;           /* the server said FATAL: it is ending the session */
-    int backend;         /* its pid in the server, as the server says */
-    int server_version;  /* server_version_num */
+    int ended;          /* the server said FATAL: it is ending the session */
+    int backend;        /* its pid in the server, as the server says */
+    int server_version; /* server_version_num */
     char backend_text[16];
-    char nonce[24];      /* this client's mark on its server session */
-    PGcancel *cancel;    /* how to interrupt its query (cancel_lock) */
-    int64_t deadline;    /* of the statements run under the lock; -1 none */
-    int cancelled;       /* the last statement was cancelled at the deadline */
-    int sent;            /* the last statement reached the server */
+    char nonce[24];   /* this client's mark on its server session */
+    PGcancel *cancel; /* how to interrupt its query (cancel_lock) */
+    int64_t deadline; /* of the statements run under the lock; -1 none */
+    int cancelled;    /* the last statement was cancelled at the deadline */
+    int sent;         /* the last statement reached the server */
 } session = { .fd = -1, .deadline = -1 };
 
 /* The session lock is a ticket lock: served in the order asked, so that a
@@ -234,7 +234,6 @@ const char *scl_pg_nonce(void)
 {
     return session.nonce;
 }
-
 
 const char *scl_pg_reason(void)
 {
@@ -448,7 +447,7 @@ static int connect_errno(PGconn *conn, const char *message)
         { "authentication failed", EKEYREJECTED },
         { "no password supplied", EKEYREJECTED },
         { "pg_hba.conf", EKEYREJECTED },
-        { "role \"", EKEYREJECTED }, /* role "x" does not exist */
+        { "role \"", EKEYREJECTED },     /* role "x" does not exist */
         { "permission denied", EACCES }, /* no CONNECT on the database */
         { "read-only", EROFS },          /* target_session_attrs=read-write */
         { "hot standby", EROFS },
@@ -538,7 +537,7 @@ static int backend_of(PGconn *conn, const char *query, int64_t deadline)
  * can happen; the second client gets a session of its own, or none while
  * the pool is full (then it gives up after PROBE_WAIT_NS). */
 #define PROBE_WAIT_NS (200 * 1000000LL)
-#define PROBE_ROUNDS 3
+#define PROBE_ROUNDS  3
 static int pooled_by_transaction(const struct connect_params *p)
 {
     const struct scl_libpq *pq = session.pq;
@@ -724,7 +723,7 @@ static int errno_of(const char *state)
         { "26000", EPROTO },
         { "53300", EUSERS },
         { "57014", ECANCELED }, /* query_canceled: before the next line */
-        { "53200", ENOLCK }, /* out_of_memory: the lock table is full */
+        { "53200", ENOLCK },    /* out_of_memory: the lock table is full */
         { "08", ECONNRESET },
         { "57P", ECONNRESET },
     };

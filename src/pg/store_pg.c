@@ -28,7 +28,7 @@
  * waiting client (client_connection_check_interval), a wait is cut into
  * slices of WAIT_SLICE_MS, so that a dead waiter's claims are freed at the
  * end of one. */
-#define WAIT_SLICE_MS 250
+#define WAIT_SLICE_MS       250
 #define CHECKS_CLIENT_SINCE 140000
 /* lock_timeout's largest value: a wait for ever is cut into these. */
 #define WAIT_LONGEST_MS 2147483647LL
