@@ -11,8 +11,6 @@ trap 'finish_servers; pg_cluster_stop' EXIT
 
 helper=$SCL_HELPERS/pg/pg_helper
 tool=$SCL_HELPERS/../swerve-claim
-# An array, not a function: "${under_shim[@]}" CMD & makes $! CMD's own pid.
-under_shim=(env LD_PRELOAD="$preload")
 now_ns() { date +%s%N; }
 
 pg_cluster_start || exit 1
@@ -56,9 +54,6 @@ fi
 # reason, and the tools print the server's own words
 password=$(cat "$PG_DIR/pw")
 wrong_url=${SCL_PG_URL/:$password@/:wrong@}
-# grep -q, and the file shown when it does not match (or, lacks, does).
-has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
-lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
 SWERVE_CLAIM_STORE=$wrong_url "${under_shim[@]}" "$helper" take x 0 >"$work/wrong-password" 2>&1
 check "a wrong password: EKEYREJECTED" has "^failed EKEYREJECTED$" "$work/wrong-password"
 SWERVE_CLAIM_STORE=${SCL_PG_URL/:$password@/@} PGPASSFILE=$work/no-such-file \

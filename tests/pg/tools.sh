@@ -11,9 +11,6 @@ trap 'finish_servers; pg_cluster_stop' EXIT
 
 helper=$SCL_HELPERS/pg/pg_helper
 tool=$SCL_HELPERS/../swerve-claim
-under_shim=(env LD_PRELOAD="$preload")
-has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
-lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
 # Waits (at most 5 s) until FILE has a line matching RE.
 wait_line() { for _ in $(seq 100); do grep -Eq "$2" "$1" && return 0; sleep 0.05; done; return 1; }
 # Waits (at most 5 s) until SQL (a count) says N.

@@ -11,6 +11,11 @@ chmod 755 "$work"
 base=$work/base
 mkdir "$base" && chmod 1777 "$base" # like /tmp: a master that already dropped privileges makes its own
 preload=$SCL_PRELOAD
+# An array, not a function: "${under_shim[@]}" CMD & makes $! CMD's own pid.
+under_shim=(env LD_PRELOAD="$preload")
+# grep -Eq, and the file shown when it does not match (or, lacks, does).
+has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
+lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$SCL_PRELOAD
 export ASAN_OPTIONS=detect_leaks=0
 
@@ -203,4 +208,40 @@ log_is_clean() {
 finish() {
     echo "$(basename "$0"): $passed passed, $failed failed"
     [ $failed -eq 0 ]
+}
+
+# A php-fpm pool of four www-data workers on 127.0.0.1:PORT, with FFI (the
+# claims' binding) and clear_env = yes, php-fpm's default, said: the
+# children's environment is wiped (with the claims in PostgreSQL,
+# PGPASSFILE and SWERVE_CLAIM_STORE reach them only through what the
+# library read in the master).  Written to FILE.
+fpm_pool_conf() { # FILE PORT
+    cat >"$1" <<CONF
+[global]
+pid = $work/php-fpm.pid
+error_log = $work/error.log
+daemonize = no
+
+[claims]
+user = www-data
+group = www-data
+listen = 127.0.0.1:$2
+pm = static
+pm.max_children = 4
+catch_workers_output = yes
+php_admin_value[ffi.enable] = 1
+clear_env = yes
+CONF
+}
+
+# Through FastCGI to the pool on $port: QUERY is fpm_report.php's query
+# string (in $www).
+fcgi() { # QUERY
+    SCRIPT_FILENAME=$www/fpm_report.php REQUEST_METHOD=GET QUERY_STRING=$1 \
+        timeout 40 cgi-fcgi -bind -connect "127.0.0.1:$port" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
+}
+status() { fcgi status; }
+wait_fpm() {
+    for _ in $(seq 200); do [ -n "$(status)" ] && return 0; sleep 0.1; done
+    return 1
 }

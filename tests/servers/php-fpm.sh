@@ -13,37 +13,9 @@ php_www # says SKIP in a sanitizer build
 need_packages php8.2-fpm libfcgi-bin curl
 
 port=$(free_port)
-cat >"$work/php-fpm.conf" <<CONF
-[global]
-pid = $work/php-fpm.pid
-error_log = $work/error.log
-daemonize = no
-
-[claims]
-user = www-data
-group = www-data
-listen = 127.0.0.1:$port
-pm = static
-pm.max_children = 4
-catch_workers_output = yes
-php_admin_value[ffi.enable] = 1
-; the default, said: the children's environment is wiped (with the claims
-; in PostgreSQL, PGPASSFILE and SWERVE_CLAIM_STORE reach them only through
-; what the library read in the master)
-clear_env = yes
-CONF
+fpm_pool_conf "$work/php-fpm.conf" "$port"
 workers_run_as www-data
 
-# Through FastCGI: QUERY is the query string.
-fcgi() {
-    SCRIPT_FILENAME=$www/fpm_report.php REQUEST_METHOD=GET QUERY_STRING=$1 \
-        timeout 40 cgi-fcgi -bind -connect "127.0.0.1:$port" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
-}
-status() { fcgi status; }
-wait_fpm() {
-    for _ in $(seq 200); do [ -n "$(status)" ] && return 0; sleep 0.1; done
-    return 1
-}
 
 SWERVE_TMPDIR=$base LD_PRELOAD=$preload php-fpm8.2 -R -F -y "$work/php-fpm.conf" >"$work/stdout.log" 2>&1 &
 master=$!

@@ -28,22 +28,7 @@ need_packages php8.2-fpm libfcgi-bin
 workers_run_as www-data
 
 port=$(free_port)
-cat >"$work/php-fpm.conf" <<CONF
-[global]
-pid = $work/php-fpm.pid
-error_log = $work/error.log
-daemonize = no
-
-[claims]
-user = www-data
-group = www-data
-listen = 127.0.0.1:$port
-pm = static
-pm.max_children = 4
-catch_workers_output = yes
-php_admin_value[ffi.enable] = 1
-clear_env = yes
-CONF
+fpm_pool_conf "$work/php-fpm.conf" "$port"
 
 units=$work/units
 mkdir -p "$units/scl-fpm.service.d" "$work/run"
@@ -109,15 +94,6 @@ check "the unit gives the URI without a password and PGPASSFILE, no PGPASSWORD" 
     ! printf "%s\n" "$@" | grep -q "^PGPASSWORD=" && [[ $SWERVE_CLAIM_STORE != *:*:*@* ]]' - "${environment[@]}"
 mkdir -p "$work/run/swerve-claim" # RuntimeDirectory=
 
-fcgi() {
-    SCRIPT_FILENAME=$www/fpm_report.php REQUEST_METHOD=GET QUERY_STRING=$1 \
-        timeout 40 cgi-fcgi -bind -connect "127.0.0.1:$port" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
-}
-status() { fcgi status; }
-wait_fpm() {
-    for _ in $(seq 200); do [ -n "$(status)" ] && return 0; sleep 0.1; done
-    return 1
-}
 exactly_one_fpm() {
     rm -f "$work"/answer.*
     for i in $(seq 8); do fcgi seconds=1.5 >"$work/answer.$i" & done
