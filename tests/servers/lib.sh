@@ -11,12 +11,12 @@ chmod 755 "$work"
 base=$work/base
 mkdir "$base" && chmod 1777 "$base" # like /tmp: a master that already dropped privileges makes its own
 preload=$SCL_PRELOAD
+[ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$SCL_PRELOAD
 # An array, not a function: "${under_shim[@]}" CMD & makes $! CMD's own pid.
 under_shim=(env LD_PRELOAD="$preload")
 # grep -Eq, and the file shown when it does not match (or, lacks, does).
 has() { grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
 lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; return 1; }; }
-[ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$SCL_PRELOAD
 export ASAN_OPTIONS=detect_leaks=0
 
 finish_servers() {
