@@ -13,7 +13,9 @@
 -- (1398231638, id): 1398231638 is 'SWRV', and the two-key space is not
 -- the single-bigint one that Rails, GoodJob and most others use.  The id
 -- comes from a registry, never from a hash of the name: two names never
--- share a lock.
+-- share a lock.  A holder also holds a shared lock (-id, S), its mark: S
+-- is the server's epoch second at the grant (pg_locks shows it unsigned,
+-- in objid), the hold's SINCE, known without a write.
 
 BEGIN;
 
@@ -59,13 +61,11 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
         ON CONFLICT (backend) DO UPDATE SET token = excluded.token
 $$;
 
--- Who took what, since when, with which token (once asked for): for
--- swerve-claim list.  A hold's token and since are recorded when its token
--- is issued; with swerve_claim.record_holds on (ALTER DATABASE ... SET
--- swerve_claim.record_holds = on: new sessions), every grant records its
--- since too, for a write per acquire.  Rows are never removed: whether a
--- claim is held is the lock's to say.  Unlogged: no WAL, no flush at
--- commit; a crash empties it, as it empties the locks.
+-- Which hold has which token, once asked for: for swerve-claim list.  A
+-- hold's token and since (its mark's second) are recorded when its token
+-- is issued.  Whether a claim is held is the lock's to say: a row whose
+-- since is not its backend's mark is an older hold's.  Unlogged: no WAL,
+-- no flush at commit; a crash empties it, as it empties the locks.
 CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
     id integer PRIMARY KEY,
     backend integer NOT NULL,
@@ -81,14 +81,9 @@ ALTER TABLE swerve_claim.holds ALTER COLUMN token DROP NOT NULL;
 DROP FUNCTION IF EXISTS swerve_claim.recorded_token(integer);
 DROP FUNCTION IF EXISTS swerve_claim.unlock_if_held(integer);
 DROP FUNCTION IF EXISTS swerve_claim.acquire_within(integer, integer);
-
--- Records that this session was just granted CLAIM (record_holds on).
-CREATE OR REPLACE FUNCTION swerve_claim.record_hold(claim integer) RETURNS boolean
-LANGUAGE sql AS $$
-    INSERT INTO swerve_claim.holds VALUES (claim, pg_backend_pid(), NULL, clock_timestamp())
-        ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = NULL, since = excluded.since;
-    SELECT true
-$$;
+DROP FUNCTION IF EXISTS swerve_claim.release_recorded(integer, integer);
+-- A write per grant, for SINCE, before grants marked their second.
+DROP FUNCTION IF EXISTS swerve_claim.record_hold(integer);
 
 -- The token of this session's hold of CLAIM, granted at SINCE: NULL when
 -- the statement runs in another session than BACKEND (a pooler).  The
@@ -113,12 +108,11 @@ BEGIN
     RETURN t;
 END $$;
 
--- Gives up CLAIM in session BACKEND and forgets its hold's token and
--- since, so that a later hold of the same session does not show them
--- (swerve_claim.claims joins holds on the backend): what the library runs
--- to release a hold whose token was issued.  NULL in another session.
-CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer) RETURNS boolean
-LANGUAGE plpgsql AS $$
+-- Gives up CLAIM and its MARK (NULL: none) in session BACKEND and
+-- forgets its hold's token: what the library runs to release a hold whose
+-- token was issued.  NULL in another session.
+CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer, mark integer)
+RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     released boolean;
 BEGIN
@@ -126,6 +120,9 @@ BEGIN
         RETURN NULL;
     END IF;
     released := pg_advisory_unlock(1398231638, claim);
+    IF mark IS NOT NULL THEN
+        PERFORM pg_advisory_unlock_shared(-claim, mark);
+    END IF;
     -- A row another session keeps locked (any member may write holds)
     -- is left as it is: the release never waits for it.
     DELETE FROM swerve_claim.holds h WHERE h.id IN
@@ -134,13 +131,18 @@ BEGIN
     RETURN released;
 END $$;
 
--- Drops the lock if this session, BACKEND, holds it: after a statement
--- that failed with the lock granted (session locks outlive the
--- statement's rollback).  Never in another session.
+-- Drops the lock, and its marks, if this session, BACKEND, holds them:
+-- after a statement that failed with the lock granted (session locks
+-- outlive the statement's rollback).  Never in another session.
 CREATE OR REPLACE FUNCTION swerve_claim.unlock_if_held(claim integer, backend integer) RETURNS void
 LANGUAGE sql AS $$
     SELECT pg_advisory_unlock(1398231638, claim) FROM pg_locks
      WHERE locktype = 'advisory' AND classid = 1398231638 AND objid = claim::oid AND objsubid = 2
+       AND pid = pg_backend_pid() AND pg_backend_pid() = backend AND granted
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
+    SELECT pg_advisory_unlock_shared(-claim, (objid::int8 - CASE WHEN objid::int8 > 2147483647 THEN 4294967296 ELSE 0 END)::int4)
+      FROM pg_locks
+     WHERE locktype = 'advisory' AND classid = (-claim)::oid AND objsubid = 2 AND mode = 'ShareLock'
        AND pid = pg_backend_pid() AND pg_backend_pid() = backend AND granted
        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 $$;
@@ -168,9 +170,6 @@ BEGIN
         PERFORM swerve_claim.unlock_if_held(claim, backend);
         RETURN false;
     END;
-    IF current_setting('swerve_claim.record_holds', true) = 'on' THEN
-        RETURN swerve_claim.record_hold(claim);
-    END IF;
     RETURN true;
 END $$;
 
@@ -182,9 +181,10 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Every claim held or waited for, for people (and swerve-claim list): one
--- row per holder and per waiter; a holder's token and since once its
--- token was issued (its since also when swerve_claim.record_holds was on
--- as it took the claim).
+-- row per holder and per waiter; a holder's since, its mark's second (or,
+-- without a mark, what its token's row says), and its token once issued;
+-- a waiter's since, when it began to wait.  A mark is a session's own
+-- word, as its application_name is.
 --
 -- Advisory locks need no privilege: any session that can connect can
 -- hold a key of this space (doc/security.md).  What the server knows of a
@@ -198,8 +198,10 @@ $$;
 -- (Columns are appended, never reordered: CREATE OR REPLACE VIEW.)
 CREATE OR REPLACE VIEW swerve_claim.claims AS
 SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name, a.client_addr,
-       CASE WHEN l.granted AND h.backend = l.pid THEN h.token END AS token,
-       CASE WHEN l.granted THEN CASE WHEN h.backend = l.pid THEN h.since END ELSE l.waitstart END AS since,
+       CASE WHEN l.granted AND h.backend = l.pid AND (m.objid IS NULL OR h.since = to_timestamp(m.objid::int8))
+            THEN h.token END AS token,
+       CASE WHEN l.granted THEN coalesce(to_timestamp(m.objid::int8), CASE WHEN h.backend = l.pid THEN h.since END)
+            ELSE l.waitstart END AS since,
        a.usename AS role,
        coalesce(a.application_name LIKE 'swerve-claim pid=%'
                 AND pg_has_role(a.usesysid, 'swerve_claim_user', 'MEMBER'), false) AS library,
@@ -208,6 +210,10 @@ SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name,
   JOIN swerve_claim.names n ON l.objid = n.id::oid
   LEFT JOIN swerve_claim.holds h ON h.id = n.id
   LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+  LEFT JOIN (SELECT pid, classid, database, max(objid::int8) AS objid FROM pg_locks
+              WHERE locktype = 'advisory' AND objsubid = 2 AND mode = 'ShareLock' AND granted
+              GROUP BY pid, classid, database) m
+         ON l.granted AND m.pid = l.pid AND m.classid = (-n.id)::oid AND m.database = l.database
  WHERE l.locktype = 'advisory' AND l.classid = 1398231638 AND l.objsubid = 2
    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());
 

@@ -55,6 +55,7 @@ static const char setup_sql[] =
     "WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'local', false) END, "
     "CASE WHEN current_setting('server_version_num')::int >= 140000 "
     "THEN set_config('client_connection_check_interval', '" SCL_PG_CHECK_INTERVAL "', false) END, "
+
     "current_setting('server_version_num')::int, "
     "CASE WHEN yes THEN set_config('swerve_claim.session', $1, false) END FROM fresh";
 
@@ -62,31 +63,59 @@ static const char setup_sql[] =
  * the backend's pid, $3 the client's nonce): in any other, which only a
  * pooler in transaction mode can hand it to, it does nothing and says
  * NULL.  The key (1398231638, id) and the schema's functions are
- * schema.sql's. */
+ * schema.sql's.  A grant also marks when it began, for the tools, without
+ * a write: a shared lock (-id, S), S the server's second at the grant
+ * (schema.sql, swerve_claim.claims).  The grant's statement says S, or 0
+ * not granted, -1 granted without a mark (another session holds that
+ * key); S is neither before 2106.  A release takes S as $4 and drops the
+ * mark with the claim. */
 #define IN_OURS  "pg_backend_pid() = $2::int4 AND current_setting('swerve_claim.session', true) = $3"
 #define NOT_OURS "pg_backend_pid() <> $2::int4 OR current_setting('swerve_claim.session', true) IS DISTINCT FROM $3"
+/* The second of timestamp AT as an int4 key: pg_locks shows it unsigned
+ * (objid), the epoch second itself until 2106. */
+#define SINCE_KEY(at) "((floor(date_part('epoch', " at "))::int8 + 2147483648) % 4294967296 - 2147483648)::int4"
+#define MARK(s)       "pg_try_advisory_lock_shared(-$1::int4, " s ")"
 static const struct {
     const char *name, *sql;
     int nparams;
 } statements[SCL_PG_NSTATEMENTS] = {
+    /* now() is the statement's start: the try takes no time. */
     [SCL_PG_TRY] = { "swerve_claim_try",
-                     "SELECT CASE WHEN " NOT_OURS " THEN NULL "
-                     "WHEN NOT pg_try_advisory_lock(1398231638, $1::int4) THEN false "
-                     "WHEN current_setting('swerve_claim.record_holds', true) = 'on' "
-                     "THEN swerve_claim.record_hold($1::int4) ELSE true END",
+                     "SELECT CASE WHEN " NOT_OURS " THEN NULL WHEN NOT pg_try_advisory_lock(1398231638, $1::int4) "
+                     "THEN 0 WHEN " MARK(SINCE_KEY("now()")) " THEN " SINCE_KEY("now()") " ELSE -1 END",
                      3 },
+    /* The mark's second is read once the wait has been granted. */
     [SCL_PG_WAIT] = { "swerve_claim_wait",
-                      "SELECT CASE WHEN " IN_OURS " THEN swerve_claim.acquire_within($1::int4, $4::int4, $2::int4) END",
+                      "SELECT CASE WHEN g THEN (SELECT CASE WHEN " MARK(
+                          "k.s") " THEN k.s ELSE -1 END FROM (SELECT " SINCE_KEY("clock_timestamp()") " AS s WHERE g) "
+                                                                                                      "k) WHEN NOT g "
+                                                                                                      "THEN 0 END "
+                                                                                                      "FROM (SELECT "
+                                                                                                      "CASE "
+                                                                                                      "WHEN " IN_OURS
+                                                                                                      " THEN "
+                                                                                                      "swerve_claim."
+                                                                                                      "acquire_within($"
+                                                                                                      "1::int4, "
+                                                                                                      "$4::int4, "
+                                                                                                      "$2::int4) "
+                                                                                                      "END AS g OFFSET "
+                                                                                                      "0) w",
                       4 },
+    /* The mark goes first, in the condition: CASE says when it runs. */
     [SCL_PG_RELEASE] = { "swerve_claim_release",
-                         "SELECT CASE WHEN " IN_OURS " THEN pg_advisory_unlock(1398231638, $1::int4) END", 3 },
+                         "SELECT CASE WHEN " NOT_OURS " THEN NULL "
+                         "WHEN $4::int4 IS NOT NULL AND NOT pg_advisory_unlock_shared(-$1::int4, $4::int4) "
+                         "THEN pg_advisory_unlock(1398231638, $1::int4) ELSE pg_advisory_unlock(1398231638, $1::int4) "
+                         "END",
+                         4 },
     [SCL_PG_TOKEN] = { "swerve_claim_token",
                        "SELECT CASE WHEN " IN_OURS " THEN swerve_claim.token_for($1::int4, $2::int4, $4::float8) END",
                        4 },
     [SCL_PG_RELEASE_RECORDED] = { "swerve_claim_release_recorded",
                                   "SELECT CASE WHEN " IN_OURS
-                                  " THEN swerve_claim.release_recorded($1::int4, $2::int4) END",
-                                  3 },
+                                  " THEN swerve_claim.release_recorded($1::int4, $2::int4, $4::int4) END",
+                                  4 },
     [SCL_PG_UNDO] = { "swerve_claim_undo",
                       "SELECT CASE WHEN " IN_OURS " THEN swerve_claim.unlock_if_held($1::int4, $2::int4) END", 3 },
 };
@@ -108,6 +137,7 @@ static struct {
     PGcancel *cancel; /* how to interrupt its query (cancel_lock) */
     int64_t deadline; /* of the statements run under the lock; -1 none */
     int cancelled;    /* the last statement was cancelled at the deadline */
+    int interrupted;  /* or by another thread that wanted the session */
     int sent;         /* the last statement reached the server */
 } session = { .fd = -1, .deadline = -1 };
 
@@ -120,28 +150,39 @@ static unsigned long next_ticket, serving;
 /* Threads inside the lock's code or holding it: a child forked while any
  * was resets the lock (that thread is not in the child). */
 static atomic_int locked;
-/* While a wait, which may last 250 ms, is in the server (1), a thread that
- * wants the session cancels it rather than wait behind it: the wait gives
- * up its slice and comes back after that thread.  cancel_lock keeps
- * session.cancel alive during PQcancel() and orders the cancel before the
- * next statement of the waiting thread. */
+/* What a thread that wants the session may do to the statement running:
+ * nothing (the session is being set up, or a grant undone); cancel it once
+ * it has waited PATIENCE_NS for it (a claim statement: the server may make
+ * it wait, for a synchronous standby or for another session's row); or
+ * cancel it at once (a wait for a lock, which has nothing to lose).  A
+ * cancelled statement fails with ECANCELED (or, a commit, succeeds all the
+ * same), and its caller gives the session up and asks again behind that
+ * thread.  cancel_lock keeps session.cancel alive during PQcancel() and
+ * orders the cancel before the next statement of the cancelled thread. */
+enum interruption { NOT_INTERRUPTIBLE, AFTER_PATIENCE, AT_ONCE };
+#define PATIENCE_NS (40 * 1000000LL)
 static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
-static int interruptible, interrupted;
+static enum interruption interruptible;
+static unsigned long statement_serial; /* which statement interruptible is of */
+static int interrupted;                /* a cancel is out for it */
+static int cancelled_for_another;      /* one reached it: the holder learns of it */
 
 static char reason[256]; /* the last failure's message, for the tools */
 
-/* Cancels the statement the session runs; ONLY_A_WAIT: only while it is
- * a wait another thread may cancel (checked under cancel_lock, which the
- * waiting thread takes before its next statement: a cancel never lands on
- * that one). */
-static void interrupt_query(int only_a_wait)
+/* Cancels the statement the session runs; FOR_ANOTHER: another thread's
+ * cancel, only while statement SERIAL still runs and may be (checked
+ * under cancel_lock, which the cancelled thread takes before its next
+ * statement: a cancel never lands on that one). */
+static void interrupt_query(int for_another, unsigned long serial)
 {
     char err[128];
     int still;
 
     pthread_mutex_lock(&cancel_lock);
     pthread_mutex_lock(&lock);
-    still = !only_a_wait || interruptible;
+    still = !for_another || (interruptible != NOT_INTERRUPTIBLE && statement_serial == serial);
+    if (still && for_another)
+        cancelled_for_another = 1;
     pthread_mutex_unlock(&lock);
     if (still && session.cancel != NULL && !session.pq->cancel(session.cancel, err, sizeof err))
         scl_debug("PostgreSQL store: cannot cancel the running statement: %s", err);
@@ -153,8 +194,16 @@ static void interrupt_query(int only_a_wait)
  * it again after this long. */
 #define RECANCEL_NS (20 * 1000000L)
 
+/* Whether a thread queued since QUEUED_AT cancels the statement running. */
+static int may_interrupt(int64_t queued_at)
+{
+    return !interrupted && (interruptible == AT_ONCE ||
+                            (interruptible == AFTER_PATIENCE && scl_monotonic_ns() - queued_at >= PATIENCE_NS));
+}
+
 void scl_pg_lock(void)
 {
+    int64_t queued_at = scl_monotonic_ns();
     unsigned long ticket;
 
     atomic_fetch_add(&locked, 1);
@@ -162,10 +211,11 @@ void scl_pg_lock(void)
     ticket = next_ticket++;
     while (serving != ticket) {
         struct timespec until;
-        if (interruptible && !interrupted) {
+        if (may_interrupt(queued_at)) {
+            unsigned long serial = statement_serial;
             interrupted = 1;
             pthread_mutex_unlock(&lock);
-            interrupt_query(1);
+            interrupt_query(1, serial);
             pthread_mutex_lock(&lock);
             continue;
         }
@@ -213,6 +263,11 @@ void scl_pg_deadline(int64_t deadline)
 int scl_pg_cancelled(void)
 {
     return session.cancelled;
+}
+
+int scl_pg_interrupted(void)
+{
+    return session.interrupted;
 }
 
 int scl_pg_sent(void)
@@ -346,7 +401,9 @@ void scl_pg_forget_inherited(void)
     turn = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
     cancel_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
     next_ticket = serving = 0;
-    interruptible = interrupted = 0;
+    interruptible = NOT_INTERRUPTIBLE;
+    statement_serial = 0;
+    interrupted = cancelled_for_another = 0;
     atomic_store(&locked, 0);
     errno = saved;
 }
@@ -765,25 +822,27 @@ static PGresult *checked(PGresult *res)
     return NULL;
 }
 
+/* Lets threads that want the session cancel the statement now sent as
+ * KIND says; lock held. */
+static void interruptible_from_now(enum interruption kind)
+{
+    interruptible = kind;
+    interrupted = 0;
+    statement_serial++;
+}
+
 /* The result of the statement just sent, waiting no later than the
  * deadline (scl_pg_deadline()): past it, the statement is cancelled (what
  * it waits for in the server, a lock, a synchronous standby, a pool slot,
  * ends) and its answer read, so the session stays in step; in a session
  * that holds nothing yet it is simply closed (a pooler may ignore a
- * cancel for a client that has no server).  INTERRUPTIBLE_STATEMENT: a
- * wait that begin_interruptible() let start, which another thread that
- * wants the session may cancel too. */
-static PGresult *answer(int sent, int interruptible_statement)
+ * cancel for a client that has no server). */
+static PGresult *receive(void)
 {
     const struct scl_libpq *pq = session.pq;
     PGresult *res, *first = NULL;
-    int r;
+    int r = wait_result(session.conn, session.fd, session.deadline);
 
-    session.cancelled = 0;
-    session.sent = sent;
-    if (!sent)
-        return checked(NULL);
-    r = wait_result(session.conn, session.fd, session.deadline);
     if (r == 0 && session.backend_text[0] == '\0') {
         close_session(); /* still being set up: holds nothing */
         errno = ETIMEDOUT;
@@ -791,7 +850,7 @@ static PGresult *answer(int sent, int interruptible_statement)
     }
     if (r == 0) {
         session.cancelled = 1;
-        interrupt_query(0);
+        interrupt_query(0, 0);
         r = wait_result(session.conn, session.fd, -1);
     }
     /* Every result is read (a statement has one, and an error may follow). */
@@ -801,16 +860,38 @@ static PGresult *answer(int sent, int interruptible_statement)
         else
             pq->clear(res);
     }
-    res = checked(first);
-    if (interruptible_statement) {
+    return checked(first);
+}
+
+/* The answer to a statement sent (SENT), which other threads may
+ * interrupt as KIND says: NULL with ETIMEDOUT when it was cancelled at the
+ * deadline, ECANCELED when for another thread. */
+static PGresult *answer(int sent, enum interruption kind)
+{
+    PGresult *res;
+
+    session.cancelled = 0;
+    session.interrupted = 0;
+    session.sent = sent;
+    if (sent && kind == AFTER_PATIENCE) {
+        pthread_mutex_lock(&lock);
+        interruptible_from_now(kind);
+        pthread_mutex_unlock(&lock);
+    }
+    res = sent ? receive() : checked(NULL);
+    if (kind != NOT_INTERRUPTIBLE) {
         /* A cancel another thread is sending reaches the server before
          * the next statement does: cancel_lock orders them. */
         pthread_mutex_lock(&cancel_lock);
         pthread_mutex_lock(&lock);
-        interruptible = 0;
+        interruptible = NOT_INTERRUPTIBLE;
+        session.interrupted = cancelled_for_another;
+        cancelled_for_another = 0;
         pthread_mutex_unlock(&lock);
         pthread_mutex_unlock(&cancel_lock);
     }
+    if (res == NULL && errno == ECANCELED && session.cancelled)
+        errno = ETIMEDOUT;
     return res;
 }
 
@@ -822,10 +903,8 @@ static int begin_interruptible(void)
     int alone;
 
     pthread_mutex_lock(&lock);
-    if ((alone = next_ticket == serving + 1)) {
-        interruptible = 1;
-        interrupted = 0;
-    }
+    if ((alone = next_ticket == serving + 1))
+        interruptible_from_now(AT_ONCE);
     pthread_mutex_unlock(&lock);
     if (!alone)
         errno = ECANCELED;
@@ -835,17 +914,18 @@ static int begin_interruptible(void)
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
                      const int *formats)
 {
-    return answer(session.pq->sendQueryParams(session.conn, sql, nparams, types, values, lengths, formats, 0), 0);
+    return answer(session.pq->sendQueryParams(session.conn, sql, nparams, types, values, lengths, formats, 0),
+                  session.backend_text[0] != '\0' ? AFTER_PATIENCE : NOT_INTERRUPTIBLE);
 }
 
-PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values)
+PGresult *scl_pg_run_prepared(enum scl_pg_statement which, const char *const *values)
 {
     const struct scl_libpq *pq = session.pq;
 
     if (!(session.prepared & 1u << which)) {
         PGresult *res = answer(pq->sendPrepare(session.conn, statements[which].name, statements[which].sql,
                                                statements[which].nparams, NULL),
-                               0);
+                               AFTER_PATIENCE);
         if (res == NULL)
             return NULL;
         pq->clear(res);
@@ -855,6 +935,9 @@ PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const ch
         session.sent = 0;
         return NULL;
     }
-    return answer(pq->sendQueryPrepared(session.conn, statements[which].name, nparams, values, NULL, NULL, 0),
-                  which == SCL_PG_WAIT);
+    return answer(
+        pq->sendQueryPrepared(session.conn, statements[which].name, statements[which].nparams, values, NULL, NULL, 0),
+        which == SCL_PG_WAIT   ? AT_ONCE
+        : which == SCL_PG_UNDO ? NOT_INTERRUPTIBLE
+                               : AFTER_PATIENCE);
 }

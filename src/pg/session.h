@@ -39,6 +39,11 @@ void scl_pg_deadline(int64_t deadline);
  * was cancelled) may not have reached the standby. */
 int scl_pg_cancelled(void);
 
+/* 1 when the last statement was cancelled for another thread that wanted
+ * the session: as scl_pg_cancelled(), but the caller asks again, after
+ * giving the session up (a failure says ECANCELED). */
+int scl_pg_interrupted(void);
+
 /* 1 when the last statement reached the server (a wait that a queued
  * thread kept from starting did not). */
 int scl_pg_sent(void);
@@ -89,7 +94,10 @@ int scl_pg_alive(void);
  * its result, or NULL with errno: ENOENT when the schema is missing (run
  * swerve-claim db init), EACCES without its grants, EPROTO when a pooler
  * moved the session, ECONNRESET when the session was lost (it is then
- * closed), EIO for anything else.  The caller PQclear()s the result. */
+ * closed), ETIMEDOUT past the deadline, ECANCELED when another thread that
+ * waited PATIENCE_NS (session.c) for the session cancelled it (give the
+ * session up and ask again), EIO for anything else.  The caller
+ * PQclear()s the result. */
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
                      const int *formats);
 
@@ -105,15 +113,17 @@ enum scl_pg_statement {
     SCL_PG_NSTATEMENTS
 };
 
-/* Runs prepared statement WHICH with NPARAMS text parameters: as
- * scl_pg_run().  Parameter 1 is the claim's id, 2 scl_pg_backend() and 3
- * scl_pg_nonce(); SCL_PG_WAIT's 4th the milliseconds to wait,
- * SCL_PG_TOKEN's the epoch seconds the hold began.  Every one of them says NULL when it ran in
- * another session than the one set up (a pooler): it then did nothing.
- * A wait fails with ECANCELED, having perhaps not even started, when
- * another thread wants the session: it gives the session up and queues
- * again. */
-PGresult *scl_pg_run_prepared(enum scl_pg_statement which, int nparams, const char *const *values);
+/* Runs prepared statement WHICH with its text parameters VALUES (NULL
+ * for SQL's): as scl_pg_run().  Parameter 1 is the claim's id, 2
+ * scl_pg_backend() and 3 scl_pg_nonce(); the 4th SCL_PG_WAIT's
+ * milliseconds to wait, SCL_PG_TOKEN's epoch seconds the hold began,
+ * the releases' second its grant marked.  SCL_PG_TRY and SCL_PG_WAIT say
+ * that mark's second when granted, 0 when not, -1 granted without a mark.
+ * Every one of them says NULL when it ran in another session than the one
+ * set up (a pooler): it then did nothing.  A wait fails with ECANCELED,
+ * having perhaps not even started, as soon as another thread wants the
+ * session. */
+PGresult *scl_pg_run_prepared(enum scl_pg_statement which, const char *const *values);
 
 /* The connection itself (scl_pg_open() succeeded before). */
 PGconn *scl_pg_conn(void);

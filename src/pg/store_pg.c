@@ -56,6 +56,8 @@ struct scl_key {
     unsigned held_generation; /* the session it holds the name in */
     uint64_t token;           /* that hold's, 0 until asked for */
     double since;             /* when the hold began, epoch seconds */
+    char mark[12];            /* its grant's mark (session.h): the key's
+                               * second, "" when it has none */
     size_t len;
     char name[];
 };
@@ -186,14 +188,43 @@ static int resolve(struct scl_key *key, int create)
 }
 
 /* Runs the prepared statement WHICH on KEY in this session, with EXTRA
- * as its third parameter when it takes one: the result, or NULL. */
+ * as its fourth parameter when it takes one: the result, or NULL. */
 static PGresult *run_on_key(enum scl_pg_statement which, const struct scl_key *key, const char *extra)
 {
     char id[16];
     const char *values[4] = { id, scl_pg_backend(), scl_pg_nonce(), extra };
 
     snprintf(id, sizeof id, "%d", (int)key->id);
-    return scl_pg_run_prepared(which, extra != NULL ? 4 : 3, values);
+    return scl_pg_run_prepared(which, values);
+}
+
+/* The release's fourth parameter: KEY's mark, NULL without one. */
+static const char *mark_of(const struct scl_key *key)
+{
+    return key->mark[0] != '\0' ? key->mark : NULL;
+}
+
+/* Whether a call that failed asks again: another thread wanted the
+ * session (ECANCELED) and had it first, and DEADLINE (-1 none) has not
+ * passed (else ETIMEDOUT). */
+static int again(int64_t deadline)
+{
+    if (errno != ECANCELED)
+        return 0;
+    if (deadline >= 0 && scl_monotonic_ns() >= deadline) {
+        errno = ETIMEDOUT;
+        return 0;
+    }
+    return 1;
+}
+
+/* Says that a statement ran in another server session: EPROTO. */
+static int moved_session(void)
+{
+    scl_debug("PostgreSQL store: a statement ran in another server session than this one's: a pooler in "
+              "transaction mode is in between (doc/cluster.md, PgBouncer)");
+    errno = EPROTO;
+    return -1;
 }
 
 /* The boolean the one-row RES says: 1 true, 0 false, -1 NULL (the
@@ -204,12 +235,7 @@ static int single_boolean(PGresult *res)
     int r = pq->ntuples(res) != 1 || pq->getisnull(res, 0, 0) ? -1 : strcmp(pq->getvalue(res, 0, 0), "t") == 0;
 
     pq->clear(res);
-    if (r < 0) {
-        scl_debug("PostgreSQL store: a statement ran in another server session than this one's: a pooler in "
-                  "transaction mode is in between (doc/cluster.md, PgBouncer)");
-        errno = EPROTO;
-    }
-    return r;
+    return r < 0 ? moved_session() : r;
 }
 
 /* Gives the statement that undoes a slipped grant its own time: the
@@ -237,56 +263,49 @@ static void undo_slipped_grant(const struct scl_key *key)
     errno = err;
 }
 
-/* Ran a statement that says whether KEY was granted: 0, or -1 with
- * EWOULDBLOCK (not granted) or the error.  Session locked. */
+/* Ran a statement that says whether KEY was granted, and its mark: 0,
+ * or -1 with EWOULDBLOCK (not granted), ECANCELED (another thread had the
+ * session first: ask again) or the error.  Session locked. */
 static int take(struct scl_key *key, PGresult *res)
 {
+    const struct scl_libpq *pq = scl_pg_libpq();
     struct timespec now;
-    int granted;
 
     if (res == NULL) {
         undo_slipped_grant(key);
-        /* Cancelled: by another thread that needs the session (the wait
-         * starts again behind it), or at the deadline. */
-        if (errno == ECANCELED)
-            errno = scl_pg_cancelled() ? ETIMEDOUT : EWOULDBLOCK;
         return -1;
     }
-    if ((granted = single_boolean(res)) <= 0) {
-        if (granted == 0)
-            errno = EWOULDBLOCK;
+    if (pq->ntuples(res) != 1 || pq->getisnull(res, 0, 0)) {
+        pq->clear(res);
+        return moved_session();
+    }
+    snprintf(key->mark, sizeof key->mark, "%s", pq->getvalue(res, 0, 0));
+    pq->clear(res);
+    if (strcmp(key->mark, "0") == 0) {
+        key->mark[0] = '\0';
+        errno = EWOULDBLOCK;
         return -1;
     }
+    if (strcmp(key->mark, "-1") == 0)
+        key->mark[0] = '\0';
     if (held_add(key->id) != 0) {
         int err = errno;
-        PGresult *undo = run_on_key(SCL_PG_RELEASE, key, NULL);
+        PGresult *undo = run_on_key(SCL_PG_RELEASE, key, mark_of(key));
         if (undo != NULL)
-            scl_pg_libpq()->clear(undo);
+            pq->clear(undo);
         errno = err;
         return -1;
     }
+    /* The server's second, as the tools show it, where it was marked. */
     clock_gettime(CLOCK_REALTIME, &now);
-    key->since = (double)now.tv_sec + now.tv_nsec / 1e9;
+    key->since =
+        key->mark[0] != '\0' ? (double)(uint32_t)strtol(key->mark, NULL, 10) : (double)now.tv_sec + now.tv_nsec / 1e9;
     key->token = 0;
     key->held_generation = scl_pg_generation();
     return 0;
 }
 
-/* The session, locked and open until DEADLINE, and KEY's id: 0, or -1
- * (unlocked). */
-static int begin(struct scl_key *key, pid_t self, int create, int64_t deadline)
-{
-    scl_pg_lock();
-    scl_pg_deadline(deadline);
-    if (scl_pg_open(self) != 0 || resolve(key, create) != 0) {
-        int err = errno;
-        scl_pg_unlock();
-        errno = err;
-        return -1;
-    }
-    return 0;
-}
-
+/* Unlocks the session, keeping errno: R. */
 static int finish(int r)
 {
     int err = errno;
@@ -294,6 +313,20 @@ static int finish(int r)
     scl_pg_unlock();
     errno = err;
     return r;
+}
+
+/* The session, locked and open until DEADLINE, and KEY's id: 0, or -1
+ * (unlocked). */
+static int begin(struct scl_key *key, pid_t self, int create, int64_t deadline)
+{
+    do {
+        scl_pg_lock();
+        scl_pg_deadline(deadline);
+        if (scl_pg_open(self) == 0 && resolve(key, create) == 0)
+            return 0;
+        finish(-1);
+    } while (again(deadline));
+    return -1;
 }
 
 /* Past the cap a grant would be given back at once: refused before it. */
@@ -308,15 +341,21 @@ static int room_for_one_more(void)
 
 static int pg_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
 {
-    if (begin(key, self, 1, deadline == 0 ? scl_monotonic_ns() + TRY_BOUND_NS : deadline) != 0)
-        return -1;
-    if (held_here(key->id)) {
-        errno = EWOULDBLOCK;
-        return finish(-1);
-    }
-    if (!room_for_one_more())
-        return finish(-1);
-    return finish(take(key, run_on_key(SCL_PG_TRY, key, NULL)));
+    int64_t until = deadline == 0 ? scl_monotonic_ns() + TRY_BOUND_NS : deadline;
+    int r;
+
+    do {
+        if (begin(key, self, 1, until) != 0)
+            return -1;
+        if (held_here(key->id)) {
+            errno = EWOULDBLOCK;
+            return finish(-1);
+        }
+        if (!room_for_one_more())
+            return finish(-1);
+        r = finish(take(key, run_on_key(SCL_PG_TRY, key, NULL)));
+    } while (r != 0 && again(until));
+    return r;
 }
 
 static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
@@ -346,25 +385,30 @@ static int pg_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
         snprintf(wait_ms, sizeof wait_ms, "%lld",
                  (long long)(left / 1000000 >= slice_ms ? slice_ms : (left + 999999) / 1000000));
         scl_pg_deadline(deadline < 0 ? -1 : deadline + WAIT_GRACE_NS);
+        /* Not granted in time, or cancelled for another thread: again,
+         * behind it. */
         r = take(key, run_on_key(SCL_PG_WAIT, key, wait_ms));
-        if (finish(r) == 0 || errno != EWOULDBLOCK)
+        if (finish(r) == 0 || (errno != EWOULDBLOCK && !again(deadline)))
             return r;
     }
 }
 
 static int pg_release(struct scl_key *key)
 {
+    int64_t deadline = scl_monotonic_ns() + RELEASE_BOUND_NS;
     PGresult *res;
 
-    scl_pg_lock();
-    if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id))
-        return finish(0); /* its session ended: so did the hold */
-    scl_pg_deadline(scl_monotonic_ns() + RELEASE_BOUND_NS);
-    res = run_on_key(key->token != 0 ? SCL_PG_RELEASE_RECORDED : SCL_PG_RELEASE, key, NULL);
-    if (res == NULL && errno == ECANCELED)
-        errno = ETIMEDOUT;
-    if (res == NULL && errno != ECONNRESET)
-        return finish(-1); /* still held: still in the table */
+    for (;;) {
+        scl_pg_lock();
+        if (!scl_pg_current(getpid()) || key->held_generation != scl_pg_generation() || !held_here(key->id))
+            return finish(0); /* its session ended: so did the hold */
+        scl_pg_deadline(deadline);
+        res = run_on_key(key->token != 0 ? SCL_PG_RELEASE_RECORDED : SCL_PG_RELEASE, key, mark_of(key));
+        if (res != NULL || errno == ECONNRESET)
+            break;
+        if (finish(-1) != 0 && !again(deadline))
+            return -1; /* still held: still in the table */
+    }
     if (res != NULL && single_boolean(res) < 0)
         return finish(-1);
     held_remove(key->id);
@@ -379,15 +423,19 @@ static int pg_available(const struct scl_key *ckey)
     PGresult *res;
     int r;
 
-    if (begin(key, getpid(), 0, -1) != 0)
-        return -1;
-    if (key->id == 0)
-        return finish(1); /* never registered: never claimed */
-    if (held_here(key->id))
-        return finish(0);
-    snprintf(id, sizeof id, "%d", (int)key->id);
-    if ((res = scl_pg_run("SELECT swerve_claim.available($1)", 1, NULL, values, NULL, NULL)) == NULL)
-        return finish(-1);
+    for (;;) {
+        if (begin(key, getpid(), 0, -1) != 0)
+            return -1;
+        if (key->id == 0)
+            return finish(1); /* never registered: never claimed */
+        if (held_here(key->id))
+            return finish(0);
+        snprintf(id, sizeof id, "%d", (int)key->id);
+        if ((res = scl_pg_run("SELECT swerve_claim.available($1)", 1, NULL, values, NULL, NULL)) != NULL)
+            break;
+        if (finish(-1) != 0 && !again(-1))
+            return -1;
+    }
     r = strcmp(scl_pg_libpq()->getvalue(res, 0, 0), "t") == 0;
     scl_pg_libpq()->clear(res);
     return finish(r);
@@ -396,7 +444,8 @@ static int pg_available(const struct scl_key *ckey)
 /* Issued on the first call of a hold, in the holding session: an
  * acquire that never asks for one pays no WAL flush (the sequence's, once
  * every 32 values) and never waits for a synchronous standby.  0 with
- * errno when it cannot be had; session locked. */
+ * errno when it cannot be had (ECANCELED: another thread had the session
+ * first, ask again); session locked. */
 static uint64_t issue_token(struct scl_key *key)
 {
     const struct scl_libpq *pq;
@@ -409,22 +458,19 @@ static uint64_t issue_token(struct scl_key *key)
         return 0;
     }
     snprintf(since, sizeof since, "%.6f", key->since);
-    if ((res = run_on_key(SCL_PG_TOKEN, key, since)) == NULL) {
-        if (errno == ECANCELED)
-            errno = ETIMEDOUT;
+    if ((res = run_on_key(SCL_PG_TOKEN, key, since)) == NULL)
         return 0;
-    }
     pq = scl_pg_libpq();
     if (pq->ntuples(res) != 1 || pq->getisnull(res, 0, 0)) {
         single_boolean(res); /* says why, and sets EPROTO */
         return 0;
     }
     token = single_value(res);
-    if (scl_pg_cancelled()) {
+    if (scl_pg_cancelled() || scl_pg_interrupted()) {
         /* Committed here, but perhaps not on the synchronous standby: a
          * failover could hand it out again. */
-        scl_debug("PostgreSQL store: no token: the database waited too long for its synchronous standby");
-        errno = ETIMEDOUT;
+        scl_debug("PostgreSQL store: a token dropped: its commit's wait for the synchronous standby was cancelled");
+        errno = scl_pg_cancelled() ? ETIMEDOUT : ECANCELED;
         return 0;
     }
     return (uint64_t)token;
@@ -433,16 +479,16 @@ static uint64_t issue_token(struct scl_key *key)
 static uint64_t pg_token(const struct scl_key *ckey)
 {
     struct scl_key *key = (struct scl_key *)ckey; /* the token is cached in it */
-    int err;
+    int64_t deadline = scl_monotonic_ns() + TOKEN_BOUND_NS;
 
     if (key->token != 0)
         return key->token;
-    scl_pg_lock();
-    scl_pg_deadline(scl_monotonic_ns() + TOKEN_BOUND_NS);
-    key->token = issue_token(key);
-    err = errno;
-    scl_pg_unlock();
-    errno = err;
+    do {
+        scl_pg_lock();
+        scl_pg_deadline(deadline);
+        key->token = issue_token(key);
+        finish(0);
+    } while (key->token == 0 && again(deadline));
     return key->token;
 }
 

@@ -381,8 +381,7 @@ check "machine 2 stops" stop_pid "${server_pids[-1]}" TERM
 check "no local claim directory on either machine" \
     bash -c "[ -z \"\$(ls -A '$work/machine1' '$work/machine2' | grep swerve-claim)\" ]"
 
-# ---- the tools: list shows tokens and since when the database records them
-pg_sql "ALTER DATABASE claims SET swerve_claim.record_holds = on"
+# ---- the tools: list shows the holder's token, and its waiter
 SWERVE_TMPDIR=$work/machine1 "$tool" run -w 5 nightly -- sh -c 'echo "$SWERVE_CLAIM_TOKEN" >"$0"; sleep 1.5' \
     "$work/token1" &
 runner=$!

@@ -4,9 +4,13 @@
  * command prints one line per event, with CLOCK_REALTIME in nanoseconds
  * where the test compares times across processes.  Every loop is bounded.
  *
- *   hold NAME           take NAME (or exit 1), say "held TOKEN", then watch
- *                       held() every millisecond; say "lost NS" when it
- *                       turns 0 (at most 120 s)
+ *   hold NAME [notoken] take NAME (or exit 1), say "held TOKEN" (with
+ *                       notoken, token() is never called: "held 0"), then
+ *                       watch held() every millisecond; say "lost NS" when
+ *                       it turns 0 (at most 120 s)
+ *   let-go NAME         take NAME and token(), release; take it again, no
+ *                       token(), release: say "released", then sleep 60 s
+ *                       (the test kills it)
  *   take NAME SECONDS   say "took TOKEN NS", or "failed ERRNO-NAME"
  *   retake NAME         take NAME, say "held TOKEN"; once held() turns 0
  *                       (the test ends the session), take it again with
@@ -38,10 +42,13 @@
  *   hold-wait HELD WANTED
  *                       take HELD, say "held", then wait for WANTED for
  *                       ever: say "waiting" first (the test SIGKILLs it)
- *   threads BUSY PREFIX PAIRS
+ *   threads BUSY PREFIX PAIRS [token]
  *                       take and release PREFIX-0 .. PREFIX-(PAIRS-1) once
  *                       (not timed); then one thread waits acquire(BUSY,
- *                       3.0) (another process holds BUSY) while this one,
+ *                       3.0) (another process holds BUSY, or the database
+ *                       waits for something to register it) or, with
+ *                       token, takes BUSY and asks for its token() (the
+ *                       database may wait for a standby), while this one,
  *                       200 ms in, times each call of PAIRS acquire(0) +
  *                       release pairs on those names: say "pairs N max_ms
  *                       M" (M the slowest single call, in ms, 3 decimals),
@@ -118,7 +125,7 @@ static struct swerve_claim *claim(const char *name)
     return c;
 }
 
-static int hold(const char *name)
+static int hold(const char *name, int with_token)
 {
     struct swerve_claim *c = claim(name);
 
@@ -126,7 +133,7 @@ static int hold(const char *name)
         say("failed %s", strerrorname_np(errno));
         return 1;
     }
-    say("held %llu", (unsigned long long)api.token(c));
+    say("held %llu", with_token ? (unsigned long long)api.token(c) : 0ULL);
     for (int ms = 0; ms < 120000; ms++) {
         if (!api.held(c)) {
             say("lost %lld", realtime_ns());
@@ -136,6 +143,20 @@ static int hold(const char *name)
     }
     say("still held");
     return 1;
+}
+
+static int let_go(const char *name)
+{
+    struct swerve_claim *c = claim(name);
+
+    for (int round = 0; round < 2; round++)
+        if (api.acquire(c, 0.0) == NULL || (round == 0 && api.token(c) == 0) || api.release(c) != 0) {
+            say("failed %s in round %d", strerrorname_np(errno), round);
+            return 1;
+        }
+    say("released");
+    sleep(60);
+    return 0;
 }
 
 static int take(const char *name, double seconds)
@@ -344,6 +365,7 @@ static int hold_wait(const char *held, const char *wanted)
 
 struct waiter {
     const char *name;
+    int with_token;
     int err;
     double ms;
 };
@@ -354,16 +376,19 @@ static void *wait_busy(void *arg)
     struct swerve_claim *c = claim(w->name);
     double start = monotonic_ms();
 
-    w->err = api.acquire(c, 3.0) == NULL ? errno : 0;
+    if (w->with_token)
+        w->err = api.acquire(c, 0.0) == NULL || api.token(c) == 0 ? errno : 0;
+    else
+        w->err = api.acquire(c, 3.0) == NULL ? errno : 0;
     w->ms = monotonic_ms() - start;
     api.free(c);
     return NULL;
 }
 
-static int threads(const char *busy, const char *prefix, int pairs)
+static int threads(const char *busy, const char *prefix, int pairs, int with_token)
 {
     struct swerve_claim *cs[64];
-    struct waiter w = { busy, 0, 0 };
+    struct waiter w = { busy, with_token, 0, 0 };
     pthread_t waiter;
     double slowest = 0;
     int n = 0;
@@ -492,8 +517,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "pg_helper: the shim is not loaded\n");
         return 2;
     }
-    if (argc == 3 && strcmp(argv[1], "hold") == 0)
-        return hold(argv[2]);
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "notoken") == 0)) && strcmp(argv[1], "hold") == 0)
+        return hold(argv[2], argc == 3);
+    if (argc == 3 && strcmp(argv[1], "let-go") == 0)
+        return let_go(argv[2]);
     if (argc == 4 && strcmp(argv[1], "take") == 0)
         return take(argv[2], atof(argv[3]));
     if (argc == 3 && strcmp(argv[1], "retake") == 0)
@@ -510,8 +537,8 @@ int main(int argc, char **argv)
         return many(argv[2], atoi(argv[3]));
     if (argc == 4 && strcmp(argv[1], "hold-wait") == 0)
         return hold_wait(argv[2], argv[3]);
-    if (argc == 5 && strcmp(argv[1], "threads") == 0)
-        return threads(argv[2], argv[3], atoi(argv[4]));
+    if ((argc == 5 || (argc == 6 && strcmp(argv[5], "token") == 0)) && strcmp(argv[1], "threads") == 0)
+        return threads(argv[2], argv[3], atoi(argv[4]), argc == 6);
     if (argc == 4 && strcmp(argv[1], "pairs") == 0)
         return pairs(argv[2], atoi(argv[3]));
     if (argc == 3 && strcmp(argv[1], "token-twice") == 0)
@@ -520,7 +547,8 @@ int main(int argc, char **argv)
         return tokens(argv[2], atof(argv[3]));
     if ((argc == 4 || (argc == 5 && strcmp(argv[4], "token") == 0)) && strcmp(argv[1], "timed") == 0)
         return timed(argv[2], atof(argv[3]), argc == 5);
-    fprintf(stderr, "usage: pg_helper hold|take|retake|fork-holder|close-fds|slip|contend|many|hold-wait|threads|"
-                    "pairs|token-twice|tokens|timed ...\n");
+    fprintf(stderr,
+            "usage: pg_helper hold|let-go|take|retake|fork-holder|close-fds|slip|contend|many|hold-wait|threads|"
+            "pairs|token-twice|tokens|timed ...\n");
     return 2;
 }

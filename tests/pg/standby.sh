@@ -37,6 +37,10 @@ pg_sql "ALTER SYSTEM SET synchronous_standby_names = '*'" && pg_sql "SELECT pg_r
 check "the standby starts and is synchronous" start_standby
 export SWERVE_CLAIM_STORE=$SCL_PG_URL
 check "a name is registered while the standby is there" "${under_shim[@]}" "$helper" take registered 2 >/dev/null
+# What threads.* below use, registered now: one thread's token() while
+# the standby is there.
+timeout 30 "${under_shim[@]}" "$helper" threads thread-busy thread 10 token >"$work/threads.there" 2>&1
+check "threads: one thread's token() while the standby is there" has "^waiter took " "$work/threads.there"
 
 # ---- the standby away: every commit waits for it (the database's
 # synchronous_commit is on, its default, here)
@@ -61,6 +65,23 @@ check "standby away: acquire(2) of a registered name returns within 2.5 s" \
     within "$(acquire_ms "$work/away.registered")" 2500
 check "standby away: token() fails with ETIMEDOUT" grep -q "^token-failed ETIMEDOUT" "$work/away.registered"
 check "standby away: within 11 s" within "$(awk '/^token-failed/ { print $3 }' "$work/away.registered")" 11000
+
+# One thread waits for the database (a token()'s commit, or a new name's
+# registration, waits for the standby): the process's other threads'
+# calls on registered names do not wait behind it.
+timeout 30 "${under_shim[@]}" "$helper" threads thread-busy thread 10 token >"$work/threads.token" 2>&1 &
+token_threads=$!
+timeout 30 "${under_shim[@]}" "$helper" threads thread-never-seen thread 10 >"$work/threads.register" 2>&1 &
+wait "$token_threads" $!
+for what in token register; do
+    echo "standby away: threads behind a $what: $(tr '\n' ' ' <"$work/threads.$what")"
+    check "standby away, one thread's $what waits: 10 acquire+release pairs in the others" \
+        has "^pairs 10 " "$work/threads.$what"
+    check "(every call under 150 ms: the slowest $(awk '/^pairs/ { print $4 }' "$work/threads.$what") ms)" \
+        awk '/^pairs/ { found = 1; slow = $4 >= 150 } END { exit !found || slow }' "$work/threads.$what"
+done
+check "(the token() still fails with ETIMEDOUT, within 11 s)" \
+    awk '/^waiter ETIMEDOUT/ { found = $3 <= 11000 } END { exit !found }' "$work/threads.token"
 
 # ---- failover: tokens go on growing on the promoted standby, also where
 # the database says synchronous_commit = off.  The primary's WAL sender is

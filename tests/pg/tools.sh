@@ -1,10 +1,11 @@
 #!/bin/bash
 # The tools on the PostgreSQL store (issue #19, item 9), against a private
-# cluster (cluster.sh), with swerve_claim.record_holds never set: list -O
-# shows every column (SESSION too), --pid and --watch work, a holder's
-# TOKEN and SINCE show once it asked for its token and are left blank,
-# never made up, when nobody knows them; release --force names the token
-# only when known; and every failure of the store says the server's words.
+# cluster (cluster.sh): list -O shows every column (SESSION too), --pid and
+# --watch work, every library holder's SINCE shows (without a write on the
+# acquire's path), its TOKEN once it asked for it, and both are left
+# blank, never made up, when nobody knows them; a release leaves no lock of
+# the library's behind; release --force names the token only when known;
+# and every failure of the store says the server's words.
 . "$(dirname "$0")/../servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 trap 'finish_servers; pg_cluster_stop' EXIT
@@ -39,6 +40,12 @@ h1_token=$(awk '/^held/ { print $2 }' "$work/h1")
     -c "SELECT pg_sleep(60)" >/dev/null 2>&1) &
 tokenless=$!
 server_pids+=("$tokenless")
+# a library holder of gamma that never asks for its token
+gamma_from=$(date +%s)
+"${under_shim[@]}" "$helper" hold gamma notoken >"$work/h3" &
+h3=$!
+server_pids+=("$h3")
+check "a library holder of gamma, without a token" wait_line "$work/h3" '^held 0$'
 lock_count() { # NAME HELD
     echo "SELECT count(*) FROM swerve_claim.claims WHERE scope = 'default' AND name = '$1' AND held = $2"
 }
@@ -103,19 +110,34 @@ check "list --watch lists again and again (at least 4 times in 1.5 s)" \
     test "$(grep -c '^beta holder$' "$work/watch")" -ge 4
 check "(and says nothing on standard error)" test ! -s "$work/watch.err"
 
-# ---- 3. TOKEN and SINCE without record_holds
+# ---- 3. TOKEN and SINCE
 now=$(date +%s)
 "$tool" list --json -o TYPE,NAME,PID,SINCE,TOKEN,SESSION >"$work/since.json" 2>&1
-check "list: holder 1 (it asked for its token) shows its token and since, without record_holds" \
+check "list: holder 1 (it asked for its token) shows its token and since" \
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
 h = [r for r in d if r['name'] == 'alpha' and r['type'] == 'holder']
 assert len(h) == 1 and h[0]['token'] == int(sys.argv[2]), h
 assert int(sys.argv[3]) - 1 <= h[0]['since'] <= int(sys.argv[4]), h" \
     "$work/since.json" "$h1_token" "$started" "$now"
-check "list: the tokenless holder's TOKEN and SINCE are blank, never made up" \
+check "list: the library holder that never asked for a token shows when it took gamma; TOKEN blank" \
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
+h = [r for r in d if r['name'] == 'gamma' and r['type'] == 'holder']
+assert len(h) == 1 and h[0]['pid'] == int(sys.argv[2]) and h[0]['token'] is None, h
+assert int(sys.argv[3]) - 1 <= h[0]['since'] <= int(sys.argv[4]), (h, sys.argv[3:])" \
+    "$work/since.json" "$h3" "$gamma_from" "$now"
+check "list: a session that took beta's lock itself: TOKEN and SINCE blank, never made up" \
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
 h = [r for r in d if r['name'] == 'beta']
 assert len(h) == 1 and h[0]['token'] is None and h[0]['since'] is None, h" "$work/since.json"
+"${under_shim[@]}" "$helper" let-go delta >"$work/let-go" &
+let_go=$!
+server_pids+=("$let_go")
+check "a library process took delta twice (once with a token) and let go" wait_line "$work/let-go" '^released$'
+check "(its session, still there, holds no advisory lock at all)" \
+    test "$(pg_sql "SELECT count(*) || ' ' || count(l.pid) FROM pg_stat_activity a
+                    LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory'
+                    WHERE a.application_name = 'swerve-claim pid=$let_go host=$here'")" = "1 0"
+check "(and list shows no delta)" bash -c "! '$tool' list -n delta >/dev/null 2>&1"
 sleep 1.5 # a waiter's SINCE is when it began to wait, not when its latest try began
 "$tool" list --json -o TYPE,NAME,PID,SINCE >"$work/waiter.json" 2>&1
 check "list: the waiter's SINCE is when it began to wait" \
