@@ -82,8 +82,12 @@ DROP FUNCTION IF EXISTS swerve_claim.recorded_token(integer);
 DROP FUNCTION IF EXISTS swerve_claim.unlock_if_held(integer);
 DROP FUNCTION IF EXISTS swerve_claim.acquire_within(integer, integer);
 DROP FUNCTION IF EXISTS swerve_claim.release_recorded(integer, integer);
--- A write per grant, for SINCE, before grants marked their second.
-DROP FUNCTION IF EXISTS swerve_claim.record_hold(integer);
+
+-- What libraries from before marks name in their try (it wrote a row per
+-- grant, for SINCE): kept, writing nothing, so that they work on during a
+-- rolling upgrade.
+CREATE OR REPLACE FUNCTION swerve_claim.record_hold(claim integer) RETURNS boolean
+LANGUAGE sql AS $$ SELECT claim IS NOT NULL $$;
 
 -- The token of this session's hold of CLAIM, granted at SINCE: NULL when
 -- the statement runs in another session than BACKEND (a pooler).  The
@@ -108,10 +112,11 @@ BEGIN
     RETURN t;
 END $$;
 
--- Gives up CLAIM and its MARK (NULL: none) in session BACKEND and
--- forgets its hold's token: what the library runs to release a hold whose
--- token was issued.  NULL in another session.
-CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer, mark integer)
+-- Gives up CLAIM and its MARK (NULL: none; libraries from before marks
+-- pass two arguments) in session BACKEND and forgets its hold's token:
+-- what the library runs to release a hold whose token was issued.  NULL
+-- in another session.
+CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer, mark integer DEFAULT NULL)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     released boolean;

@@ -163,9 +163,10 @@ enum interruption { NOT_INTERRUPTIBLE, AFTER_PATIENCE, AT_ONCE };
 #define PATIENCE_NS (40 * 1000000LL)
 static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
 static enum interruption interruptible;
-static unsigned long statement_serial; /* which statement interruptible is of */
-static int interrupted;                /* a cancel is out for it */
-static int cancelled_for_another;      /* one reached it: the holder learns of it */
+static int64_t patience = PATIENCE_NS, statement_patience; /* the next statement's, the running one's */
+static unsigned long statement_serial;                     /* which statement interruptible is of */
+static int interrupted;                                    /* a cancel is out for it */
+static int cancelled_for_another;                          /* one reached it: the holder learns of it */
 
 static char reason[256]; /* the last failure's message, for the tools */
 
@@ -198,7 +199,7 @@ static void interrupt_query(int for_another, unsigned long serial)
 static int may_interrupt(int64_t queued_at)
 {
     return !interrupted && (interruptible == AT_ONCE ||
-                            (interruptible == AFTER_PATIENCE && scl_monotonic_ns() - queued_at >= PATIENCE_NS));
+                            (interruptible == AFTER_PATIENCE && scl_monotonic_ns() - queued_at >= statement_patience));
 }
 
 void scl_pg_lock(void)
@@ -248,6 +249,7 @@ int scl_pg_trylock(void)
 void scl_pg_unlock(void)
 {
     session.deadline = -1;
+    patience = PATIENCE_NS;
     pthread_mutex_lock(&lock);
     serving++;
     pthread_cond_broadcast(&turn);
@@ -258,6 +260,11 @@ void scl_pg_unlock(void)
 void scl_pg_deadline(int64_t deadline)
 {
     session.deadline = deadline;
+}
+
+void scl_pg_patience(int64_t ns)
+{
+    patience = ns;
 }
 
 int scl_pg_cancelled(void)
@@ -827,6 +834,7 @@ static PGresult *checked(PGresult *res)
 static void interruptible_from_now(enum interruption kind)
 {
     interruptible = kind;
+    statement_patience = patience;
     interrupted = 0;
     statement_serial++;
 }
@@ -921,11 +929,13 @@ PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const 
 PGresult *scl_pg_run_prepared(enum scl_pg_statement which, const char *const *values)
 {
     const struct scl_libpq *pq = session.pq;
+    enum interruption kind = which == SCL_PG_WAIT ? AT_ONCE : which == SCL_PG_UNDO ? NOT_INTERRUPTIBLE : AFTER_PATIENCE;
 
     if (!(session.prepared & 1u << which)) {
+        /* Not at once: a wait's prepare has not begun to wait. */
         PGresult *res = answer(pq->sendPrepare(session.conn, statements[which].name, statements[which].sql,
                                                statements[which].nparams, NULL),
-                               AFTER_PATIENCE);
+                               kind == AT_ONCE ? AFTER_PATIENCE : kind);
         if (res == NULL)
             return NULL;
         pq->clear(res);
@@ -937,7 +947,5 @@ PGresult *scl_pg_run_prepared(enum scl_pg_statement which, const char *const *va
     }
     return answer(
         pq->sendQueryPrepared(session.conn, statements[which].name, statements[which].nparams, values, NULL, NULL, 0),
-        which == SCL_PG_WAIT   ? AT_ONCE
-        : which == SCL_PG_UNDO ? NOT_INTERRUPTIBLE
-                               : AFTER_PATIENCE);
+        kind);
 }

@@ -34,6 +34,13 @@ void scl_pg_unlock(void);
  * fails with ETIMEDOUT while the session is still being set up. */
 void scl_pg_deadline(int64_t deadline);
 
+/* How long a queued thread waits for the statements run under the lock
+ * before it cancels one (session.c, PATIENCE_NS unless set; what
+ * scl_pg_unlock() sets again): a caller asked again after such a cancel
+ * lengthens it, so that a statement the server takes long over (a commit
+ * waiting for a far standby) ends at last. */
+void scl_pg_patience(int64_t ns);
+
 /* 1 when the last statement was cancelled at its deadline: one that then
  * succeeded all the same (a commit whose wait for a synchronous standby
  * was cancelled) may not have reached the standby. */

@@ -41,6 +41,9 @@
 /* token() waits this long for the database (a synchronous standby that is
  * away), then fails with ETIMEDOUT. */
 #define TOKEN_BOUND_NS (10 * 1000000000LL)
+/* How long other threads first let token()'s commit run before they
+ * cancel it (session.c), doubled after each cancel. */
+#define PATIENCE_START_NS (40 * 1000000LL)
 /* release() waits this long for the database, then fails (the hold stays). */
 #define RELEASE_BOUND_NS (10 * 1000000000LL)
 /* How often a handle retries while another handle of this process holds
@@ -289,11 +292,7 @@ static int take(struct scl_key *key, PGresult *res)
     if (strcmp(key->mark, "-1") == 0)
         key->mark[0] = '\0';
     if (held_add(key->id) != 0) {
-        int err = errno;
-        PGresult *undo = run_on_key(SCL_PG_RELEASE, key, mark_of(key));
-        if (undo != NULL)
-            pq->clear(undo);
-        errno = err;
+        undo_slipped_grant(key); /* one that cannot be cancelled, or the session ends */
         return -1;
     }
     /* The server's second, as the tools show it, where it was marked. */
@@ -479,13 +478,18 @@ static uint64_t issue_token(struct scl_key *key)
 static uint64_t pg_token(const struct scl_key *ckey)
 {
     struct scl_key *key = (struct scl_key *)ckey; /* the token is cached in it */
-    int64_t deadline = scl_monotonic_ns() + TOKEN_BOUND_NS;
+    int64_t deadline = scl_monotonic_ns() + TOKEN_BOUND_NS, patience = PATIENCE_START_NS;
 
     if (key->token != 0)
         return key->token;
     do {
         scl_pg_lock();
         scl_pg_deadline(deadline);
+        /* Each commit cancelled for another thread is given twice as
+         * long next time: one the standby takes longer over than the
+         * others wait still ends. */
+        scl_pg_patience(patience);
+        patience *= 2;
         key->token = issue_token(key);
         finish(0);
     } while (key->token == 0 && again(deadline));

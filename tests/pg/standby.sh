@@ -41,6 +41,8 @@ check "a name is registered while the standby is there" "${under_shim[@]}" "$hel
 # the standby is there.
 timeout 30 "${under_shim[@]}" "$helper" threads thread-busy thread 10 token >"$work/threads.there" 2>&1
 check "threads: one thread's token() while the standby is there" has "^waiter took " "$work/threads.there"
+timeout 30 "${under_shim[@]}" "$helper" threads thread-busy other-thread 10 token >"$work/threads.there" 2>&1
+check "(and again, with names of their own for the run beside it below)" has "^waiter took " "$work/threads.there"
 
 # ---- the standby away: every commit waits for it (the database's
 # synchronous_commit is on, its default, here)
@@ -71,7 +73,7 @@ check "standby away: within 11 s" within "$(awk '/^token-failed/ { print $3 }' "
 # calls on registered names do not wait behind it.
 timeout 30 "${under_shim[@]}" "$helper" threads thread-busy thread 10 token >"$work/threads.token" 2>&1 &
 token_threads=$!
-timeout 30 "${under_shim[@]}" "$helper" threads thread-never-seen thread 10 >"$work/threads.register" 2>&1 &
+timeout 30 "${under_shim[@]}" "$helper" threads thread-never-seen other-thread 10 >"$work/threads.register" 2>&1 &
 wait "$token_threads" $!
 for what in token register; do
     echo "standby away: threads behind a $what: $(tr '\n' ' ' <"$work/threads.$what")"
