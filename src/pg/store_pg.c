@@ -42,8 +42,10 @@
  * away), then fails with ETIMEDOUT. */
 #define TOKEN_BOUND_NS (10 * 1000000000LL)
 /* How long other threads first let token()'s commit run before they
- * cancel it (session.c), doubled after each cancel. */
-#define PATIENCE_START_NS (40 * 1000000LL)
+ * cancel it (session.c), doubled after each cancel up to the longest
+ * they are kept waiting. */
+#define PATIENCE_START_NS   (40 * 1000000LL)
+#define PATIENCE_LONGEST_NS (80 * 1000000LL)
 /* release() waits this long for the database, then fails (the hold stays). */
 #define RELEASE_BOUND_NS (10 * 1000000000LL)
 /* How often a handle retries while another handle of this process holds
@@ -486,10 +488,10 @@ static uint64_t pg_token(const struct scl_key *ckey)
         scl_pg_lock();
         scl_pg_deadline(deadline);
         /* Each commit cancelled for another thread is given twice as
-         * long next time: one the standby takes longer over than the
-         * others wait still ends. */
+         * long next time, up to 80 ms: a standby that answers within it
+         * cannot be starved by the others, who never wait much longer. */
         scl_pg_patience(patience);
-        patience *= 2;
+        patience = 2 * patience < PATIENCE_LONGEST_NS ? 2 * patience : PATIENCE_LONGEST_NS;
         key->token = issue_token(key);
         finish(0);
     } while (key->token == 0 && again(deadline));
