@@ -110,7 +110,42 @@ check "hostile role: unlocking another session's claim does nothing" \
 "${under_shim[@]}" "$helper" take guarded 0 >"$work/guarded.taker"
 check "hostile role: the claim is still held by its holder" grep -qx "failed EAGAIN" "$work/guarded.taker"
 check "(and the holder never saw it go)" bash -c "! grep -q lost '$work/guarded'"
+# What list shows of a hold (holds) is written only by the holding session,
+# and no member can lock a table of the schema against the tools, root's.
+denied() { ! as_app "$1" && tail -1 "$work/hostile.err" | grep -q "permission denied"; }
+for write in "INSERT INTO swerve_claim.holds VALUES ($guarded_id, 1, 1, now())" \
+    "UPDATE swerve_claim.holds SET token = 1" "DELETE FROM swerve_claim.holds" "TRUNCATE swerve_claim.holds"; do
+    check "hostile role: cannot write holds (${write%% *})" denied "$write"
+done
+for table in holds names last_token; do
+    check "hostile role: cannot lock $table against the tools" denied \
+        "BEGIN; LOCK TABLE swerve_claim.$table IN SHARE ROW EXCLUSIVE MODE; COMMIT"
+done
+guarded_backend=$(pg_sql "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1398231638 \
+    AND objid = $guarded_id AND granted")
+check "hostile role: cannot record a token for a claim it does not hold" \
+    refused "SELECT swerve_claim.token_for($guarded_id, pg_backend_pid(), 0)"
+check "(the holder's record stays its own)" \
+    test "$(pg_sql "SELECT backend FROM swerve_claim.holds WHERE id = $guarded_id")" = "$guarded_backend"
+# A member may still keep a table of the schema open in a transaction (its
+# SELECT's share lock): db init, which must lock them to replace what is
+# there, gives up at its lock timeout, with the reason, instead of waiting.
+"$pg_bin/psql" -qAtX "$SCL_PG_URL" -c "BEGIN" -c "SELECT count(*) FROM swerve_claim.holds" \
+    -c "SELECT pg_sleep(30)" >/dev/null 2>&1 &
+server_pids+=($!)
+for _ in $(seq 100); do
+    [ "$(pg_sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+        WHERE c.relname = 'holds' AND l.pid <> pg_backend_pid()")" -gt 0 ] && break
+    sleep 0.05
+done
+started=$(date +%s%N)
+SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL timeout 30 "$tool" db init >/dev/null 2>"$work/init.blocked"
+init_status=$?
+check "db init behind a member's open table: fails (status $init_status)" test "$init_status" -eq 1
+check "(within 7 s)" test $(($(date +%s%N) - started)) -lt 7000000000
+check "(saying what it waited for)" has "lock timeout.*another session" "$work/init.blocked"
 kill -9 "${server_pids[-1]}"
+kill -9 "${server_pids[-2]}"
 
 # ---- a role outside swerve_claim_user (doc/security.md): advisory locks
 # need no privilege, so a session that can connect can take every id of
