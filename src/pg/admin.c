@@ -6,12 +6,24 @@
 #include "schema_sql.h"
 #include "session.h"
 #include "settings.h"
+#include "sigsafe.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* How long a tool's statement may take: root's tools must not wait for
+ * ever on a session that keeps a table of the schema locked (only its
+ * owner or a superuser can: members read them, and write holds only
+ * through functions). */
+#define TOOL_BOUND_NS (10 * 1000000000LL)
+
+/* How long db init waits for the schema's tables: any member may keep
+ * one open in a transaction (its SELECT's share lock), and the
+ * statements waiting behind db init's lock would queue behind that. */
+static const char init_lock_timeout_sql[] = "SET lock_timeout = '5s'";
 
 /* The columns read_row() reads, from swerve_claim.claims. */
 #define ROW_COLUMNS                                                                                                    \
@@ -77,6 +89,7 @@ static int each_row(const char *sql, const char *only, scl_listed_fn *each, void
     int err;
 
     scl_pg_lock();
+    scl_pg_deadline(scl_monotonic_ns() + TOOL_BOUND_NS);
     if (scl_pg_open(getpid()) != 0 || (res = scl_pg_run_named(sql, only, strlen(only))) == NULL) {
         err = errno;
         scl_pg_unlock();
@@ -144,10 +157,15 @@ static int init_step(const struct scl_libpq *pq, const char *sql)
 {
     PGresult *res = pq->exec(scl_pg_conn(), sql);
     int ok = res != NULL && pq->resultStatus(res) == SCL_PGRES_COMMAND_OK;
+    const char *state = res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_SQLSTATE) : NULL;
 
     if (!ok)
-        fprintf(stderr, "swerve-claim: db init: %s\n",
-                res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) : "out of memory");
+        fprintf(stderr, "swerve-claim: db init: %s%s\n",
+                res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) : "out of memory",
+                state != NULL && strcmp(state, "55P03") == 0
+                    ? ": another session keeps a table of swerve_claim open in a transaction (pg_locks "
+                      "says which); run db init again once it ends"
+                    : "");
     if (res != NULL)
         pq->clear(res);
     return ok ? 0 : -1;
@@ -181,7 +199,8 @@ int scl_pg_init(int dedicated, struct scl_store_access *access)
         return -1;
     }
     pq = scl_pg_libpq();
-    if (init_step(pq, scl_schema_sql) == 0 && (!dedicated || init_step(pq, dedicate_sql) == 0)) {
+    if (init_step(pq, init_lock_timeout_sql) == 0 && init_step(pq, scl_schema_sql) == 0 &&
+        (!dedicated || init_step(pq, dedicate_sql) == 0)) {
         if ((r = read_access(pq, access)) != 0) {
             /* libpq's own words, on one line, when the session is still there to have them */
             const char *said = scl_pg_conn() != NULL ? pq->errorMessage(scl_pg_conn()) : "";

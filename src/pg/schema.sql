@@ -63,7 +63,7 @@ $$;
 
 -- Which hold has which token, once asked for: for swerve-claim list.  A
 -- hold's token and since (its mark's second) are recorded when its token
--- is issued.  Whether a claim is held is the lock's to say: a row whose
+-- is issued, by the holding session alone (token_for).  Whether a claim is held is the lock's to say: a row whose
 -- since is not its backend's mark is an older hold's.  Unlogged: no WAL,
 -- no flush at commit; a crash empties it, as it empties the locks.
 CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
@@ -94,8 +94,14 @@ LANGUAGE sql AS $$ SELECT claim IS NOT NULL $$;
 -- session holds CLAIM (the library asks only then, and a session lock goes
 -- only with an unlock of its own or the session's end), so the token is
 -- greater than every earlier hold's, and smaller than every later one's.
+--
+-- It runs as the schema's owner, since members may not write holds; so it
+-- checks that this session may write CLAIM's row: a try of a lock this
+-- session holds succeeds (session locks count), one another session holds
+-- fails.  A try that takes a free lock, given back at once, is a member
+-- recording a token for nobody's hold: what list shows of holds held.
 CREATE OR REPLACE FUNCTION swerve_claim.token_for(claim integer, backend integer, since double precision)
-RETURNS bigint LANGUAGE plpgsql AS $$
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t bigint;
 BEGIN
@@ -105,6 +111,10 @@ BEGIN
     IF pg_backend_pid() <> backend THEN
         RETURN NULL;
     END IF;
+    IF NOT pg_try_advisory_lock(1398231638, claim) THEN
+        RAISE insufficient_privilege USING MESSAGE = 'swerve_claim.token_for: another session holds this claim';
+    END IF;
+    PERFORM pg_advisory_unlock(1398231638, claim);
     t := nextval('swerve_claim.tokens');
     PERFORM swerve_claim.fence_token(t);
     INSERT INTO swerve_claim.holds VALUES (claim, backend, t, to_timestamp(since))
@@ -115,9 +125,10 @@ END $$;
 -- Gives up CLAIM and its MARK (NULL: none; libraries from before marks
 -- pass two arguments) in session BACKEND and forgets its hold's token:
 -- what the library runs to release a hold whose token was issued.  NULL
--- in another session.
+-- in another session.  As the schema's owner (members may not write
+-- holds), deleting only this session's row.
 CREATE OR REPLACE FUNCTION swerve_claim.release_recorded(claim integer, backend integer, mark integer DEFAULT NULL)
-RETURNS boolean LANGUAGE plpgsql AS $$
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     released boolean;
 BEGIN
@@ -128,8 +139,8 @@ BEGIN
     IF mark IS NOT NULL THEN
         PERFORM pg_advisory_unlock_shared(-claim, mark);
     END IF;
-    -- A row another session keeps locked (any member may write holds)
-    -- is left as it is: the release never waits for it.
+    -- A row the next holder is writing (its token_for) is left to it: the
+    -- release never waits for a row lock.
     DELETE FROM swerve_claim.holds h WHERE h.id IN
         (SELECT k.id FROM swerve_claim.holds k WHERE k.id = claim AND k.backend = release_recorded.backend
             FOR UPDATE SKIP LOCKED);
@@ -238,7 +249,10 @@ END $$;
 GRANT USAGE ON SCHEMA swerve_claim TO swerve_claim_user;
 GRANT SELECT, INSERT (scope, name) ON swerve_claim.names TO swerve_claim_user;
 GRANT USAGE ON SEQUENCE swerve_claim.tokens TO swerve_claim_user;
-GRANT SELECT, INSERT, UPDATE, DELETE ON swerve_claim.holds TO swerve_claim_user;
+-- holds only through token_for and release_recorded, each session its own
+-- row: what a member could write or lock, it could keep from the tools.
+REVOKE ALL ON swerve_claim.holds FROM swerve_claim_user;
+GRANT SELECT ON swerve_claim.holds TO swerve_claim_user;
 GRANT SELECT ON swerve_claim.claims TO swerve_claim_user;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA swerve_claim FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA swerve_claim TO swerve_claim_user;
