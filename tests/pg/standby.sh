@@ -113,6 +113,11 @@ echo "failover: $before tokens before the WAL sender stopped, $(grep -c '^token'
     "the taker's end: $(tail -1 "$work/tokens")"
 check "the standby is promoted" standby_ctl promote
 highest=$(awk '/^token/ { if ($2 > m) m = $2 } END { print m + 0 }' "$work/tokens")
+# Each token's transaction records it (last_token): one handed out must
+# have had its commit reach the standby, whatever the sequence logged ahead.
+recorded=$(on_standby "SELECT max(token) FROM swerve_claim.last_token")
+check "failover: every token handed out had reached the standby (it recorded ${recorded:-none}, the highest handed out $highest)" \
+    test "${recorded:-0}" -ge "$highest"
 SWERVE_CLAIM_STORE=$standby_url "${under_shim[@]}" "$helper" take failover 5 >"$work/promoted" 2>&1
 after=$(awk '/^took/ { print $2 }' "$work/promoted")
 check "failover: the promoted standby's token (${after:-none: $(cat "$work/promoted")}) is greater than every earlier one ($highest)" \
