@@ -44,10 +44,9 @@ CREATE SEQUENCE IF NOT EXISTS swerve_claim.tokens AS bigint;
 
 -- Written with every token issued, so that the commit that hands it out
 -- is WAL-logged and waits for a synchronous standby, and with it all the
--- WAL before it, the sequence's among it.  The sequence's own log record
--- alone did not make that commit wait: after a failover a promoted
--- synchronous standby handed out a token again (tests/pg/standby.sh).
--- One row per backend, written only through fence_token(), which runs as
+-- WAL before it, the sequence's among it, whatever else the transaction
+-- writes (holds is unlogged, the sequence logs once every 32 values); and
+-- so that a standby says which tokens reached it (tests/pg/standby.sh).  One row per backend, written only through fence_token(), which runs as
 -- the schema's owner: no member can lock another session's row and so
 -- hold up its tokens.
 CREATE TABLE IF NOT EXISTS swerve_claim.last_token (

@@ -800,15 +800,22 @@ static int errno_of(const char *state)
     return EIO;
 }
 
+static int succeeded(const PGresult *res)
+{
+    int status = session.pq->resultStatus(res);
+
+    return status == SCL_PGRES_TUPLES_OK || status == SCL_PGRES_COMMAND_OK;
+}
+
 /* RES, when it is a success; else NULL with errno, the session closed if
  * it is lost. */
 static PGresult *checked(PGresult *res)
 {
     const struct scl_libpq *pq = session.pq;
-    int status = res != NULL ? pq->resultStatus(res) : -1, err;
     const char *message;
+    int err;
 
-    if (status == SCL_PGRES_TUPLES_OK || status == SCL_PGRES_COMMAND_OK)
+    if (res != NULL && succeeded(res))
         return res;
     err = res != NULL ? errno_of(pq->resultErrorField(res, SCL_PG_DIAG_SQLSTATE)) : ENOMEM;
     message = res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) ?: "error"
@@ -844,31 +851,50 @@ static void interruptible_from_now(enum interruption kind)
  * it waits for in the server, a lock, a synchronous standby, a pool slot,
  * ends) and its answer read, so the session stays in step; in a session
  * that holds nothing yet it is simply closed (a pooler may ignore a
- * cancel for a client that has no server). */
+ * cancel for a client that has no server).
+ *
+ * A statement has succeeded only once the server says it is ready for
+ * the next: a prepared statement's rows come before its transaction
+ * commits (at Sync), and they reach us early whenever the server flushes
+ * before that, as a backend killed in the commit's wait for a synchronous
+ * standby does (its shutdown notice).  So an error after the rows, or a
+ * connection lost, is the answer: a token whose commit did not end is no
+ * token.  Every wait, between results too, keeps to the deadline. */
 static PGresult *receive(void)
 {
     const struct scl_libpq *pq = session.pq;
-    PGresult *res, *first = NULL;
-    int r = wait_result(session.conn, session.fd, session.deadline);
+    PGresult *res, *kept = NULL;
+    int r;
 
-    if (r == 0 && session.backend_text[0] == '\0') {
-        close_session(); /* still being set up: holds nothing */
-        errno = ETIMEDOUT;
-        return NULL;
-    }
-    if (r == 0) {
-        session.cancelled = 1;
-        interrupt_query(0, 0);
-        r = wait_result(session.conn, session.fd, -1);
-    }
-    /* Every result is read (a statement has one, and an error may follow). */
-    while (r > 0 && (res = pq->getResult(session.conn)) != NULL) {
-        if (first == NULL)
-            first = res;
-        else
+    for (;;) {
+        r = wait_result(session.conn, session.fd, session.cancelled ? -1 : session.deadline);
+        if (r == 0 && session.backend_text[0] == '\0') {
+            if (kept != NULL)
+                pq->clear(kept);
+            close_session(); /* still being set up: holds nothing */
+            errno = ETIMEDOUT;
+            return NULL;
+        }
+        if (r == 0) {
+            session.cancelled = 1;
+            interrupt_query(0, 0);
+            continue;
+        }
+        if (r < 0 || (res = pq->getResult(session.conn)) == NULL)
+            break;
+        if (kept == NULL || (succeeded(kept) && !succeeded(res))) {
+            if (kept != NULL)
+                pq->clear(kept);
+            kept = res;
+        } else {
             pq->clear(res);
+        }
     }
-    return checked(first);
+    if (r < 0 && kept != NULL) {
+        pq->clear(kept); /* the connection failed before the end */
+        kept = NULL;
+    }
+    return checked(kept);
 }
 
 /* The answer to a statement sent (SENT), which other threads may
