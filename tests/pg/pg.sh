@@ -83,7 +83,8 @@ check "a grant that slips in as a timed wait ends does not leak (200 races)" \
 # it may take names, never remap them, rewind tokens or free others' claims
 as_app() { "$pg_bin/psql" -qAtX -v ON_ERROR_STOP=1 "$SCL_PG_URL" -c "$1" 2>>"$work/hostile.err"; }
 "${under_shim[@]}" "$helper" hold guarded >"$work/guarded" &
-server_pids+=($!)
+guarded_holder=$!
+server_pids+=($guarded_holder)
 for _ in $(seq 100); do grep -q held "$work/guarded" && break; sleep 0.05; done
 guarded_id=$(pg_sql "SELECT id FROM swerve_claim.names WHERE scope = 'default' AND name = 'guarded'")
 refused() { ! as_app "$1"; }
@@ -113,6 +114,12 @@ check "(and the holder never saw it go)" bash -c "! grep -q lost '$work/guarded'
 # What list shows of a hold (holds) is written only by the holding session,
 # and no member can lock a table of the schema against the tools, root's.
 denied() { ! as_app "$1" && tail -1 "$work/hostile.err" | grep -q "permission denied"; }
+# A psql killed leaves its backend running what it was sent (pg_sleep).
+end_member_psql() { # PID
+    kill -9 "$1"
+    pg_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'app' \
+        AND application_name = 'psql'" >/dev/null
+}
 for write in "INSERT INTO swerve_claim.holds VALUES ($guarded_id, 1, 1, now())" \
     "UPDATE swerve_claim.holds SET token = 1" "DELETE FROM swerve_claim.holds" "TRUNCATE swerve_claim.holds"; do
     check "hostile role: cannot write holds (${write%% *})" denied "$write"
@@ -127,6 +134,20 @@ check "hostile role: cannot record a token for a claim it does not hold" \
     refused "SELECT swerve_claim.token_for($guarded_id, pg_backend_pid(), 0)"
 check "(the holder's record stays its own)" \
     test "$(pg_sql "SELECT backend FROM swerve_claim.holds WHERE id = $guarded_id")" = "$guarded_backend"
+check "hostile role: cannot write last_token (the standby's word on tokens)" \
+    denied "SELECT swerve_claim.fence_token(9223372036854775807)"
+# A member that took a free name and recorded a token for it, in a
+# transaction it keeps open, holds nothing up for the name's next holder.
+"$pg_bin/psql" -qAtX "$SCL_PG_URL" -c "BEGIN" -c "SELECT pg_advisory_lock(1398231638, $nulls_id)" \
+    -c "SELECT swerve_claim.token_for($nulls_id, pg_backend_pid(), 0)" \
+    -c "SELECT pg_advisory_unlock(1398231638, $nulls_id)" -c "SELECT 'recorded'" -c "SELECT pg_sleep(30)" \
+    >"$work/member.token" 2>&1 &
+server_pids+=($!)
+for _ in $(seq 100); do grep -q recorded "$work/member.token" && break; sleep 0.05; done
+"${under_shim[@]}" "$helper" timed nulls 2 token >"$work/after.member" 2>&1
+check "a member's open token record for a free name: the next holder's token() ($(tr '\n' ' ' <"$work/after.member"))" \
+    awk '/^token / { found = $3 < 2000 } END { exit !found }' "$work/after.member"
+end_member_psql "${server_pids[-1]}"
 # A member may still keep a table of the schema open in a transaction (its
 # SELECT's share lock): db init, which must lock them to replace what is
 # there, gives up at its lock timeout, with the reason, instead of waiting.
@@ -144,8 +165,8 @@ init_status=$?
 check "db init behind a member's open table: fails (status $init_status)" test "$init_status" -eq 1
 check "(within 7 s)" test $(($(date +%s%N) - started)) -lt 7000000000
 check "(saying what it waited for)" has "lock timeout.*another session" "$work/init.blocked"
-kill -9 "${server_pids[-1]}"
-kill -9 "${server_pids[-2]}"
+end_member_psql "${server_pids[-1]}"
+kill -9 "$guarded_holder"
 
 # ---- a role outside swerve_claim_user (doc/security.md): advisory locks
 # need no privilege, so a session that can connect can take every id of

@@ -37,6 +37,7 @@ pg_sql "ALTER SYSTEM SET synchronous_standby_names = '*'" && pg_sql "SELECT pg_r
 check "the standby starts and is synchronous" start_standby
 export SWERVE_CLAIM_STORE=$SCL_PG_URL
 check "a name is registered while the standby is there" "${under_shim[@]}" "$helper" take registered 2 >/dev/null
+"${under_shim[@]}" "$helper" take cancelled-token 2 >/dev/null
 # What threads.* below use, registered now: one thread's token() while
 # the standby is there.
 timeout 30 "${under_shim[@]}" "$helper" threads thread-busy thread 10 token >"$work/threads.there" 2>&1
@@ -50,12 +51,24 @@ check "the standby stops" standby_ctl -m fast stop
 # The token sequence logs 32 values ahead; after a checkpoint its next
 # value is logged anew, and that commit waits for the standby.
 pg_sql "CHECKPOINT"
+said() { [ -s "$1" ] && tr '\n' ' ' <"$1" || echo "(nothing: still blocked after 14 s, killed)"; }
 timeout 14 "${under_shim[@]}" "$helper" timed never-seen 2 >"$work/away.new" 2>&1 &
 new=$!
 timeout 14 "${under_shim[@]}" "$helper" timed registered 2 token >"$work/away.registered" 2>&1 &
 registered=$!
-wait "$new" "$registered"
-said() { [ -s "$1" ] && tr '\n' ' ' <"$1" || echo "(nothing: still blocked after 14 s, killed)"; }
+# A token whose commit's wait someone else cancels (pg_cancel_backend:
+# the server commits, here only, and says a WARNING) is no token.
+timeout 14 "${under_shim[@]}" "$helper" timed cancelled-token 2 token >"$work/away.cancelled" 2>&1 &
+cancelled=$!
+for _ in $(seq 100); do
+    taker=$(pgrep -P "$cancelled")
+    [ -n "$taker" ] && [ "$(pg_sql "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity \
+        WHERE wait_event = 'SyncRep' AND application_name LIKE 'swerve-claim pid=$taker %'")" -gt 0 ] && break
+    sleep 0.05
+done
+wait "$new" "$registered" "$cancelled"
+check "standby away: a token whose wait was cancelled by another is not handed out ($(said "$work/away.cancelled"))" \
+    grep -q "^token-failed ETIMEDOUT" "$work/away.cancelled"
 echo "standby away: a new name: $(said "$work/away.new")"
 echo "standby away: a registered name: $(said "$work/away.registered")"
 # The acquire's figure: "acquired MS" or "failed ERRNO MS".
