@@ -95,10 +95,10 @@ LANGUAGE sql AS $$ SELECT claim IS NOT NULL $$;
 -- greater than every earlier hold's, and smaller than every later one's.
 --
 -- It runs as the schema's owner, since members may not write holds; so it
--- checks that this session may write CLAIM's row: a try of a lock this
--- session holds succeeds (session locks count), one another session holds
--- fails.  A try that takes a free lock, given back at once, is a member
--- recording a token for nobody's hold: what list shows of holds held.
+-- checks, without taking a lock, that this session holds CLAIM.  A
+-- member's transaction left open on a row (its own hold's, since ended)
+-- must not hold up the next holder: past a short lock timeout the record
+-- is left out (list shows no token), the token is still issued.
 CREATE OR REPLACE FUNCTION swerve_claim.token_for(claim integer, backend integer, since double precision)
 RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -110,14 +110,21 @@ BEGIN
     IF pg_backend_pid() <> backend THEN
         RETURN NULL;
     END IF;
-    IF NOT pg_try_advisory_lock(1398231638, claim) THEN
-        RAISE insufficient_privilege USING MESSAGE = 'swerve_claim.token_for: another session holds this claim';
+    IF NOT EXISTS (SELECT 1 FROM pg_locks
+         WHERE locktype = 'advisory' AND classid = 1398231638 AND objid = claim::oid AND objsubid = 2
+           AND mode = 'ExclusiveLock' AND pid = pg_backend_pid() AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) THEN
+        RAISE insufficient_privilege USING MESSAGE = 'swerve_claim.token_for: this session does not hold the claim';
     END IF;
-    PERFORM pg_advisory_unlock(1398231638, claim);
     t := nextval('swerve_claim.tokens');
     PERFORM swerve_claim.fence_token(t);
-    INSERT INTO swerve_claim.holds VALUES (claim, backend, t, to_timestamp(since))
-        ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
+    PERFORM set_config('lock_timeout', '50ms', true);
+    BEGIN
+        INSERT INTO swerve_claim.holds VALUES (claim, backend, t, to_timestamp(since))
+            ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
+    EXCEPTION WHEN lock_not_available THEN
+        NULL;
+    END;
     RETURN t;
 END $$;
 
@@ -255,5 +262,7 @@ GRANT SELECT ON swerve_claim.holds TO swerve_claim_user;
 GRANT SELECT ON swerve_claim.claims TO swerve_claim_user;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA swerve_claim FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA swerve_claim TO swerve_claim_user;
+-- What a standby says of tokens is token_for's alone to write.
+REVOKE EXECUTE ON FUNCTION swerve_claim.fence_token(bigint) FROM swerve_claim_user;
 
 COMMIT;

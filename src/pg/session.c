@@ -130,6 +130,7 @@ static struct {
     ino_t ino;   /* else at that number since */
     unsigned generation;
     int ended;          /* the server said FATAL: it is ending the session */
+    int warned;         /* it said WARNING during the last statement */
     int backend;        /* its pid in the server, as the server says */
     int server_version; /* server_version_num */
     char backend_text[16];
@@ -270,6 +271,11 @@ void scl_pg_patience(int64_t ns)
 int scl_pg_cancelled(void)
 {
     return session.cancelled;
+}
+
+int scl_pg_warned(void)
+{
+    return session.warned;
 }
 
 int scl_pg_interrupted(void)
@@ -425,6 +431,10 @@ static void on_notice(void *arg, const PGresult *res)
      * printed: the host's standard error is not ours. */
     if (severity != NULL && (strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0))
         session.ended = 1;
+    /* Such as a commit's wait for the synchronous standby cancelled by
+     * another session (pg_cancel_backend): committed here only. */
+    if (severity != NULL && strcmp(severity, "WARNING") == 0)
+        session.warned = 1;
     scl_debug("PostgreSQL store: server says: %s",
               session.pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) ?: "(no message)");
 }
@@ -906,6 +916,7 @@ static PGresult *answer(int sent, enum interruption kind)
 
     session.cancelled = 0;
     session.interrupted = 0;
+    session.warned = 0;
     session.sent = sent;
     if (sent && kind == AFTER_PATIENCE) {
         pthread_mutex_lock(&lock);

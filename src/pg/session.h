@@ -49,6 +49,8 @@ int scl_pg_cancelled(void);
 /* 1 when the last statement was cancelled for another thread that wanted
  * the session: as scl_pg_cancelled(), but the caller asks again, after
  * giving the session up (a failure says ECANCELED). */
+/* Whether the server said WARNING during the last statement. */
+int scl_pg_warned(void);
 int scl_pg_interrupted(void);
 
 /* 1 when the last statement reached the server (a wait that a queued

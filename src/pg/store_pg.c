@@ -467,9 +467,10 @@ static uint64_t issue_token(struct scl_key *key)
         return 0;
     }
     token = single_value(res);
-    if (scl_pg_cancelled() || scl_pg_interrupted()) {
+    if (scl_pg_cancelled() || scl_pg_interrupted() || scl_pg_warned()) {
         /* Committed here, but perhaps not on the synchronous standby: a
-         * failover could hand it out again. */
+         * failover could hand it out again (a cancel from another
+         * session says only a WARNING). */
         scl_debug("PostgreSQL store: a token dropped: its commit's wait for the synchronous standby was cancelled");
         errno = scl_pg_cancelled() ? ETIMEDOUT : ECANCELED;
         return 0;
