@@ -874,10 +874,11 @@ static PGresult *receive(void)
 {
     const struct scl_libpq *pq = session.pq;
     PGresult *res, *kept = NULL;
+    int64_t until = session.deadline;
     int r;
 
     for (;;) {
-        r = wait_result(session.conn, session.fd, session.cancelled ? -1 : session.deadline);
+        r = wait_result(session.conn, session.fd, until);
         if (r == 0 && session.backend_text[0] == '\0') {
             if (kept != NULL)
                 pq->clear(kept);
@@ -886,8 +887,11 @@ static PGresult *receive(void)
             return NULL;
         }
         if (r == 0) {
+            /* Sent again until the answer comes: a cancel that reached
+             * the server before the statement had begun there was lost. */
             session.cancelled = 1;
             interrupt_query(0, 0);
+            until = scl_monotonic_ns() + RECANCEL_NS;
             continue;
         }
         if (r < 0 || (res = pq->getResult(session.conn)) == NULL)
