@@ -88,6 +88,13 @@ const char *swerve_claim_name(const struct swerve_claim *claim);
  * 0 when somebody does (this handle included), or -1 with errno set on a
  * system error.  Claims nothing; the answer may be stale as soon as it is
  * returned.
+ *
+ * A handle remembers the claim it last found a live holder's, for 20 ms
+ * (the retry period): while the name is still that claim, this call and a
+ * failing swerve_claim_acquire(claim, 0) cost one system call.  A holder
+ * that died is nobody as soon as its claims are cleared (its reaper does
+ * that under the shim); one that nobody cleared (a zombie, an orphan) is
+ * nobody at most 20 ms after the handle last found it alive.
  */
 int swerve_claim_available(const struct swerve_claim *claim);
 
@@ -137,7 +144,10 @@ int swerve_claim_held(const struct swerve_claim *claim);
  * the database on the first call of a hold, so that an acquire never
  * writes: there it can also be 0 with errno ETIMEDOUT (not durable within
  * 10 s: a synchronous standby is away), ECONNRESET (the session, and with
- * it the hold, is gone) or EPROTO (a pooler in between).  Pass it along with what the holder
+ * it the hold, is gone), EPROTO (a pooler in between), ENOENT (a schema
+ * older than the library: swerve-claim db init), EACCES (no grants), EROFS
+ * (a read-only session), ENOLCK (the server's lock table is full), ENOMEM
+ * or EIO.  Pass it along with what the holder
  * writes to a system outside: that system keeps the largest token it has
  * seen and refuses writes that carry a smaller one, so a holder that lost
  * the name without knowing it (stopped, then released by force) cannot

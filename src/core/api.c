@@ -2,6 +2,7 @@
 
 #include "api.h"
 #include "export.h"
+#include "proc.h"
 #include "sigsafe.h"
 #include "store.h"
 #include "swerve/claim.h"
@@ -72,7 +73,7 @@ SCL_EXPORT const char *swerve_claim_name(const struct swerve_claim *claim)
 SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
 {
     /* A forked child inherits the handle, not the claim. */
-    return holds(claim, getpid()) && scl_store()->held(claim->key);
+    return holds(claim, scl_proc_self_pid()) && scl_store()->held(claim->key);
 }
 
 SCL_EXPORT uint64_t swerve_claim_token(const struct swerve_claim *claim)
@@ -101,7 +102,7 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
 {
     int64_t deadline = -1;
     int saved = errno;
-    pid_t self = getpid(); /* one system call per acquire: it is on the fast path */
+    pid_t self = scl_proc_self_pid(); /* no system call: it is on the fast path */
 
     if (isnan(timeout) || timeout < 0) {
         errno = EINVAL;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st)
@@ -62,6 +63,50 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
     }
     line[n] = '\0';
     return scl_proc_parse_stat(line, st);
+}
+
+static _Atomic(_Atomic pid_t *) pid_page;
+static atomic_int pid_page_unavailable;
+
+static _Atomic pid_t *map_pid_page(void)
+{
+    size_t size = (size_t)sysconf(_SC_PAGESIZE);
+    _Atomic pid_t *expected = NULL,
+                  *page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (page == MAP_FAILED) {
+        atomic_store(&pid_page_unavailable, 1);
+        return NULL;
+    }
+    if (madvise(page, size, MADV_WIPEONFORK) != 0) {
+        (void)munmap(page, size);
+        atomic_store(&pid_page_unavailable, 1);
+        return NULL;
+    }
+    if (!atomic_compare_exchange_strong(&pid_page, &expected, page)) {
+        (void)munmap(page, size);
+        return expected; /* another thread was first */
+    }
+    return page;
+}
+
+pid_t scl_proc_self_pid(void)
+{
+    _Atomic pid_t *page = atomic_load_explicit(&pid_page, memory_order_acquire);
+    pid_t pid;
+    int saved;
+
+    if (page != NULL && (pid = atomic_load_explicit(page, memory_order_relaxed)) != 0)
+        return pid;
+    pid = getpid();
+    if (page == NULL && !atomic_load(&pid_page_unavailable)) {
+        saved = errno;
+        page = map_pid_page();
+        errno = saved;
+    }
+    if (page != NULL)
+        atomic_store_explicit(page, pid, memory_order_relaxed);
+    return pid;
 }
 
 /* One cache per process: a forked child has another pid, so it rereads. */

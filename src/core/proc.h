@@ -30,6 +30,14 @@ int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st);
 /* Reads /proc/PID/stat; -1 with errno (ENOENT: no such process). */
 int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
 
+/* This process's pid without a system call once known: kept in a page
+ * that the kernel blanks in every child (MADV_WIPEONFORK, Linux 4.14: a
+ * fork, or a clone of any kind that copies the memory), so that no child
+ * ever takes its parent's for its own; getpid() each time where there is
+ * no such page.  Not in a vfork child, which shares the parent's memory:
+ * for the API's calls, not the hooks'. */
+pid_t scl_proc_self_pid(void);
+
 /* This process's identity, read once per pid. */
 struct scl_proc_id scl_proc_self(void);
 

@@ -65,8 +65,9 @@ struct scl_store_ops {
     /* Gives up a name this process holds: 0 (also when it is no longer
      * this process's), or -1 with errno. */
     int (*release)(struct scl_key *key);
-    /* 1 nobody holds the name, 0 somebody does, -1 with errno. */
-    int (*available)(const struct scl_key *key);
+    /* 1 nobody holds the name, 0 somebody does, -1 with errno.  KEY may
+     * keep what was seen (a live holder, a registered name). */
+    int (*available)(struct scl_key *key);
     /* The fencing token of this process's hold of the name (the API has
      * checked that it holds it): greater than every earlier hold's in the
      * store's namespace, the same for the rest of the hold; 0 with errno

@@ -27,12 +27,11 @@ int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
     return 0;
 }
 
-int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
+int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id, struct stat *st)
 {
-    struct stat st;
     int fd, r;
 
-    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
+    fd = scl_open_file_at(dirfd, fname, O_RDONLY, st);
     if (fd < 0)
         return -1;
     r = scl_holder_read_id(fd, id);
@@ -40,25 +39,26 @@ int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id)
     return r;
 }
 
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname)
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname,
+                                              struct scl_proc_id *holder, struct stat *st)
 {
-    struct scl_proc_id id;
-    struct stat st;
     int fd, r;
 
-    fd = scl_open_file_at(dirfd, fname, O_RDONLY, &st);
+    holder->pid = 0;
+    fd = scl_open_file_at(dirfd, fname, O_RDONLY, st);
     if (fd < 0) {
         if (errno == ENOENT)
             return SCL_CLAIM_FREE;
         /* Not a regular file: nobody's claim, but it holds the name. */
         return errno == EINVAL ? SCL_CLAIM_LIVE : SCL_CLAIM_ERROR;
     }
-    if (scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id)) {
+    if (scl_holder_read_id(fd, holder) != 0 || scl_proc_alive(holder)) {
         /* An unreadable header is somebody's: never taken for stale. */
         scl_close_quietly(fd);
         return SCL_CLAIM_LIVE;
     }
     r = scl_holder_clear_open(dirfd, top_fd(), fd, SCL_CLEAR_IF_DEAD, fname);
     scl_close_quietly(fd);
+    holder->pid = 0; /* whoever holds it now, not the one just read */
     return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;
 }

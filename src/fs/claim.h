@@ -10,8 +10,11 @@
 
 #include <sys/types.h>
 
-/* Who holds claim FNAME: 0 and *ID, or -1 with errno (ENOENT: free). */
-int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id);
+#include <sys/stat.h>
+
+/* Who holds claim FNAME: 0, *ID and the claim's *ST, or -1 with errno
+ * (ENOENT: free). */
+int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id, struct stat *st);
 
 /* Unlinks claim FNAME only while it is still the inode DEV/INO (a claim
  * somebody took in between stays), waking its waiters: 0, or -1 with
@@ -28,7 +31,9 @@ enum scl_claim_state {
 /* Looks at claim FNAME and clears it, with all of its holder's claims and
  * its page of times in the top TOP_FD() returns (asked only then: a
  * failing try on a live holder's name stays as cheap as it was), when
- * that holder has ended. */
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname);
+ * that holder has ended.  SCL_CLAIM_LIVE fills *HOLDER and the claim's
+ * *ST when it could read them (HOLDER->pid 0 when not). */
+enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname,
+                                              struct scl_proc_id *holder, struct stat *st);
 
 #endif

@@ -213,6 +213,11 @@ int scl_dir_claims_fd_if_member(pid_t self)
     return scl_dir_in_use() && atomic_load(&member_pid) == self ? scl_dir_claims_fd() : -1;
 }
 
+int scl_dir_claims_fd_unchecked(void)
+{
+    return atomic_load_explicit(&ready, memory_order_acquire) ? atomic_load(&dir_fd) : -1;
+}
+
 int scl_dir_made_here(void)
 {
     return atomic_load(&creator_pid) == getpid();

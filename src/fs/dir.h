@@ -48,6 +48,14 @@ int scl_dir_is_member(pid_t self);
  * -1: the lock-free fast path of every claim operation. */
 int scl_dir_claims_fd_if_member(pid_t self);
 
+/* The claims descriptor unchecked (the host may have closed or replaced
+ * it), or -1 when there is none yet: only for a call whose own result
+ * shows that it reached this directory (a link made from this process's
+ * holder file, a claim's inode seen there before found again); any other
+ * result is asked again through scl_dir_claims_fd().  Saves the check's
+ * system call on the hot path. */
+int scl_dir_claims_fd_unchecked(void);
+
 /* Uses the claim directory SWERVE_CLAIM_DIR names, made by another
  * process of the server (it execs us), from its first use on: accepted
  * then only when it is a claim directory owned by this user or by root,

@@ -29,6 +29,28 @@
  * a dead holder of the name (it takes microseconds). */
 #define BUSY_RETRIES 64
 
+/*
+ * Whether a holder is alive takes reading its file and its /proc entry
+ * (a dozen system calls), and applications ask on every request, of a
+ * name that is usually held.  So a handle remembers the holder it last
+ * found alive, for one retry period (the documentation's own cadence):
+ * while the claim is still that inode, it is that live holder's, for one
+ * fstatat.  A holder whose claim was cleared (its reaper under the shim,
+ * anybody's acquire) is nobody at once; one that ended with nobody to
+ * clear it, within the period.  This only ever answers "held": taking a
+ * name is always the link itself.
+ */
+struct seen_live {
+    dev_t dev; /* the claim's inode (its holder file's) */
+    ino_t ino;
+    int64_t until; /* trusted until then (monotonic), 0: nothing remembered */
+};
+
+/* The retry period of the Swerve documentation's Claim: a waiter tries
+ * again at least this often, even when no wake-up comes (a holder that
+ * died and was never reaped). */
+#define RETRY_NS (20 * 1000 * 1000LL)
+
 /* A claim name as this store knows it. */
 struct scl_key {
     char fname[SCL_FNAME_MAX]; /* the name's file name (names.h) */
@@ -40,6 +62,7 @@ struct scl_key {
     unsigned revocations;   /* of forced releases (wake.h), or 0 */
     uint64_t token;         /* this hold's fencing token */
     int times_entry;        /* its entry in the journaling process's times page */
+    struct seen_live seen;  /* the holder this handle last found alive */
 };
 
 static struct scl_key *fs_key_new(const char *name, size_t len)
@@ -225,28 +248,75 @@ static uint64_t now_token(void)
     return (uint64_t)scl_monotonic_ns();
 }
 
+/* Remembers that the claim of KEY, whose inode is ST's, was just found to
+ * be a live holder's. */
+static void remember_live(struct scl_key *key, const struct stat *st)
+{
+    key->seen.dev = st->st_dev;
+    key->seen.ino = st->st_ino;
+    key->seen.until = scl_monotonic_ns() + RETRY_NS;
+}
+
+/* 1 when KEY's claim in DIRFD is still the one it last found a live
+ * holder's (struct seen_live), else 0 and that is forgotten; errno kept. */
+static int still_seen_live(struct scl_key *key, int dirfd)
+{
+    struct stat st;
+    int saved = errno, live;
+
+    if (key->seen.until == 0)
+        return 0;
+    live = scl_monotonic_ns() < key->seen.until && fstatat(dirfd, key->fname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           st.st_dev == key->seen.dev && st.st_ino == key->seen.ino;
+    if (!live)
+        key->seen.until = 0;
+    errno = saved;
+    return live;
+}
+
+static int hold_begins(struct scl_key *key, pid_t self)
+{
+    key->revocations_known = scl_wake_revocations(&key->revocations) == 0;
+    key->token = now_token();
+    scl_times_taken(key->times_entry, self, (int64_t)key->token);
+    return 0;
+}
+
 static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
 {
     (void)deadline; /* a try here is a few system calls, none of them waits */
     char holder[SCL_PID_NAME_MAX];
-    int dirfd = ready_for(key, self);
+    struct scl_proc_id seen;
+    struct stat st;
+    int dirfd = key->journaled_pid == self && key->journaled_gen == scl_dir_generation() && scl_dir_is_member(self)
+                    ? scl_dir_claims_fd_unchecked()
+                    : -1;
 
-    if (dirfd < 0)
-        return -1;
     scl_holder_path(holder, self);
+    if (dirfd >= 0) {
+        if (still_seen_live(key, dirfd)) {
+            errno = EWOULDBLOCK;
+            return -1;
+        }
+        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+            return hold_begins(key, self);
+        /* Whatever failed is asked again through the checked descriptor. */
+    }
+    if ((dirfd = ready_for(key, self)) < 0)
+        return -1;
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++) {
         /* The one atomic step: it fails while anybody holds the name. */
-        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0) {
-            key->revocations_known = scl_wake_revocations(&key->revocations) == 0;
-            key->token = now_token();
-            scl_times_taken(key->times_entry, self, (int64_t)key->token);
-            return 0;
-        }
+        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+            return hold_begins(key, self);
         if (errno != EEXIST)
             return -1;
-        switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd, key->fname)) {
+        switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd, key->fname, &seen, &st)) {
         case SCL_CLAIM_FREE: continue;
-        case SCL_CLAIM_LIVE: errno = EWOULDBLOCK; return -1;
+        case SCL_CLAIM_LIVE:
+            if (seen.pid != 0) /* its header was read: a holder's file */
+                remember_live(key, &st);
+            errno = EWOULDBLOCK;
+            return -1;
         case SCL_CLAIM_BUSY: sched_yield(); continue;
         case SCL_CLAIM_ERROR: return -1;
         }
@@ -279,33 +349,35 @@ static int fs_release(struct scl_key *key)
     return 0;
 }
 
-static int fs_available(const struct scl_key *key)
+static int fs_available(struct scl_key *key)
 {
     struct scl_proc_id id;
+    struct stat st;
     int dirfd;
 
     if (!scl_dir_in_use())
         return 1; /* no directory yet: nothing is claimed */
+    dirfd = scl_dir_claims_fd_unchecked();
+    if (dirfd >= 0 && still_seen_live(key, dirfd))
+        return 0;
     dirfd = scl_dir_claims_fd();
     if (dirfd < 0)
         return errno == ENOENT ? 1 : -1;
-    if (scl_claim_holder(dirfd, key->fname, &id) != 0) {
+    if (scl_claim_holder(dirfd, key->fname, &id, &st) != 0) {
         if (errno == ENOENT)
             return 1;
         return errno == EINVAL ? 0 : -1; /* a file we cannot read is somebody's */
     }
-    return !scl_proc_alive(&id);
+    if (!scl_proc_alive(&id))
+        return 1;
+    remember_live(key, &st);
+    return 0;
 }
 
 static uint64_t fs_token(const struct scl_key *key)
 {
     return key->token;
 }
-
-/* The retry period of the Swerve documentation's Claim: a waiter tries
- * again at least this often, even when no wake-up comes (a holder that
- * died and was never reaped). */
-#define RETRY_NS (20 * 1000 * 1000LL)
 
 static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {

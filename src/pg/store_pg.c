@@ -416,9 +416,8 @@ static int pg_release(struct scl_key *key)
     return finish(0);
 }
 
-static int pg_available(const struct scl_key *ckey)
+static int pg_available(struct scl_key *key)
 {
-    struct scl_key *key = (struct scl_key *)ckey; /* only its id is filled in */
     char id[16];
     const char *values[1] = { id };
     PGresult *res;

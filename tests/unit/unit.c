@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -605,6 +606,114 @@ START_TEST(test_dead_holder_counts_as_free)
 }
 END_TEST
 
+/* A child that takes C's name, says so, and holds it until GO_FD's other
+ * end closes; then ends, releasing first when RELEASE says so (no hooks
+ * here: otherwise its claim stays, a dead holder's). */
+static pid_t holding_child(struct swerve_claim *c, int release, int *go_fd)
+{
+    int ready[2], go[2];
+    pid_t child;
+    char byte = 0;
+
+    ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(go), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        close(ready[0]);
+        close(go[1]);
+        if (swerve_claim_acquire(c, 0.0) != c)
+            _exit(1);
+        (void)write(ready[1], "h", 1);
+        (void)read(go[0], &byte, 1);
+        _exit(release && swerve_claim_release(c) != 0 ? 1 : 0);
+    }
+    close(ready[1]);
+    close(go[0]);
+    ck_assert_int_eq(read(ready[0], &byte, 1), 1);
+    close(ready[0]);
+    *go_fd = go[1];
+    return child;
+}
+
+/* C's name is held: said by the try and by available() (three times: the
+ * handle remembers the live holder it found). */
+static void assert_held(struct swerve_claim *c)
+{
+    for (int i = 0; i < 3; i++) {
+        errno = 0;
+        ck_assert_ptr_null(swerve_claim_acquire(c, 0.0));
+        ck_assert_int_eq(errno, EWOULDBLOCK);
+        ck_assert_int_eq(swerve_claim_available(c), 0);
+    }
+}
+
+/* A child made by the clone system call itself (no fork handler runs in
+ * it) does not take its parent's pid, which the API keeps without a
+ * system call, for its own: the parent's claim is not its. */
+START_TEST(test_cloned_child_is_not_its_parent)
+{
+    struct swerve_claim *c = swerve_claim_new("parent's");
+    pid_t child;
+
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    ck_assert_int_eq(swerve_claim_held(c), 1);
+    child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+    ck_assert_int_ge(child, 0);
+    if (child == 0)
+        _exit(swerve_claim_held(c) == 0 && swerve_claim_acquire(c, 0.0) == NULL && errno == EWOULDBLOCK ? 0 : 1);
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert_int_eq(swerve_claim_held(c), 1);
+    swerve_claim_free(c);
+}
+END_TEST
+
+/* A handle that remembers a live holder sees its release at once. */
+START_TEST(test_released_claim_is_free_at_once)
+{
+    struct swerve_claim *c = swerve_claim_new("remembered");
+    int go;
+    pid_t child;
+
+    use_a_claim_first();
+    child = holding_child(c, 1, &go);
+    assert_held(c);
+    close(go);
+    ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert_int_eq(swerve_claim_available(c), 1);
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    swerve_claim_free(c);
+}
+END_TEST
+
+/* A holder that ended with nobody to clear its claim, not reaped yet (a
+ * zombie, _i 0) or reaped by a process without the shim (_i 1), is nobody
+ * within one retry period (20 ms) of when the handle last found it alive. */
+START_TEST(test_ended_holder_is_free_within_the_retry_period)
+{
+    struct swerve_claim *c = swerve_claim_new("ended");
+    siginfo_t info = { 0 };
+    int go;
+    pid_t child;
+
+    use_a_claim_first();
+    child = holding_child(c, 0, &go);
+    assert_held(c);
+    close(go); /* it ends */
+    ck_assert_int_eq(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0);
+    ck_assert_int_eq(info.si_pid, child);
+    if (_i == 1)
+        ck_assert_int_eq(wait_exit_code(child), 0);
+    ck_assert(claim_file_exists("ended")); /* nobody cleared it */
+    usleep(25 * 1000);
+    ck_assert_int_eq(swerve_claim_available(c), 1);
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    if (_i == 0)
+        ck_assert_int_eq(wait_exit_code(child), 0);
+    swerve_claim_free(c);
+}
+END_TEST
+
 /* ------------------------------------------------------ pages of times */
 
 /* This process's page of times (or process PID's), read as the tools read
@@ -815,6 +924,9 @@ static Suite *suite(void)
     tcase_add_test(api, test_directory_is_private);
     tcase_add_test(api, test_journal_records_each_name_once);
     tcase_add_test(api, test_dead_holder_counts_as_free);
+    tcase_add_test(api, test_cloned_child_is_not_its_parent);
+    tcase_add_test(api, test_released_claim_is_free_at_once);
+    tcase_add_loop_test(api, test_ended_holder_is_free_within_the_retry_period, 0, 2);
     tcase_add_test(api, test_stale_clearing_is_race_free);
     tcase_add_test(api, test_times_are_per_claim);
     tcase_add_test(api, test_times_page_is_each_process_own);
