@@ -35,7 +35,10 @@
  *
  * THREADS
  *     Distinct handles may be used from different threads at once.  One
- *     handle must not be used from two threads at the same time.
+ *     handle must not be used from two threads at the same time.  A child
+ *     that shares its parent's memory (vfork, clone with CLONE_VM but not
+ *     CLONE_THREAD) must not call these functions: it would act as its
+ *     parent.  A child of fork, or of clone without CLONE_VM, is itself.
  *
  * ENVIRONMENT
  *     SWERVE_TMPDIR   base directory for claim directories.

@@ -104,8 +104,14 @@ pid_t scl_proc_self_pid(void)
         page = map_pid_page();
         errno = saved;
     }
-    if (page != NULL)
-        atomic_store_explicit(page, pid, memory_order_relaxed);
+    if (page != NULL) {
+        /* Asked again once stored: a child forked in a signal handler
+         * between the first ask and the store would otherwise keep its
+         * parent's pid in its own page for good. */
+        atomic_store_explicit(page, pid, memory_order_seq_cst);
+        if ((pid = getpid()) != atomic_load_explicit(page, memory_order_relaxed))
+            atomic_store_explicit(page, pid, memory_order_relaxed);
+    }
     return pid;
 }
 

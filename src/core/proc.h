@@ -31,11 +31,13 @@ int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st);
 int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
 
 /* This process's pid without a system call once known: kept in a page
- * that the kernel blanks in every child (MADV_WIPEONFORK, Linux 4.14: a
- * fork, or a clone of any kind that copies the memory), so that no child
- * ever takes its parent's for its own; getpid() each time where there is
- * no such page.  Not in a vfork child, which shares the parent's memory:
- * for the API's calls, not the hooks'. */
+ * that the kernel blanks in every child that gets a copy of the memory
+ * (MADV_WIPEONFORK, Linux 4.14: fork, or clone without CLONE_VM), so that
+ * no such child takes its parent's for its own; getpid() each time where
+ * there is no such page.  A child that shares the memory (vfork, CLONE_VM
+ * without CLONE_THREAD) shares the page too, as it shares all of the
+ * library's state: the API is not for it, and the hooks, which run there,
+ * call getpid() themselves. */
 pid_t scl_proc_self_pid(void);
 
 /* This process's identity, read once per pid. */

@@ -49,10 +49,10 @@ int scl_dir_is_member(pid_t self);
 int scl_dir_claims_fd_if_member(pid_t self);
 
 /* The claims descriptor unchecked (the host may have closed or replaced
- * it), or -1 when there is none yet: only for a call whose own result
- * shows that it reached this directory (a link made from this process's
- * holder file, a claim's inode seen there before found again); any other
- * result is asked again through scl_dir_claims_fd().  Saves the check's
+ * it), or -1 when there is none yet: only for a look whose own result
+ * shows that it reached this directory (a claim's inode seen there before
+ * found again); any other result is asked again through
+ * scl_dir_claims_fd().  Never for a link or an unlink.  Saves the check's
  * system call on the hot path. */
 int scl_dir_claims_fd_unchecked(void);
 

@@ -288,22 +288,18 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
     char holder[SCL_PID_NAME_MAX];
     struct scl_proc_id seen;
     struct stat st;
-    int dirfd = key->journaled_pid == self && key->journaled_gen == scl_dir_generation() && scl_dir_is_member(self)
-                    ? scl_dir_claims_fd_unchecked()
-                    : -1;
+    int dirfd = scl_dir_claims_fd_unchecked();
 
-    scl_holder_path(holder, self);
-    if (dirfd >= 0) {
-        if (still_seen_live(key, dirfd)) {
-            errno = EWOULDBLOCK;
-            return -1;
-        }
-        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
-            return hold_begins(key, self);
-        /* Whatever failed is asked again through the checked descriptor. */
+    /* Only "held" comes from the unchecked descriptor: a link through it
+     * could land in a directory the host put at its number, where anyone
+     * who can write there may have planted our holder file's name. */
+    if (dirfd >= 0 && still_seen_live(key, dirfd)) {
+        errno = EWOULDBLOCK;
+        return -1;
     }
     if ((dirfd = ready_for(key, self)) < 0)
         return -1;
+    scl_holder_path(holder, self);
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++) {
         /* The one atomic step: it fails while anybody holds the name. */
         if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)

@@ -345,8 +345,9 @@ server_pids+=($!)
 for _ in $(seq 100); do grep -q held "$work/terminated" && break; sleep 0.05; done
 # When the server sent the signal, by its clock (this machine's): psql's own
 # start, slow on a loaded machine, is no part of what is measured.
-terminated_at=$(pg_sql "SELECT (extract(epoch FROM clock_timestamp()) * 1e9)::bigint FROM swerve_claim.claims
-    WHERE name = 'terminated' AND pg_terminate_backend(backend)")
+# (OFFSET 0 keeps the name's filter apart: the signal goes to its backend only.)
+terminated_at=$(pg_sql "SELECT (extract(epoch FROM clock_timestamp()) * 1e9)::bigint FROM (SELECT
+    pg_terminate_backend(backend) AS sent FROM swerve_claim.claims WHERE name = 'terminated' OFFSET 0) AS t WHERE sent")
 for _ in $(seq 100); do grep -q lost "$work/terminated" && break; sleep 0.02; done
 lost_at=$(awk '/^lost/ { print $2 }' "$work/terminated")
 echo "pg_terminate_backend: held() turned 0 after $(( (${lost_at:-0} - terminated_at) / 1000000 )) ms"
