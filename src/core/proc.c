@@ -105,12 +105,15 @@ pid_t scl_proc_self_pid(void)
         errno = saved;
     }
     if (page != NULL) {
-        /* Asked again once stored: a child forked in a signal handler
-         * between the first ask and the store would otherwise keep its
-         * parent's pid in its own page for good. */
-        atomic_store_explicit(page, pid, memory_order_seq_cst);
-        if ((pid = getpid()) != atomic_load_explicit(page, memory_order_relaxed))
-            atomic_store_explicit(page, pid, memory_order_relaxed);
+        /* Asked again once stored, and put right only where it still
+         * stands: a child forked in a signal handler between the first
+         * ask and the store would otherwise keep its parent's pid for
+         * good, and one forked after it has a blank page to leave so. */
+        pid_t stored = pid;
+        atomic_store(page, stored);
+        pid = getpid();
+        if (pid != stored)
+            (void)atomic_compare_exchange_strong(page, &stored, pid);
     }
     return pid;
 }
