@@ -11,6 +11,7 @@
 #include "fork_page.h"
 #include "holder.h"
 #include "hot.h"
+#include "kept_fds.h"
 #include "retire.h"
 #include "log.h"
 #include "proc.h"
@@ -133,18 +134,19 @@ static int move_high(int fd, int at)
     return high;
 }
 
-/* One of the two kept descriptors: where it is, what it must be, and the
- * number it is kept at. */
+/* One of the two kept descriptors: where it is, what it must be, the
+ * number it is kept at, and its slot in kept_fds.h. */
 struct kept_dir {
     atomic_int *fd;
     const char *path;
     const dev_t *dev;
     const ino_t *ino;
     int at;
+    enum scl_kept_fd slot;
 };
 
-static const struct kept_dir kept_claims = { &dir_fd, claims_path, &claims_dev, &claims_ino, 63 };
-static const struct kept_dir kept_top = { &top_fd, dir_path, &dir_dev, &dir_ino, 62 };
+static const struct kept_dir kept_claims = { &dir_fd, claims_path, &claims_dev, &claims_ino, 63, SCL_KEPT_CLAIMS };
+static const struct kept_dir kept_top = { &top_fd, dir_path, &dir_dev, &dir_ino, 62, SCL_KEPT_TOP };
 
 static int reopen(const struct kept_dir *k)
 {
@@ -170,8 +172,9 @@ static int checked_fd(const struct kept_dir *k)
     }
     for (int attempt = 0; attempt < 3; attempt++) {
         int fd = atomic_load(k->fd), fresh;
+        unsigned ticket = scl_kept_fd_checking(k->slot, fd);
         switch (check_dir_fd(fd, *k->dev, *k->ino)) {
-        case FD_OURS: return fd;
+        case FD_OURS: scl_kept_fd_checked(k->slot, fd, ticket); return fd;
         case FD_REMOVED: errno = ENOENT; return -1;
         case FD_NOT_OURS: break;
         }
@@ -193,6 +196,13 @@ int scl_dir_claims_fd(void)
     return checked_fd(&kept_claims);
 }
 
+int scl_dir_claims_fd_trusted(void)
+{
+    int fd = scl_kept_fd_trusted(SCL_KEPT_CLAIMS);
+
+    return fd >= 0 ? fd : scl_dir_claims_fd();
+}
+
 int scl_dir_top_fd(void)
 {
     return checked_fd(&kept_top);
@@ -206,11 +216,6 @@ unsigned scl_dir_generation(void)
 int scl_dir_is_member(pid_t self)
 {
     return scl_dir_in_use() && atomic_load(&member_pid) == self;
-}
-
-int scl_dir_claims_fd_if_member(pid_t self)
-{
-    return scl_dir_in_use() && atomic_load(&member_pid) == self ? scl_dir_claims_fd() : -1;
 }
 
 int scl_dir_claims_fd_unchecked(void)
@@ -412,6 +417,7 @@ static int publish(const char *base, const char *name, const struct stat *top, c
     claims_ino = claims->st_ino;
     atomic_store(&dir_fd, move_high(fd, kept_claims.at));
     atomic_store(&top_fd, move_high(topfd, kept_top.at));
+    scl_kept_fds_touched(0, ~0U); /* no check of the directory before stands */
     atomic_store(&member_pid, member);
     if (member != 0) /* it built the directory */
         atomic_store(&creator_pid, member);

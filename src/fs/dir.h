@@ -32,6 +32,13 @@ const char *scl_dir_path(void);
  * -1 with errno (ENOENT: there is none, or it has been removed). */
 int scl_dir_claims_fd(void);
 
+/* The same, without the check's system call while a check of it stands:
+ * the shim's hooks saw the host close or replace nothing at its number
+ * since (kept_fds.h).  For the claim pair's link and unlink; a failure
+ * there other than the answer itself (EEXIST, ENOENT) is asked again
+ * through scl_dir_claims_fd(). */
+int scl_dir_claims_fd_trusted(void);
+
 /* The checked descriptor of the directory's top (wake, pages of times),
  * kept beside the claims directory's: never "claims/..", which a worker
  * that renames claims/ can make any directory.  -1 with errno. */
@@ -43,10 +50,6 @@ unsigned scl_dir_generation(void);
 /* 1 when this process, whose pid is SELF, has registered its holder file
  * (the callers know their pid: each getpid() is a system call). */
 int scl_dir_is_member(pid_t self);
-
-/* The descriptor when process SELF (this one) is a member already, else
- * -1: the lock-free fast path of every claim operation. */
-int scl_dir_claims_fd_if_member(pid_t self);
 
 /* The claims descriptor unchecked (the host may have closed or replaced
  * it), or -1 when there is none yet: only for a look whose own result

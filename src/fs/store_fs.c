@@ -215,12 +215,15 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
     return 0;
 }
 
-/* The claims directory, with SELF registered and KEY journaled. */
-static int ready_for(struct scl_key *key, pid_t self)
+/* The claims directory, with SELF registered and KEY journaled: its
+ * trusted descriptor (dir.h) when TRUSTED, else its checked one. */
+static int ready_for(struct scl_key *key, pid_t self, int trusted)
 {
-    int dirfd = scl_dir_claims_fd_if_member(self);
+    int dirfd = -1;
 
-    if (dirfd >= 0 && key->journaled_pid == self && key->journaled_gen == scl_dir_generation())
+    if (scl_dir_is_member(self) && key->journaled_pid == self && key->journaled_gen == scl_dir_generation())
+        dirfd = trusted ? scl_dir_claims_fd_trusted() : scl_dir_claims_fd();
+    if (dirfd >= 0)
         return dirfd;
     scl_lock();
     dirfd = scl_dir_join_locked();
@@ -288,7 +291,7 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
     char holder[SCL_PID_NAME_MAX];
     struct scl_proc_id seen;
     struct stat st;
-    int dirfd = scl_dir_claims_fd_unchecked();
+    int dirfd = scl_dir_claims_fd_unchecked(), trusted_fd, linked;
 
     /* Only "held" comes from the unchecked descriptor: a link through it
      * could land in a directory the host put at its number, where anyone
@@ -297,15 +300,26 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
         errno = EWOULDBLOCK;
         return -1;
     }
-    if ((dirfd = ready_for(key, self)) < 0)
+    if ((trusted_fd = ready_for(key, self, 1)) < 0)
         return -1;
+    dirfd = trusted_fd;
     scl_holder_path(holder, self);
-    for (int attempt = 0; attempt < BUSY_RETRIES; attempt++) {
-        /* The one atomic step: it fails while anybody holds the name. */
-        if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
-            return hold_begins(key, self);
-        if (errno != EEXIST)
-            return -1;
+    /* The one atomic step: it fails while anybody holds the name. */
+    if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+        return hold_begins(key, self);
+    /* Any answer is asked again of the checked descriptor: the trusted
+     * one may be the host's now (kept_fds.h), or a removed directory's
+     * (ENOENT), which joining replaces.  An EEXIST it confirms stands. */
+    linked = errno;
+    if ((dirfd = ready_for(key, self, 0)) < 0)
+        return -1;
+    for (int attempt = 0; attempt < BUSY_RETRIES; attempt++, linked = 0) {
+        if (linked != EEXIST || dirfd != trusted_fd) {
+            if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+                return hold_begins(key, self);
+            if (errno != EEXIST)
+                return -1;
+        }
         switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd, key->fname, &seen, &st)) {
         case SCL_CLAIM_FREE: continue;
         case SCL_CLAIM_LIVE:
@@ -330,11 +344,16 @@ static int fs_release(struct scl_key *key)
      * there: it is still ours, and one unlink gives it up. */
     if (key->revocations_known && key->journaled_gen == scl_dir_generation() && scl_wake_revocations(&now) == 0 &&
         now == key->revocations) {
-        dirfd = scl_dir_claims_fd();
-        if (dirfd < 0)
-            return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
-        if (unlinkat(dirfd, key->fname, 0) != 0)
-            return errno == ENOENT ? 0 : -1;
+        dirfd = scl_dir_claims_fd_trusted();
+        /* A failure is asked again of the checked descriptor, as in
+         * fs_try_acquire(). */
+        if (dirfd < 0 || unlinkat(dirfd, key->fname, 0) != 0) {
+            dirfd = scl_dir_claims_fd();
+            if (dirfd < 0)
+                return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
+            if (unlinkat(dirfd, key->fname, 0) != 0)
+                return errno == ENOENT ? 0 : -1;
+        }
         scl_wake(key->fname);
         return 0;
     }

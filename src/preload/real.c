@@ -48,6 +48,11 @@ const struct scl_real *scl_real(void)
     BIND(setuid, "setuid");
     BIND(setreuid, "setreuid");
     BIND(setresuid, "setresuid");
+    BIND(close, "close");
+    BIND(close_range, "close_range");
+    BIND(closefrom, "closefrom");
+    BIND(dup2, "dup2");
+    BIND(dup3, "dup3");
 #undef BIND
     *(void **)&table.posix_spawn = next_version("posix_spawn", "GLIBC_2.15");
     *(void **)&table.posix_spawnp = next_version("posix_spawnp", "GLIBC_2.15");

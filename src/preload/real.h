@@ -38,6 +38,11 @@ struct scl_real {
     int (*setuid)(uid_t);
     int (*setreuid)(uid_t, uid_t);
     int (*setresuid)(uid_t, uid_t, uid_t);
+    int (*close)(int);
+    int (*close_range)(unsigned, unsigned, int);
+    void (*closefrom)(int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
 };
 
 /* Binds what is not bound yet and returns the table.  A symbol that

@@ -569,6 +569,89 @@ static int host_clobbers_fd(char **argv)
     return 0;
 }
 
+/* Puts directory DIRFD at number FD the way HOW says, through libc's own
+ * call (close, close_range, closefrom, dup2, dup3), as a host would. */
+static void put_at(int dirfd, int fd, const char *how)
+{
+    if (strcmp(how, "dup2") == 0) {
+        REQUIRE(dup2(dirfd, fd) == fd);
+        return;
+    }
+    if (strcmp(how, "dup3") == 0) {
+        REQUIRE(dup3(dirfd, fd, O_CLOEXEC) == fd);
+        return;
+    }
+    if (strcmp(how, "close") == 0)
+        REQUIRE(close(fd) == 0);
+    else if (strcmp(how, "close_range") == 0)
+        REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
+    else if (strcmp(how, "closefrom") == 0)
+        closefrom(fd);
+    else
+        REQUIRE(!"a known way to clobber a descriptor");
+    REQUIRE(fcntl(dirfd, F_DUPFD, fd) == fd); /* not hooked: lands on the freed number */
+}
+
+/* The claim's link count in the library's own claims/ (0: no claim). */
+static nlink_t claim_links(const char *claims, const char *name)
+{
+    char path[8192];
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/%s", claims, name);
+    return lstat(path, &st) == 0 ? st.st_nlink : 0;
+}
+
+/*
+ * A host puts a directory of its own on the number of the library's
+ * claims descriptor, by HOW (argv[0]), at the two worst moments: before an
+ * acquire, with a planted holder file of ours in it (a link there would be
+ * a false hold), and between an acquire and its release, with a file of
+ * the claim's name (the release must not unlink it).  The claim is made
+ * and given up in the library's own directory each time; the host's
+ * directory is left as it was.
+ */
+static int host_replaces_kept_fd(char **argv)
+{
+    const char *how = argv[0];
+    char host[4096], claims[4096], planted[8192], file[8192];
+    struct swerve_claim *c = take("x");
+    int fd = library_fd(), hostfd;
+    ssize_t n;
+    struct stat st;
+
+    REQUIRE(fd >= 3);
+    snprintf(planted, sizeof planted, "/proc/self/fd/%d", fd);
+    REQUIRE((n = readlink(planted, claims, sizeof claims - 1)) > 0);
+    claims[n] = '\0';
+    REQUIRE(api.release(c) == 0 && api.acquire(c, 0.0) == c && api.release(c) == 0); /* its checks stand */
+
+    snprintf(host, sizeof host, "%s/host-dir", base());
+    REQUIRE(mkdir(host, 0700) == 0 && (hostfd = open(host, O_RDONLY | O_DIRECTORY)) >= 0);
+    snprintf(planted, sizeof planted, "%s/.holder.%d", host, (int)getpid());
+    REQUIRE(close(open(planted, O_WRONLY | O_CREAT | O_EXCL, 0600)) == 0);
+    put_at(hostfd, fd, how);
+    REQUIRE(api.acquire(c, 0.0) == c);
+    REQUIRE(claim_links(claims, "x") >= 2);
+    REQUIRE(claim_links(host, "x") == 0);
+    REQUIRE(stat(planted, &st) == 0 && st.st_nlink == 1);
+
+    fd = library_fd();
+    REQUIRE(fd >= 3);
+    snprintf(file, sizeof file, "%s/x", host);
+    REQUIRE(close(open(file, O_WRONLY | O_CREAT | O_EXCL, 0600)) == 0);
+    put_at(hostfd, fd, how);
+    REQUIRE(api.release(c) == 0);
+    REQUIRE(claim_links(claims, "x") == 0);
+    REQUIRE(stat(file, &st) == 0 && st.st_nlink == 1);
+    REQUIRE(api.acquire(c, 0.0) == c && api.release(c) == 0);
+
+    api.free(c);
+    REQUIRE(close(fd) == 0 && close(hostfd) == 0);
+    REQUIRE(unlink(file) == 0 && unlink(planted) == 0 && rmdir(host) == 0);
+    return 0;
+}
+
 /* When claims cannot work (a base that is no directory), the API says so
  * with errno and the host goes on: forking and reaping still work. */
 static int bad_base(char **argv)
@@ -1541,6 +1624,7 @@ int main(int argc, char **argv)
         { SCN_ERRNO_KEPT, errno_kept },
         { SCN_SIGNALS_DURING_WAIT, signals_during_wait },
         { SCN_HOST_CLOBBERS_FD, host_clobbers_fd },
+        { SCN_HOST_REPLACES_KEPT_FD, host_replaces_kept_fd },
         { SCN_BAD_BASE, bad_base },                               /* run with SWERVE_TMPDIR not a directory */
         { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins }, /* an exec_by() name */
         { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },

@@ -352,6 +352,19 @@ START_TEST(test_reap)
 }
 END_TEST
 
+static const char *const fd_clobbers[] = { "close", "close_range", "closefrom", "dup2", "dup3" };
+
+/* The host takes the number of the library's claims descriptor, by each
+ * call that can: the library never links or unlinks in the host's
+ * directory (doc/security.md, the host's descriptors). */
+START_TEST(test_host_replaces_kept_fd)
+{
+    const char *args[] = { SCN_HOST_REPLACES_KEPT_FD, fd_clobbers[_i], NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok " SCN_HOST_REPLACES_KEPT_FD "\n", 60);
+}
+END_TEST
+
 static const char *const kernel_reapers[] = { "sig-ign", "nocldwait", "raw-wait4" };
 
 /* More children than the table has slots, none of them reaped through a
@@ -595,6 +608,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_exit_holding_many, 0, 2); /* exit, _exit */
     tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
     tcase_add_loop_test(life, test_kernel_reaped_children, 0, sizeof kernel_reapers / sizeof kernel_reapers[0]);
+    tcase_add_loop_test(life, test_host_replaces_kept_fd, 0, sizeof fd_clobbers / sizeof fd_clobbers[0]);
     suite_add_tcase(s, life);
 
     tcase_add_checked_fixture(excl, testdir_setup, testdir_teardown);

@@ -16,6 +16,7 @@
 #define SCN_ERRNO_KEPT              "errno-kept"
 #define SCN_SIGNALS_DURING_WAIT     "signals-during-wait"
 #define SCN_HOST_CLOBBERS_FD        "host-clobbers-fd"
+#define SCN_HOST_REPLACES_KEPT_FD   "host-replaces-kept-fd"
 #define SCN_BAD_BASE                "bad-base"
 #define SCN_EXEC_RELEASES_AND_JOINS "exec-releases-and-joins"
 #define SCN_EXEC_LARGE_VECTORS      "exec-large-vectors"

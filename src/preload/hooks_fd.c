@@ -1,0 +1,71 @@
+/*
+ * The calls that close or replace descriptors: close, close_range,
+ * closefrom, dup2, dup3.  Each reports the numbers it touched once libc
+ * has done its work, so that the library checks its kept descriptors
+ * again only when the host may have taken one (kept_fds.h), instead of
+ * before every claim.  The host's hot path: a compare per kept
+ * descriptor, no system call; errno and the result as libc gave them.
+ * Apache and php-fpm close in signal handlers: async-signal-safe.
+ */
+#include "config.h"
+
+#include "export.h"
+#include "kept_fds.h"
+#include "real.h"
+
+#include <limits.h>
+#include <linux/close_range.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+SCL_EXPORT int close(int fd)
+{
+    int (*real)(int) = scl_real()->close;
+    int r = real != NULL ? real(fd) : (int)syscall(SYS_close, fd);
+
+    if (fd >= 0)
+        scl_kept_fds_touched((unsigned)fd, (unsigned)fd);
+    return r;
+}
+
+SCL_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    int (*real)(unsigned, unsigned, int) = scl_real()->close_range;
+    int r = real != NULL ? real(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+
+    if (!(flags & CLOSE_RANGE_CLOEXEC)) /* that one only marks them */
+        scl_kept_fds_touched(first, last);
+    return r;
+}
+
+SCL_EXPORT void closefrom(int lowfd)
+{
+    void (*real)(int) = scl_real()->closefrom;
+
+    if (real != NULL)
+        real(lowfd);
+    else
+        (void)syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0);
+    if (lowfd >= 0)
+        scl_kept_fds_touched((unsigned)lowfd, UINT_MAX);
+}
+
+SCL_EXPORT int dup2(int oldfd, int newfd)
+{
+    int (*real)(int, int) = scl_real()->dup2;
+    int r = real != NULL ? real(oldfd, newfd) : scl_real_missing();
+
+    if (newfd >= 0 && newfd != oldfd)
+        scl_kept_fds_touched((unsigned)newfd, (unsigned)newfd);
+    return r;
+}
+
+SCL_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+    int (*real)(int, int, int) = scl_real()->dup3;
+    int r = real != NULL ? real(oldfd, newfd, flags) : scl_real_missing();
+
+    if (newfd >= 0)
+        scl_kept_fds_touched((unsigned)newfd, (unsigned)newfd);
+    return r;
+}
