@@ -20,8 +20,8 @@
  *      sleeps in 20 ms steps (the floor the seed's 20 ms retries set);
  *   4. reaping a dead worker: one that held nothing, one that held one
  *      claim, and one that held one claim while 100,000 others are held;
- *   5. fork()+_exit()+waitpid(), fork+exec of /bin/true and a loop of
- *      dup()+close(), without the
+ *   5. fork()+_exit()+waitpid(), fork+exec of /bin/true, a loop of
+ *      dup()+close() and a shell that forks (its CPU), without the
  *      shim, with an empty library preloaded, and with the shim: three
  *      workers (this program again), asked in turn for one iteration each,
  *      thousands of times, and the medians of each side compared.  The
@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,6 +56,7 @@
 #define EXEC_STEPS      2500
 #define CLOSE_STEPS     2000
 #define CLOSES          1000
+#define SHELL_STEPS     300
 #define REAPS           51
 #define OTHER_CLAIMS    100000
 #define PAIRS           20000
@@ -638,13 +640,42 @@ static void fork_once(int exec_child)
         die("fork");
 }
 
+/* The CPU (user and system) of every child reaped so far, and theirs:
+ * the kernel adds up each one's exact run time at its end. */
+static double children_cpu_ns(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        die("getrusage");
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* A fork-heavy host: a shell that forks a subshell and a pipeline, every
+ * process of it under the worker's preload.  Returns their CPU time. */
+static double shell_once(void)
+{
+    double before = children_cpu_ns();
+    pid_t child = fork();
+
+    if (child == 0) {
+        execl("/bin/sh", "sh", "-c", "(true); echo x | cat >/dev/null", (char *)NULL);
+        _exit(127);
+    }
+    if (child < 0 || waitpid(child, NULL, 0) != child)
+        die("sh");
+    return children_cpu_ns() - before;
+}
+
 /* A worker: for each byte on standard input, one iteration of WHAT (a
- * fork, a fork+exec, or the close loop); writes back the nanoseconds it
- * took.  Under the shim, the close worker has taken a claim first, so that
- * the library keeps its descriptors, as in a worker that claims. */
+ * fork, a fork+exec, the close loop, or the shell); writes back the
+ * nanoseconds it took (the shell's: the CPU its processes used).  Under
+ * the shim, the close worker has taken a claim first, so that the library
+ * keeps its descriptors, as in a worker that claims. */
 static int loop_worker(const char *what)
 {
-    int closes = strcmp(what, "--close-worker") == 0, exec_child = strcmp(what, "--exec-worker") == 0;
+    int closes = strcmp(what, "--close-worker") == 0, exec_child = strcmp(what, "--exec-worker") == 0,
+        shell = strcmp(what, "--shell-worker") == 0;
     char go;
 
     if (closes && swerve_claim_load(&api)) {
@@ -655,11 +686,15 @@ static int loop_worker(const char *what)
     }
     while (read(STDIN_FILENO, &go, 1) == 1) {
         double t0 = now_s(), ns;
-        if (closes)
-            close_loop();
-        else
-            fork_once(exec_child);
-        ns = (now_s() - t0) * 1e9;
+        if (shell) {
+            ns = shell_once();
+        } else {
+            if (closes)
+                close_loop();
+            else
+                fork_once(exec_child);
+            ns = (now_s() - t0) * 1e9;
+        }
         if (write(STDOUT_FILENO, &ns, sizeof ns) != (ssize_t)sizeof ns)
             return 1;
     }
@@ -789,6 +824,8 @@ static int run_preloaded(char **argv)
     compare_loop("/proc/self/exe", "fork+_exit+waitpid", "--fork-worker", FORK_STEPS, 1.10, preload, empty_preload);
     compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-worker", EXEC_STEPS, 1.10, preload, empty_preload);
     compare_loop("/proc/self/exe", "1000 x dup+close", "--close-worker", CLOSE_STEPS, 1.02, preload, empty_preload);
+    compare_loop("/proc/self/exe", "sh -c '(true); echo x | cat', CPU of all its processes", "--shell-worker",
+                 SHELL_STEPS, 1.05, preload, empty_preload);
     if (rmdir(tmpl) != 0) {
         fprintf(stderr, "bench: %s not empty after the run: %s\n", tmpl, strerror(errno));
         return 1;
@@ -800,7 +837,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 2 && (strcmp(argv[1], "--fork-worker") == 0 || strcmp(argv[1], "--exec-worker") == 0 ||
-                      strcmp(argv[1], "--close-worker") == 0))
+                      strcmp(argv[1], "--close-worker") == 0 || strcmp(argv[1], "--shell-worker") == 0))
         return loop_worker(argv[1]);
     if (getenv("SCL_BENCH_CHILD") == NULL)
         return run_preloaded(argv);

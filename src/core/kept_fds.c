@@ -3,60 +3,109 @@
 #include "hot.h"
 #include "kept_fds.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+/* What stands is one word per slot, so that a reader never pairs one
+ * check's epoch with another's descriptor: the epoch the check began in,
+ * plus one, above the descriptor; 0: nothing. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "a lock would not be async-signal-safe");
+
+struct checks {
+    atomic_uint epoch;                 /* bumped by each touch that may void a check */
+    atomic_uint running[SCL_KEPT_FDS]; /* checks begun, not ended */
+    _Atomic uint64_t standing[SCL_KEPT_FDS];
+};
 
 SCL_HOT static atomic_int watched;
-/* Bumped after each touch of a watched number. */
-SCL_HOT static atomic_uint epoch;
 /* The number each slot keeps, watched from before its check began. */
 SCL_HOT static atomic_int number[SCL_KEPT_FDS] = { -1, -1 };
-/* The last check that found a slot's descriptor ours: the epoch it began
- * in, plus one, above the descriptor; one word, so that a reader never
- * pairs one check's epoch with another's descriptor.  0: none. */
-SCL_HOT static _Atomic uint64_t standing[SCL_KEPT_FDS];
+/* A MADV_WIPEONFORK page (scl_kept_fds_prepare()); NULL: none yet. */
+SCL_HOT static _Atomic(struct checks *) checks;
 
 void scl_kept_fds_watched(void)
 {
     atomic_store(&watched, 1);
 }
 
-unsigned scl_kept_fd_checking(enum scl_kept_fd slot, int fd)
+void scl_kept_fds_prepare(void)
 {
-    /* The number first: a touch after this either comes after the check's
-     * epoch is read below (and voids the check) or before the check looks
-     * (which then finds the host's file, or none). */
-    if (atomic_load(&number[slot]) != fd)
-        atomic_store(&number[slot], fd);
-    return atomic_load(&epoch);
+    /* The kernel rounds the size up to its page. */
+    const size_t size = sizeof(struct checks);
+    struct checks *page, *expected = NULL;
+    int saved = errno;
+
+    if (atomic_load(&checks) != NULL)
+        return;
+    page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED && madvise(page, size, MADV_WIPEONFORK) != 0) {
+        (void)munmap(page, size);
+        page = MAP_FAILED;
+    }
+    if (page != MAP_FAILED && !atomic_compare_exchange_strong(&checks, &expected, page))
+        (void)munmap(page, size); /* another thread mapped one first */
+    errno = saved;                /* no page: every use is checked */
 }
 
-void scl_kept_fd_checked(enum scl_kept_fd slot, int fd, unsigned ticket)
+unsigned scl_kept_fd_check_begins(enum scl_kept_fd slot, int fd)
 {
-    uint64_t word = ((uint64_t)ticket + 1) << 32 | (uint32_t)fd;
+    struct checks *c = atomic_load(&checks);
 
-    if (atomic_load(&standing[slot]) != word)
-        atomic_store(&standing[slot], word);
+    if (c == NULL)
+        return 0;
+    /* The number and the running check first: a touch after this either
+     * comes after the ticket is read below (and voids it) or before the
+     * check looks (which then finds the host's file, or none). */
+    if (atomic_load(&number[slot]) != fd)
+        atomic_store(&number[slot], fd);
+    atomic_fetch_add(&c->running[slot], 1);
+    return atomic_load(&c->epoch);
+}
+
+void scl_kept_fd_check_ends(enum scl_kept_fd slot, int fd, unsigned ticket, int ours)
+{
+    struct checks *c = atomic_load(&checks);
+    uint64_t word = ours ? ((uint64_t)ticket + 1) << 32 | (uint32_t)fd : 0;
+
+    if (c == NULL)
+        return;
+    if (atomic_load(&c->standing[slot]) != word)
+        atomic_store(&c->standing[slot], word);
+    atomic_fetch_sub(&c->running[slot], 1);
 }
 
 int scl_kept_fd_trusted(enum scl_kept_fd slot)
 {
+    struct checks *c = atomic_load(&checks);
     uint64_t word;
+    int fd;
 
-    if (!atomic_load_explicit(&watched, memory_order_relaxed))
+    if (c == NULL || !atomic_load_explicit(&watched, memory_order_relaxed))
         return -1;
-    word = atomic_load(&standing[slot]);
-    if (word == 0 || (uint32_t)(word >> 32) != (uint32_t)(atomic_load(&epoch) + 1))
+    word = atomic_load(&c->standing[slot]);
+    fd = (int)(uint32_t)word;
+    if (word == 0 || (uint32_t)(word >> 32) != (uint32_t)(atomic_load(&c->epoch) + 1) ||
+        fd != atomic_load(&number[slot]))
         return -1;
-    return (int)(uint32_t)word;
+    return fd;
 }
 
 void scl_kept_fds_touched(unsigned lo, unsigned hi)
 {
+    struct checks *c = atomic_load(&checks);
+
+    /* Only what stands, or is being checked, needs voiding: a forked
+     * child, whose page is blank, writes nothing. */
+    if (c == NULL)
+        return;
     for (int i = 0; i < SCL_KEPT_FDS; i++) {
         int fd = atomic_load(&number[i]);
-        if (fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi) {
-            atomic_fetch_add(&epoch, 1);
+        if (fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi &&
+            (atomic_load(&c->standing[i]) != 0 || atomic_load(&c->running[i]) != 0)) {
+            atomic_fetch_add(&c->epoch, 1);
             return;
         }
     }

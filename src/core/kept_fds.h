@@ -8,14 +8,17 @@
  * costly as the link or unlink it guards; under the shim the hooks on
  * close, close_range, closefrom, dup2 and dup3 report every number the
  * host closes or replaces, and a check then stands until the host touches
- * that number again.  Without the hooks (the tools, the unit tests)
- * nothing stands: every use is checked.
+ * that number again.  Without the hooks (the tools, the unit tests, a
+ * library loaded with dlopen) nothing stands: every use is checked.
  *
  * A host that closes or replaces a number behind libc's back (a raw
  * system call, io_uring) is not seen: doc/security.md says what that can
  * and cannot lead to.
  *
- * Everything here is async-signal-safe: atomic loads and stores only.
+ * What stands lives in a MADV_WIPEONFORK page: a forked child trusts
+ * nothing its parent checked, and its hooks write nothing until it checks
+ * for itself.  All but scl_kept_fds_prepare() is async-signal-safe, and
+ * light enough for the host's stack: atomic loads and stores.
  */
 #ifndef SCL_KEPT_FDS_H
 #define SCL_KEPT_FDS_H
@@ -23,18 +26,26 @@
 enum scl_kept_fd { SCL_KEPT_CLAIMS, SCL_KEPT_TOP, SCL_KEPT_FDS };
 
 /* The hooks are in place: checks may stand from now on (the preload's
- * constructor). */
+ * constructor, once it has seen that its close() is the one the host
+ * calls). */
 void scl_kept_fds_watched(void);
 
+/* Maps the page where checks stand, once per process (a forked child
+ * has its parent's, blank): until then nothing stands.  Not for hook
+ * paths, where a first call into libc is bound on the host's stack: the
+ * claim operations call it. */
+void scl_kept_fds_prepare(void);
+
 /* A check of FD, kept in SLOT, begins: its number is watched from now
- * on.  Returns the ticket to pass to scl_kept_fd_checked(). */
-unsigned scl_kept_fd_checking(enum scl_kept_fd slot, int fd);
+ * on.  Returns the ticket to pass to scl_kept_fd_check_ends(). */
+unsigned scl_kept_fd_check_begins(enum scl_kept_fd slot, int fd);
 
-/* The check that began with TICKET found FD to be the library's own. */
-void scl_kept_fd_checked(enum scl_kept_fd slot, int fd, unsigned ticket);
+/* The check that began with TICKET found FD to be the library's own
+ * (OURS) or not. */
+void scl_kept_fd_check_ends(enum scl_kept_fd slot, int fd, unsigned ticket, int ours);
 
-/* SLOT's descriptor when its last check stands (nothing touched its
- * number since), else -1. */
+/* SLOT's descriptor when the last check of it found it ours and nothing
+ * touched its number since, else -1. */
 int scl_kept_fd_trusted(enum scl_kept_fd slot);
 
 /* The host closed or replaced (or tried to) every number from LO to HI. */

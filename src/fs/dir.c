@@ -172,9 +172,11 @@ static int checked_fd(const struct kept_dir *k)
     }
     for (int attempt = 0; attempt < 3; attempt++) {
         int fd = atomic_load(k->fd), fresh;
-        unsigned ticket = scl_kept_fd_checking(k->slot, fd);
-        switch (check_dir_fd(fd, *k->dev, *k->ino)) {
-        case FD_OURS: scl_kept_fd_checked(k->slot, fd, ticket); return fd;
+        unsigned ticket = scl_kept_fd_check_begins(k->slot, fd);
+        enum fd_check found = check_dir_fd(fd, *k->dev, *k->ino);
+        scl_kept_fd_check_ends(k->slot, fd, ticket, found == FD_OURS);
+        switch (found) {
+        case FD_OURS: return fd;
         case FD_REMOVED: errno = ENOENT; return -1;
         case FD_NOT_OURS: break;
         }
@@ -200,7 +202,7 @@ int scl_dir_claims_fd_trusted(void)
 {
     int fd = scl_kept_fd_trusted(SCL_KEPT_CLAIMS);
 
-    return fd >= 0 ? fd : scl_dir_claims_fd();
+    return fd >= 0 && fd == atomic_load(&dir_fd) ? fd : scl_dir_claims_fd();
 }
 
 int scl_dir_top_fd(void)

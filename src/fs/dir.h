@@ -34,9 +34,9 @@ int scl_dir_claims_fd(void);
 
 /* The same, without the check's system call while a check of it stands:
  * the shim's hooks saw the host close or replace nothing at its number
- * since (kept_fds.h).  For the claim pair's link and unlink; a failure
- * there other than the answer itself (EEXIST, ENOENT) is asked again
- * through scl_dir_claims_fd(). */
+ * since (kept_fds.h).  For the claim pair's link and unlink (a failure
+ * there is asked again through scl_dir_claims_fd()), and the reap's look
+ * for a holder file (whose clearing is not done through it). */
 int scl_dir_claims_fd_trusted(void);
 
 /* The checked descriptor of the directory's top (wake, pages of times),

@@ -5,6 +5,7 @@
 #include "dir.h"
 #include "fork_page.h"
 #include "holder.h"
+#include "kept_fds.h"
 #include "log.h"
 #include "own_stack.h"
 #include "proc.h"
@@ -225,6 +226,7 @@ static int ready_for(struct scl_key *key, pid_t self, int trusted)
         dirfd = trusted ? scl_dir_claims_fd_trusted() : scl_dir_claims_fd();
     if (dirfd >= 0)
         return dirfd;
+    scl_kept_fds_prepare();
     scl_lock();
     dirfd = scl_dir_join_locked();
     if (dirfd >= 0 && !scl_wake_is_mapped(scl_dir_generation()))
@@ -482,28 +484,24 @@ static void fs_after_fork_in_child(void)
      * (its pid is not the member's), and that is all it needs to know. */
 }
 
-struct reaped {
-    pid_t child;
-    int dirfd;
-};
-
 static void clear_reaped(void *arg)
 {
-    const struct reaped *r = arg;
+    pid_t child = *(const pid_t *)arg;
+    int dirfd = scl_dir_claims_fd();
 
-    if (scl_holder_clear(r->dirfd, scl_dir_top_fd(), r->child, SCL_CLEAR_IF_DEAD) < 0)
-        scl_debug("could not clear the claims of child %d: errno %d", (int)r->child, errno);
+    if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child, SCL_CLEAR_IF_DEAD) < 0)
+        scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
 }
 
 static void fs_child_reaped(pid_t child)
 {
-    struct reaped r = { .child = child };
-    int saved = errno;
+    int saved = errno, dirfd;
 
     /* One failed look-up for a child that never claimed: no scan, no look
-     * at the top (only its page of times needs it), no switch of stacks. */
-    if (scl_dir_in_use() && (r.dirfd = scl_dir_claims_fd()) >= 0 && scl_dir_has_holder(r.dirfd, child))
-        scl_on_own_stack(clear_reaped, &r);
+     * at the top (only its page of times needs it), no switch of stacks,
+     * no check of the descriptor (the clearing checks it). */
+    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd_trusted()) >= 0 && scl_dir_has_holder(dirfd, child))
+        scl_on_own_stack(clear_reaped, &child);
     errno = saved;
 }
 
@@ -576,8 +574,8 @@ static void leave_at_end(void *arg)
         return;
     if (e->each_child(hand_over, &dirfd) != 0)
         scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
-    else
-        scl_dir_leave(dirfd, 1);
+    else                         /* only the last live member removes it: a parent that is one lives on */
+        scl_dir_leave(dirfd, !scl_dir_has_holder(dirfd, getppid()));
 }
 
 static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)

@@ -11,10 +11,14 @@
 
 #include "export.h"
 #include "kept_fds.h"
+#include "lifecycle.h"
 #include "real.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <linux/close_range.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,10 +46,17 @@ SCL_EXPORT void closefrom(int lowfd)
 {
     void (*real)(int) = scl_real()->closefrom;
 
-    if (real != NULL)
+    if (real != NULL) {
         real(lowfd);
-    else
-        (void)syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0);
+    } else if (lowfd >= 0 && syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) != 0) {
+        /* A libc and a kernel older than closefrom and close_range: what
+         * the program defined closefrom for is closing them all. */
+        int saved = errno;
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = lowfd; fd < max; fd++)
+            (void)syscall(SYS_close, fd);
+        errno = saved;
+    }
     if (lowfd >= 0)
         scl_kept_fds_touched((unsigned)lowfd, UINT_MAX);
 }
@@ -68,4 +79,16 @@ SCL_EXPORT int dup3(int oldfd, int newfd, int flags)
     if (newfd >= 0)
         scl_kept_fds_touched((unsigned)newfd, (unsigned)newfd);
     return r;
+}
+
+/* The close() above by its own name, which nothing can interpose. */
+extern __typeof__(close) scl_own_close __attribute__((alias("close"), visibility("hidden")));
+
+int scl_fd_hooks_in_place(void)
+{
+    void *found = dlsym(RTLD_DEFAULT, "close");
+    int (*host_close)(int);
+
+    memcpy(&host_close, &found, sizeof host_close);
+    return host_close == scl_own_close;
 }

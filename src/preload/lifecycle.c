@@ -49,7 +49,8 @@ void scl_lifecycle_init(void)
     if (!atomic_compare_exchange_strong(&initialised, &expected, 1))
         return; /* another thread, or the code this signal interrupted, is at it */
     (void)scl_real();
-    scl_kept_fds_watched(); /* hooks_fd.c reports what the host closes */
+    if (scl_fd_hooks_in_place())
+        scl_kept_fds_watched(); /* hooks_fd.c reports what the host closes */
     /* getpid() binds it now, not on a hook path's first call, which may be
      * on a small signal stack (own_stack.h). */
     (void)getpid();

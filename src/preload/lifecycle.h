@@ -31,4 +31,8 @@ void scl_process_execs(void);
  * directory.  Runs once per process. */
 void scl_process_ending(void);
 
+/* 1 when the host's close() is the shim's (hooks_fd.c): not when the
+ * library was loaded with dlopen, where it interposes nothing. */
+int scl_fd_hooks_in_place(void);
+
 #endif
