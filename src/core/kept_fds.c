@@ -68,12 +68,21 @@ unsigned scl_kept_fd_check_begins(enum scl_kept_fd slot, int fd)
 void scl_kept_fd_check_ends(enum scl_kept_fd slot, int fd, unsigned ticket, int ours)
 {
     struct checks *c = atomic_load(&checks);
-    uint64_t word = ours ? ((uint64_t)ticket + 1) << 32 | (uint32_t)fd : 0;
 
-    if (c == NULL)
+    /* None running here: it began in the parent of this forked child,
+     * whose page is blank.  It counts for nothing. */
+    if (c == NULL || atomic_load(&c->running[slot]) == 0)
         return;
-    if (atomic_load(&c->standing[slot]) != word)
-        atomic_store(&c->standing[slot], word);
+    if (ours) {
+        uint64_t word = ((uint64_t)ticket + 1) << 32 | (uint32_t)fd;
+        if (atomic_load(&c->standing[slot]) != word)
+            atomic_store(&c->standing[slot], word);
+    } else {
+        /* Not ours: no check that began before this one stands either. */
+        atomic_store(&c->standing[slot], 0);
+        atomic_fetch_add(&c->epoch, 1);
+    }
+    /* Last: a touch that finds none running finds what this stored. */
     atomic_fetch_sub(&c->running[slot], 1);
 }
 
@@ -93,6 +102,11 @@ int scl_kept_fd_trusted(enum scl_kept_fd slot)
     return fd;
 }
 
+static int within(int fd, unsigned lo, unsigned hi)
+{
+    return fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi;
+}
+
 void scl_kept_fds_touched(unsigned lo, unsigned hi)
 {
     struct checks *c = atomic_load(&checks);
@@ -102,11 +116,14 @@ void scl_kept_fds_touched(unsigned lo, unsigned hi)
     if (c == NULL)
         return;
     for (int i = 0; i < SCL_KEPT_FDS; i++) {
-        int fd = atomic_load(&number[i]);
-        if (fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi &&
-            (atomic_load(&c->standing[i]) != 0 || atomic_load(&c->running[i]) != 0)) {
-            atomic_fetch_add(&c->epoch, 1);
-            return;
-        }
+        /* Running first: a check that ended before this load stored its
+         * word before, and the load below sees it. */
+        unsigned running = atomic_load(&c->running[i]);
+        uint64_t word = atomic_load(&c->standing[i]);
+        if ((running == 0 && word == 0) ||
+            !(within(atomic_load(&number[i]), lo, hi) || (word != 0 && within((int)(uint32_t)word, lo, hi))))
+            continue;
+        atomic_fetch_add(&c->epoch, 1);
+        atomic_store(&c->standing[i], 0); /* void, and touched again at no cost */
     }
 }

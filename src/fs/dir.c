@@ -611,12 +611,29 @@ int scl_dir_clear_own(int dirfd, int topfd, enum scl_clear_mode mode)
     return r;
 }
 
+/* 1 when this process's parent is a live member of the directory: it
+ * keeps it, and removes it or hands it on as it ends. */
+static int parent_is_member(int dirfd)
+{
+    char path[SCL_PID_NAME_MAX];
+    struct scl_proc_id id;
+    struct stat st;
+    pid_t parent = getppid();
+
+    scl_holder_path(path, parent);
+    return parent > 0 && scl_claim_holder(dirfd, path, &id, &st) == 0 && id.pid == parent && scl_proc_alive(&id);
+}
+
 void scl_dir_leave(int dirfd, int may_remove)
 {
     (void)scl_dir_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
     atomic_store(&member_pid, 0);
-    /* The parent from the path itself: an exec'd member may not have
-     * been given the SWERVE_TMPDIR its server was started with. */
-    if (may_remove && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
+    /* Only the last live member removes it, and looks after its own
+     * holder file is gone: of two ending at once, the later finds the
+     * other gone.  A live parent that is a member is not gone: no need
+     * to look at every member.  The parent from the path itself: an
+     * exec'd member may not have been given the SWERVE_TMPDIR its server
+     * was started with. */
+    if (may_remove && !parent_is_member(dirfd) && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
         scl_debug("removed claim directory %s", dir_path);
 }

@@ -632,8 +632,8 @@ static void leave_at_end(void *arg)
         return;
     if (e->each_child(hand_over, &dirfd) != 0)
         scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
-    else                         /* only the last live member removes it: a parent that is one lives on */
-        scl_dir_leave(dirfd, !scl_dir_has_holder(dirfd, getppid()));
+    else
+        scl_dir_leave(dirfd, 1);
 }
 
 static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)

@@ -51,6 +51,8 @@ void scl_lifecycle_init(void)
     (void)scl_real();
     if (scl_fd_hooks_in_place())
         scl_kept_fds_watched(); /* hooks_fd.c reports what the host closes */
+    else                        /* another library's close() comes first (dlopen, ASan, a preload before us) */
+        scl_debug("close() is not the shim's: the claim directory's descriptor is checked before every use");
     /* getpid() binds it now, not on a hook path's first call, which may be
      * on a small signal stack (own_stack.h). */
     (void)getpid();
