@@ -108,11 +108,6 @@ int swerve_claim_available(const struct swerve_claim *claim);
  * as soon as the holder lets go, until the name is taken or TIMEOUT seconds
  * have passed; INFINITY waits for ever.  A signal does not end the wait.
  * Two handles on one name conflict, also in one process and one thread.
- * Waiters take turns: a process that takes the name again within 0.1 ms
- * of releasing it (a loop) does not wake them at each release, and a
- * waiter that has waited 5 ms asks for its turn, which goes to the waiter
- * that began first; until it has the name, every acquire with TIMEOUT > 0
- * lets it be (the file store; TIMEOUT 0 never gives way).
  *
  * Returns CLAIM when this handle holds the name (at once if it already
  * did, and still does: a claim whose database session ended is taken

@@ -49,17 +49,8 @@ struct seen_live {
 
 /* The retry period of the Swerve documentation's Claim: a waiter tries
  * again at least this often, even when no wake-up comes (a holder that
- * died and was never reaped, or one taking the name in a loop). */
+ * died and was never reaped). */
 #define RETRY_NS (20 * 1000 * 1000LL)
-
-/* A release this soon after the handle's last one: the process takes the
- * name in a loop, and leaves its waiters to their turns (wake.h). */
-#define LOOP_NS (100 * 1000LL)
-
-/* How long a waiter waits before it asks for its turn, and how often it
- * asks again while the name is taken in a loop: a loop keeps the name
- * about this long while others wait. */
-#define TURN_NS (5 * 1000 * 1000LL)
 
 /* A claim name as this store knows it. */
 struct scl_key {
@@ -73,7 +64,6 @@ struct scl_key {
     uint64_t token;         /* this hold's fencing token */
     int times_entry;        /* its entry in the journaling process's times page */
     struct seen_live seen;  /* the holder this handle last found alive */
-    int64_t released_at;    /* its last release (monotonic), 0: none */
 };
 
 static struct scl_key *fs_key_new(const char *name, size_t len)
@@ -297,9 +287,9 @@ static int hold_begins(struct scl_key *key, pid_t self)
     return 0;
 }
 
-/* One attempt at KEY's name: a link, and clearing a dead holder. */
-static int try_link(struct scl_key *key, pid_t self)
+static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
 {
+    (void)deadline; /* a try here is a few system calls, none of them waits */
     char holder[SCL_PID_NAME_MAX];
     struct scl_proc_id seen;
     struct stat st;
@@ -347,34 +337,6 @@ static int try_link(struct scl_key *key, pid_t self)
     return -1;
 }
 
-static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
-{
-    /* An acquire that may wait lets a waiter whose turn it is have the
-     * name (wake.h); a try takes what is free.  No attempt here waits. */
-    if (deadline != 0 && scl_wake_turn(key->fname, self, scl_monotonic_ns()) == SCL_TURN_ANOTHERS) {
-        errno = EWOULDBLOCK;
-        return -1;
-    }
-    return try_link(key, self);
-}
-
-/* Wakes the waiters of KEY's name, just released: the one whose turn it
- * is, when one is; all of them, unless the process takes the name in a
- * loop. */
-static void wake_after_release(struct scl_key *key)
-{
-    int64_t now = scl_monotonic_ns();
-    int looping = now - key->released_at < LOOP_NS;
-
-    key->released_at = now;
-    if (scl_wake_turn(key->fname, 0, now) != SCL_TURN_NOBODYS)
-        scl_wake_turn_holder(key->fname);
-    else if (!looping)
-        scl_wake(key->fname);
-    else
-        scl_wake_count_release(key->fname);
-}
-
 static int fs_release(struct scl_key *key)
 {
     unsigned now;
@@ -394,7 +356,7 @@ static int fs_release(struct scl_key *key)
             if (unlinkat(dirfd, key->fname, 0) != 0)
                 return errno == ENOENT ? 0 : -1;
         }
-        wake_after_release(key);
+        scl_wake(key->fname);
         return 0;
     }
     /* Otherwise only while it still links to our holder file: release
@@ -437,53 +399,33 @@ static uint64_t fs_token(const struct scl_key *key)
 static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
     struct scl_wake_ticket ticket;
-    int64_t started = scl_monotonic_ns();
-    int failed = 0, waiting = 0, due = 0;
-    unsigned releases = 0;
+    int failed = 0, waiting = 0;
 
     (void)scl_wake_enter(&ticket, key->fname);
     for (;;) {
-        int64_t now = scl_monotonic_ns(), left = deadline < 0 ? RETRY_NS : deadline - now;
+        int64_t left = deadline < 0 ? RETRY_NS : deadline - scl_monotonic_ns();
         struct timespec rel;
 
-        /* Arm first, then try: a release between the two still wakes us.
-         * A turn waited, we ask for ours; before that, we let a waiter
-         * whose turn it is have the name. */
+        /* Arm first, then try: a release between the two still wakes us. */
         scl_wake_arm(&ticket);
-        due = due || now - started >= TURN_NS;
-        errno = EWOULDBLOCK;
-        if (scl_wake_turn(key->fname, self, now) != SCL_TURN_ANOTHERS && try_link(key, self) == 0)
+        if (fs_try_acquire(key, self, -1) == 0)
             break;
         if (errno != EWOULDBLOCK || left <= 0) {
             failed = errno == EWOULDBLOCK ? ETIMEDOUT : errno;
             break;
         }
-        if (due)
-            scl_wake_ask_turn(&ticket, key->fname, self, started, now);
         if (!waiting) { /* shown by the tools; a plain try never gets here */
             scl_times_waiting(key->fname, self);
             waiting = 1;
         }
         if (left > RETRY_NS)
             left = RETRY_NS;
-        if (!due && left > started + TURN_NS - now) /* awake to ask for it */
-            left = started + TURN_NS - now;
-        /* Another's turn, or a name taken in a loop: awake to ask again
-         * when the turn has passed, not a whole retry period later. */
-        if (due) {
-            unsigned seen = scl_wake_releases(&ticket);
-            if (seen != releases && left > TURN_NS)
-                left = TURN_NS;
-            releases = seen;
-        }
         rel.tv_sec = (time_t)(left / 1000000000LL);
         rel.tv_nsec = (long)(left % 1000000000LL);
-        scl_wake_sleep(&ticket, self, &rel); /* a signal only shortens a round */
+        scl_wake_sleep(&ticket, &rel); /* a signal only shortens a round */
     }
     if (waiting)
         scl_times_done_waiting(key->fname, self);
-    if (due) /* had, or given up: a stale turn would hold others back */
-        scl_wake_turn_taken(&ticket, self);
     scl_wake_leave(&ticket);
     if (failed == 0)
         return 0;

@@ -15,8 +15,6 @@
 
 #include "layout.h"
 
-#include <stdint.h>
-#include <sys/types.h>
 #include <time.h>
 
 /* Makes the wake file in the claim directory TOPFD (at its creation). */
@@ -59,42 +57,9 @@ int scl_wake_enter(struct scl_wake_ticket *t, const char *fname);
 /* Notes the slot's count: a wake-up after this ends the next sleep. */
 void scl_wake_arm(struct scl_wake_ticket *t);
 
-/* Process SELF sleeps up to REL, less when woken or interrupted. */
-void scl_wake_sleep(struct scl_wake_ticket *t, pid_t self, const struct timespec *rel);
+/* Sleeps up to REL, less when woken or interrupted. */
+void scl_wake_sleep(struct scl_wake_ticket *t, const struct timespec *rel);
 
 void scl_wake_leave(struct scl_wake_ticket *t);
-
-/*
- * Turns.  A process that takes a name in a loop, releasing it and taking
- * it again at once, would win it over waiters every time, and waking them
- * at each release would cost it a system call a pair.  So such a process
- * does not wake them; a waiter that has waited a turn (5 ms) asks for
- * its turn, which goes to the waiter that began first, and until it has
- * the name, other acquirers let it be, and releases wake again.  A try
- * never waits, so never gives way.
- */
-enum scl_turn { SCL_TURN_NOBODYS, SCL_TURN_MINE, SCL_TURN_ANOTHERS };
-
-/* Whose turn it is on FNAME at time NOW (monotonic ns), for process SELF. */
-enum scl_turn scl_wake_turn(const char *fname, pid_t self, int64_t now);
-
-/* Process SELF, waiting with ticket T on FNAME since SINCE, has waited a
- * turn at NOW: it asks for its turn, which goes to the waiter that began
- * first. */
-void scl_wake_ask_turn(struct scl_wake_ticket *t, const char *fname, pid_t self, int64_t since, int64_t now);
-
-/* Wakes the waiter whose turn it is on FNAME (and those that share its
- * futex bit): the others would only let it be. */
-void scl_wake_turn_holder(const char *fname);
-
-/* SELF has had its turn, or gives up waiting. */
-void scl_wake_turn_taken(struct scl_wake_ticket *t, pid_t self);
-
-/* A release of FNAME that woke nobody: counted, so that a waiter can
- * tell a name taken in a loop from one held all along. */
-void scl_wake_count_release(const char *fname);
-
-/* The count on the slot of ticket T. */
-unsigned scl_wake_releases(const struct scl_wake_ticket *t);
 
 #endif

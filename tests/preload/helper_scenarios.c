@@ -1620,64 +1620,6 @@ static int handoff(char **argv)
     return 0;
 }
 
-/*
- * A process that takes a name in a loop (holding it half a millisecond,
- * then taking it again at once) starves no waiter: the waiter asks for
- * its turn after 5 ms and has the name within a few turns, every time,
- * and the loop goes on between.  Without turns, the loop wins every race:
- * the waiter, woken by each release, comes too late for the moment the
- * name is free.
- */
-static int loop_gives_turns(char **argv)
-{
-    enum { trials = 20 };
-    _Atomic long *pairs = shared(sizeof(long));
-    _Atomic int *stop = shared(sizeof(int));
-    struct swerve_claim *c;
-    struct gate looping;
-    pid_t child;
-    int status;
-
-    (void)argv;
-    gate_open(&looping);
-    child = fork();
-    if (child == 0) {
-        struct swerve_claim *mine = api.new_claim("loop");
-        double until = now_s() + 30;
-        REQUIRE(mine != NULL);
-        while (!atomic_load(stop) && now_s() < until) {
-            double held_until;
-            REQUIRE(api.acquire(mine, INFINITY) == mine);
-            if (atomic_fetch_add(pairs, 1) == 100)
-                gate_pass(&looping);
-            held_until = now_s() + 0.0005; /* some work: the name is seldom free */
-            while (now_s() < held_until)
-                ;
-            REQUIRE(api.release(mine) == 0);
-        }
-        exit(0);
-    }
-    gate_wait(&looping);
-    c = api.new_claim("loop");
-    for (int i = 0; i < trials; i++) {
-        long before = atomic_load(pairs);
-        double t0 = now_s();
-        errno = 0;
-        if (api.acquire(c, 0.2) != c) {
-            fprintf(stderr, "trial %d: no turn in %.3f s (errno %d), the loop made %ld pairs\n", i, now_s() - t0, errno,
-                    atomic_load(pairs) - before);
-            return 1;
-        }
-        REQUIRE(api.release(c) == 0);
-        usleep(10 * 1000);
-        REQUIRE(atomic_load(pairs) > before); /* the loop had turns too */
-    }
-    atomic_store(stop, 1);
-    api.free(c);
-    REQUIRE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1713,7 +1655,6 @@ int main(int argc, char **argv)
         { SCN_MUTEX_PROCESSES, mutex_processes }, /* [WORKERS [ITERATIONS]] */
         { SCN_MUTEX_THREADS, mutex_threads },     /* [THREADS [ITERATIONS]] */
         { SCN_HANDOFF, handoff },
-        { SCN_LOOP_GIVES_TURNS, loop_gives_turns },
         { SCN_KERNEL_REAPED_CHILDREN, kernel_reaped_children }, /* sig-ign|nocldwait|raw-wait4 */
         { SCN_FORK_DURING_POPEN, fork_during_popen },
     };

@@ -407,15 +407,6 @@ START_TEST(test_handoff_wakes_before_the_next_tick)
 }
 END_TEST
 
-/* A process taking a name in a loop starves no waiter, nor is starved. */
-START_TEST(test_loop_gives_turns)
-{
-    const char *args[] = { SCN_LOOP_GIVES_TURNS, NULL };
-
-    expect_run("preload/helper_scenarios", args, "ok " SCN_LOOP_GIVES_TURNS "\n", 60);
-}
-END_TEST
-
 /* ------------------------------------------------ guest manners */
 
 /*
@@ -626,7 +617,6 @@ static Suite *suite(void)
     tcase_add_test(excl, test_mutual_exclusion_processes);
     tcase_add_test(excl, test_mutual_exclusion_threads);
     tcase_add_test(excl, test_handoff_wakes_before_the_next_tick);
-    tcase_add_test(excl, test_loop_gives_turns);
     tcase_add_test(excl, test_stress_sigkill);
     suite_add_tcase(s, excl);
 

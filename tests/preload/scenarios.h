@@ -35,7 +35,6 @@
 #define SCN_MUTEX_PROCESSES         "mutex-processes"
 #define SCN_MUTEX_THREADS           "mutex-threads"
 #define SCN_HANDOFF                 "handoff"
-#define SCN_LOOP_GIVES_TURNS        "loop-gives-turns"
 #define SCN_RETURN_FROM_MAIN        "return-from-main"
 #define SCN_KERNEL_REAPED_CHILDREN  "kernel-reaped-children"
 #define SCN_FORK_DURING_POPEN       "fork-during-popen"
