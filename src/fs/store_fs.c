@@ -461,6 +461,9 @@ static void fs_at_load(void)
 static void join_before_fork(void *unused)
 {
     (void)unused;
+    /* A master reaps its workers: its look for their holder files can
+     * then skip the check of its descriptor (kept_fds.h). */
+    scl_kept_fds_prepare();
     scl_lock();
     if (scl_dir_join_locked() < 0)
         scl_debug("no claim directory before fork: errno %d", errno);
