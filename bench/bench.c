@@ -779,7 +779,8 @@ static void compare_loop(const char *self, const char *label, const char *arg, i
     without = median(t[0], n);
     with_empty = median(t[1], n);
     with_shim = median(t[2], n);
-    printf("   %s (ns per iteration, medians of %d alternated iterations)\n", label, n);
+    printf("   %s (%s per iteration, medians of %d alternated iterations)\n", label,
+           strcmp(arg, "--shell-worker") == 0 ? "CPU ns" : "ns", n);
     printf("      without %8.0f   empty preload %8.0f   shim %8.0f\n", without, with_empty, with_shim);
     printf("      the hooks: shim / empty preload  %.3f   (target <= %.2f)\n", with_shim / with_empty, target);
     printf("      any preload: empty / without     %.3f\n", with_empty / without);
