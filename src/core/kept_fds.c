@@ -62,7 +62,7 @@ unsigned scl_kept_fd_check_begins(enum scl_kept_fd slot, int fd)
     /* The number and the running check first: a touch after this either
      * comes after the ticket is read below (and voids it) or before the
      * check looks (which then finds the host's file, or none). */
-    if (fd < atomic_load(&lowest))
+    if (fd >= 0 && fd < atomic_load(&lowest)) /* -1 (none yet) would silence every touch */
         atomic_store(&lowest, fd);
     if (atomic_load(&number[slot]) != fd)
         atomic_store(&number[slot], fd);
