@@ -13,8 +13,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* The deepest path (a first fork sweeping abandoned directories) takes
- * under 8 KiB; more is headroom.  A guard page below it. */
+/* The deepest path (a hook that makes the directory, sweeping abandoned
+ * ones first) takes under 8 KiB; more is headroom.  A guard page below
+ * it. */
 #define OWN_STACK_SIZE (64 * 1024)
 
 #if (defined(__x86_64__) || defined(__aarch64__)) && !defined(__SANITIZE_ADDRESS__)

@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-/* The deepest hook path (the first fork's sweep of abandoned directories)
- * nests four blocks: this is for four such paths at once. */
+/* The deepest hook path (the sweep of abandoned directories as a hook
+ * makes the claim directory) nests four blocks: this is for four such
+ * paths at once. */
 #define POOL_BLOCKS 16
 
 _Static_assert(POOL_BLOCKS <= 32, "the bitmap is 32 bits");

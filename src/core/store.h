@@ -95,8 +95,9 @@ struct scl_store_ops {
     /* At load, in the constructor or the first hook: reads what the
      * environment named (settings.h), opens nothing. */
     void (*at_load)(void);
-    /* Before every fork, in the parent: what its children must share
-     * exists once this returns.  Cheap once done: a server forks often. */
+    /* Before every fork, in the parent: what its children must share is
+     * settled once this returns (made, or its place reserved for the first
+     * of them that needs it).  Cheap once done: a server forks often. */
     void (*before_fork)(void);
     /* In the child, just after fork: writes nothing it need not (each page
      * written costs a copy-on-write fault, on the host's hot path). */
@@ -113,13 +114,17 @@ struct scl_store_ops {
      * same claims: 1 with *NAME and *VALUE, or 0 when nothing. */
     int (*exec_env)(const char **name, const char **value);
     /* This process is about to end (once): what it holds is released.
-     * PARENT is the parent it knew: when getppid() says otherwise it is an
-     * orphan, and may have been handed things as its parent ended.
+     * PARENT is the parent it knew, or itself once it has forked: when
+     * getppid() says otherwise it is an orphan, and may have been handed
+     * things as its parent ended.
      * EACH_CHILD lists the children that live on. */
     void (*process_ends)(pid_t parent, scl_children_each_fn *each_child);
     /* This root process is about to become UID for good (real, effective
      * and saved uid): UID must still reach what this process holds. */
     void (*becoming_user)(uid_t uid);
+    /* This process is about to chroot: what it must reach afterwards is
+     * opened (or made) now, while its paths still lead there. */
+    void (*before_chroot)(void);
 
     /* ---- the tools (swerve-claim), never the API's callers or the hooks.
      * NULL where the tool reads the store itself: the filesystem's claim

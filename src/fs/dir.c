@@ -45,9 +45,18 @@ static dev_t dir_dev, claims_dev;
 static ino_t dir_ino, claims_ino;
 static atomic_int top_fd = -1;
 SCL_HOT static atomic_int ready;
-/* SWERVE_CLAIM_DIR named a directory, not opened yet: an exec'd helper
- * that never uses a claim never touches it (1 pending, 2 being opened). */
+/* A directory to open on first use, not opened yet (1 pending, 2 being
+ * opened): the place its server reserved at its first fork, or the one
+ * SWERVE_CLAIM_DIR names.  A host that never claims never touches it. */
 SCL_HOT static atomic_int pending;
+/* Where the directory is: what `pending` opens, and where it is made
+ * again should its last member remove it. */
+static char place_path[PATH_MAX];
+/* 1 when place_path is this server's place (reserved at a first fork,
+ * or where this process made its directory): made there by the first
+ * process that needs it, never swapped for a directory of one's own
+ * (siblings would then miss each other's claims). */
+static atomic_int place_reserved;
 SCL_HOT static atomic_int dir_fd = -1;
 SCL_HOT static _Atomic pid_t member_pid;
 static atomic_uint generation;
@@ -56,8 +65,10 @@ static atomic_uint generation;
  * name to somebody else meanwhile). */
 static dev_t own_holder_dev;
 static ino_t own_holder_ino;
-/* The process that made the directory (it hands it over when it drops
- * root for good: acl.h). */
+/* The process the directory is for: the one that made it, or that
+ * reserved its place at its first fork (a worker may make it on its
+ * master's behalf).  It hands the top over when it drops root for good
+ * (acl.h). */
 static _Atomic pid_t creator_pid;
 
 int scl_dir_in_use(void)
@@ -69,13 +80,49 @@ const char *scl_dir_path(void)
 {
     if (atomic_load_explicit(&ready, memory_order_acquire))
         return dir_path;
-    return atomic_load(&pending) != 0 ? scl_settings()->claim_dir : "";
+    return atomic_load(&pending) != 0 ? place_path : "";
+}
+
+int scl_dir_is_open(void)
+{
+    return atomic_load_explicit(&ready, memory_order_acquire);
+}
+
+int scl_dir_place_made(void)
+{
+    /* The path is static: nothing on a reap's stack. */
+    return atomic_load(&pending) != 0 &&
+           scl_bound.faccessat(AT_FDCWD, place_path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* 1 when PATH is BASE/swerve-claim.XXXXXXXXXXXX in this process's base:
+ * a place a server reserved, which may be made here. */
+static int is_reservable(const char *path)
+{
+    const char *base = scl_settings()->base_dir, *rest;
+    size_t len = strlen(base);
+
+    if (base[0] == '\0' || strncmp(path, base, len) != 0 || path[len] != '/')
+        return 0;
+    rest = scl_after_prefix(path + len + 1, SCL_DIR_PREFIX);
+    if (rest == NULL || strlen(rest) != RANDOM_CHARS)
+        return 0;
+    for (; *rest != '\0'; rest++)
+        if (!((*rest >= 'a' && *rest <= 'z') || (*rest >= '2' && *rest <= '7')))
+            return 0;
+    return 1;
 }
 
 void scl_dir_attach_later(void)
 {
-    if (scl_settings()->claim_dir[0] != '\0' && !atomic_load(&ready))
-        atomic_store(&pending, 1);
+    const char *path = scl_settings()->claim_dir;
+
+    if (path[0] == '\0' || atomic_load(&ready) || scl_concat(place_path, sizeof place_path, path, (char *)NULL) != 0)
+        return;
+    /* An exec'd worker of a server whose directory nobody has needed yet
+     * makes it where its siblings will look. */
+    atomic_store(&place_reserved, is_reservable(path));
+    atomic_store(&pending, 1);
 }
 
 static int attach(const char *path);
@@ -89,8 +136,18 @@ static int attach_pending(void)
         errno = expected == 2 ? EAGAIN : ENOENT;
         return -1;
     }
-    if (attach(scl_settings()->claim_dir) != 0) {
-        scl_debug("cannot join %s: errno %d", scl_settings()->claim_dir, errno);
+    if (attach(place_path) != 0) {
+        int saved = errno;
+        if (atomic_load(&place_reserved)) {
+            /* Not made yet (ENOENT), or somebody else's stands there: the
+             * claim that needs it makes it, or says why it cannot. */
+            if (saved != ENOENT)
+                scl_debug("cannot join %s: errno %d", place_path, saved);
+            atomic_store(&pending, 1);
+            errno = saved;
+            return -1;
+        }
+        scl_debug("cannot join %s: errno %d", place_path, saved);
         atomic_store(&pending, 0); /* a directory of its own, then */
         errno = ENOENT;
         return -1;
@@ -225,9 +282,9 @@ int scl_dir_claims_fd_unchecked(void)
     return atomic_load_explicit(&ready, memory_order_acquire) ? atomic_load(&dir_fd) : -1;
 }
 
-int scl_dir_made_here(void)
+int scl_dir_made_by(pid_t self)
 {
-    return atomic_load(&creator_pid) == getpid();
+    return atomic_load(&creator_pid) == self;
 }
 
 int scl_dir_has_holder(int dirfd, pid_t pid)
@@ -306,6 +363,21 @@ static void random_chars(char out[RANDOM_CHARS + 1])
     for (size_t i = 0; i < RANDOM_CHARS; i++)
         out[i] = alphabet[bytes[i] & 31];
     out[RANDOM_CHARS] = '\0';
+}
+
+void scl_dir_reserve(void)
+{
+    const char *base = scl_settings()->base_dir;
+    char rnd[RANDOM_CHARS + 1];
+
+    if (scl_dir_in_use() || base[0] == '\0')
+        return; /* an unusable base says why when a claim needs it */
+    random_chars(rnd);
+    if (scl_concat(place_path, sizeof place_path, base, "/" SCL_DIR_PREFIX, rnd, (char *)NULL) != 0)
+        return;
+    atomic_store(&creator_pid, getpid());
+    atomic_store(&place_reserved, 1);
+    atomic_store(&pending, 1);
 }
 
 /* Remembers which inode this process's holder file is, just registered. */
@@ -421,8 +493,6 @@ static int publish(const char *base, const char *name, const struct stat *top, c
     atomic_store(&top_fd, move_high(topfd, kept_top.at));
     scl_kept_fds_touched(0, ~0U); /* no check of the directory before stands */
     atomic_store(&member_pid, member);
-    if (member != 0) /* it built the directory */
-        atomic_store(&creator_pid, member);
     atomic_fetch_add(&generation, 1);
     atomic_store_explicit(&ready, 1, memory_order_release);
     /* Mapped now, while this process surely may: its children inherit the
@@ -473,32 +543,86 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     return -1;
 }
 
-static int use_named_locked(const char *base, const char *name)
+int scl_dir_register_live(int dirfd, pid_t pid, int is_parent)
+{
+    struct scl_proc_stat st;
+    struct scl_proc_id id = { .pid = pid, .start = 0 };
+
+    if (scl_proc_read_stat(pid, &st) == 0) {
+        if (st.state == 'Z' || st.state == 'X' || (!is_parent && st.ppid != getpid()))
+            return 0;
+        id.start = st.start;
+    } else if (!scl_proc_alive(&id)) {
+        return 0;
+    }
+    /* Still our parent after the read: what was read was its, not a
+     * process that took its pid after it ended (we would have been
+     * reparented first). */
+    if (is_parent && getppid() != pid)
+        return 0;
+    return scl_holder_register(dirfd, &id, 0);
+}
+
+/* Registers this process's parent, alive, in the directory it just made
+ * at the place it was given (by fork, or SWERVE_CLAIM_DIR): the parent
+ * keeps the directory then, and no worker's end removes it under its
+ * master.  Not when this process reserved the place itself: its parent
+ * may be no process of the server at all (a shell). */
+static void register_parent(int fd)
+{
+    pid_t parent = getppid();
+
+    if (atomic_load(&creator_pid) != getpid() && parent > 1 && scl_dir_register_live(fd, parent, 1) != 0)
+        scl_debug("could not register parent %d in %s: errno %d", (int)parent, dir_path, errno);
+}
+
+/* Makes BASE/NAME the directory this process uses: made here when it does
+ * not exist (FOR_SERVER: the place its server reserved, after a sweep of
+ * this user's abandoned directories beside it), joined when it does. */
+static int use_place_locked(const char *base, const char *name, int for_server)
 {
     static char path[PATH_MAX]; /* under scl_lock(), off the stack */
     char made[NAME_MAX + 1];
     struct stat top, claims;
-    int basefd, fd, topfd, r;
+    int basefd, fd, topfd, r = -1, saved;
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
     basefd = open_base(base, strlen(name) + 1 + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    fd = make_dir(basefd, name, made, &top, &claims, &topfd);
-    scl_close_quietly(basefd);
-    if (fd >= 0) {
-        r = publish(path, NULL, &top, &claims, topfd, fd, getpid());
-        if (r != 0) {
-            scl_close_quietly(fd);
-            scl_close_quietly(topfd);
+    if (for_server)
+        scl_sweep_abandoned(basefd);
+    /* Whoever made it first, we use theirs; if its last member removes it
+     * meanwhile, it is made again. */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        fd = make_dir(basefd, name, made, &top, &claims, &topfd);
+        if (fd >= 0) {
+            r = publish(path, NULL, &top, &claims, topfd, fd, getpid());
+            if (r != 0) {
+                scl_close_quietly(fd);
+                scl_close_quietly(topfd);
+            } else if (for_server) {
+                scl_debug("made claim directory %s", dir_path);
+                register_parent(atomic_load(&dir_fd));
+            } else {
+                atomic_store(&creator_pid, getpid());
+            }
+            break;
         }
-        return r;
+        if (errno != EEXIST)
+            break;
+        if (attach(path) == 0) {
+            r = scl_dir_join_locked() >= 0 ? 0 : -1;
+            break;
+        }
+        if (errno != ENOENT)
+            break;
     }
-    /* Whoever made it first, we use theirs. */
-    if (errno != EEXIST)
-        return -1;
-    return attach(path) == 0 && scl_dir_join_locked() >= 0 ? 0 : -1;
+    saved = errno;
+    scl_close_quietly(basefd);
+    errno = saved;
+    return r;
 }
 
 int scl_dir_use_named(const char *base, const char *name)
@@ -506,11 +630,30 @@ int scl_dir_use_named(const char *base, const char *name)
     int r, saved;
 
     scl_lock();
-    r = use_named_locked(base, name);
+    r = use_place_locked(base, name, 0);
     saved = errno;
     scl_unlock();
     errno = saved;
     return r;
+}
+
+/* The place this server reserved (dir.h), split at its last '/'. */
+static int create_reserved_locked(void)
+{
+    static char base[PATH_MAX]; /* under scl_lock(), off the stack */
+    const char *slash = strrchr(place_path, '/');
+
+    if (slash == NULL || slash == place_path) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(base, place_path, (size_t)(slash - place_path));
+    base[slash - place_path] = '\0';
+    if (use_place_locked(base, slash + 1, 1) != 0) {
+        scl_debug("cannot make or join claim directory %s: errno %d", place_path, errno);
+        return -1;
+    }
+    return scl_dir_claims_fd();
 }
 
 static int create_locked(void)
@@ -520,6 +663,8 @@ static int create_locked(void)
     struct stat top, claims;
     int basefd, fd, topfd, saved;
 
+    if (atomic_load(&place_reserved))
+        return create_reserved_locked();
     basefd = open_base(base, sizeof SCL_DIR_PREFIX + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
@@ -537,37 +682,56 @@ static int create_locked(void)
         scl_close_quietly(topfd);
         return -1;
     }
+    atomic_store(&creator_pid, getpid());
+    /* Its place from now on: should its last member remove it, this
+     * process and its children make it again there, not each one its own. */
+    if (scl_concat(place_path, sizeof place_path, dir_path, (char *)NULL) == 0)
+        atomic_store(&place_reserved, 1);
     scl_debug("made claim directory %s", dir_path);
     return atomic_load(&dir_fd);
+}
+
+/* 1 when the directory whose top is TOP may be joined: this user's or
+ * root's, with no permission for others, and its claims directory made by
+ * the top's owner or this user (a worker let into the top may put a
+ * directory of its own in place of claims/).  Else 0 with errno EPERM:
+ * somebody else's directory would let them fake or steal claims. */
+static int may_join(const struct stat *top, const struct stat *claims)
+{
+    uid_t self = geteuid();
+
+    if ((top->st_uid != self && top->st_uid != 0) || (top->st_mode & 0007) != 0 ||
+        (claims != NULL && claims->st_uid != top->st_uid && claims->st_uid != self)) {
+        errno = EPERM;
+        return 0;
+    }
+    return 1;
 }
 
 static int attach(const char *path)
 {
     struct stat top, claims;
-    int topfd, fd;
+    int topfd, fd = -1, saved;
 
     topfd = scl_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (topfd < 0)
         return -1;
+    /* Nothing in it is looked at before its owner is known. */
+    if (fstat(topfd, &top) != 0 || !may_join(&top, NULL))
+        goto failed;
     fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (fd >= 0 && (fstat(topfd, &top) != 0 || fstat(fd, &claims) != 0)) {
-        scl_close_quietly(fd);
-        fd = -1;
-    } else if (fd >= 0 && ((top.st_uid != geteuid() && top.st_uid != 0) || (top.st_mode & 0007) != 0)) {
-        scl_close_quietly(fd);
-        fd = -1;
-        errno = EPERM; /* somebody else's directory would let them fake or steal claims */
-    }
-    if (fd < 0 || publish(path, NULL, &top, &claims, topfd, fd, 0) != 0) {
-        int saved = errno;
-        if (fd >= 0)
-            scl_close_quietly(fd);
-        scl_close_quietly(topfd);
-        errno = saved;
-        return -1;
-    }
+    if (fd < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
+        publish(path, NULL, &top, &claims, topfd, fd, 0) != 0)
+        goto failed;
     scl_debug("joined claim directory %s", dir_path);
     return 0;
+failed:
+    saved = errno;
+    if (fd >= 0)
+        scl_close_quietly(fd);
+    scl_close_quietly(topfd);
+    errno = saved;
+    return -1;
 }
 
 int scl_dir_join_locked(void)

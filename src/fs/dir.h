@@ -1,12 +1,15 @@
 /*
  * The claim directory this process uses, and its place in it.
  *
- * The directory is $base/swerve-claim.XXXXXXXXXXXX (0700).  It is built
- * under a ".new" name, with its creator registered in it, and only then
+ * The directory is $base/swerve-claim.XXXXXXXXXXXX (0700).  A process
+ * reserves its place at its first fork, in memory only; the first process
+ * of the tree that needs it (a claim, a drop of root) makes it there, and
+ * the others open it when they need it.  It is built under a ".new" name,
+ * with its maker (and the maker's parent) registered in it, and only then
  * renamed into place, so it is never seen without a live member.  A
  * member is a process with a holder file: one that has used a claim, or
- * that has forked.  When a member ends it hands the directory on to its
- * live children, and the last live member removes it.
+ * that a member registered.  When a member ends it hands the directory on
+ * to its live children, and the last live member removes it.
  *
  * Two descriptors are kept, the claims directory's at 63 and the top's at
  * 62 or above (move_high() says why), close-on-exec, and checked (device
@@ -59,11 +62,33 @@ int scl_dir_is_member(pid_t self);
  * system call on the hot path. */
 int scl_dir_claims_fd_unchecked(void);
 
+/* 1 once the directory is open here (made or joined), not only named. */
+int scl_dir_is_open(void);
+
+/* 1 when the directory this process will open on its first use (a place
+ * reserved, or SWERVE_CLAIM_DIR) exists: one faccessat, nothing on the
+ * stack, for the reap and the end of a process that has not opened it. */
+int scl_dir_place_made(void);
+
+/* At a process's first fork, when it uses no directory yet: reserves the
+ * place of the one its children will share (a random name in the base)
+ * and makes nothing.  The first of them that needs it (a claim, a drop of
+ * privileges) makes it there, and this process joins it when it reaps or
+ * ends: a host that never claims pays no file work. */
+void scl_dir_reserve(void);
+
+/* Registers PID, alive, in the claims directory DIRFD: a child of this
+ * process, or when IS_PARENT its parent (only while it still is).  0 when
+ * registered or not alive, -1 with errno. */
+int scl_dir_register_live(int dirfd, pid_t pid, int is_parent);
+
 /* Uses the claim directory SWERVE_CLAIM_DIR names, made by another
  * process of the server (it execs us), from its first use on: accepted
- * then only when it is a claim directory owned by this user or by root,
- * else this process makes its own.  Opens and registers nothing now: an
- * exec'd helper that never claims costs nothing. */
+ * then only when it is a claim directory owned by this user or by root;
+ * made there when it does not exist yet and is a place in this process's
+ * base (its server reserved it, and nobody needed it before); else this
+ * process makes its own.  Opens and registers nothing now: an exec'd
+ * helper that never claims costs nothing. */
 void scl_dir_attach_later(void);
 
 /* Uses the claim directory BASE/NAME, making it if it does not exist, for
@@ -97,8 +122,9 @@ int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st);
  * execs nothing.  As scl_holder_clear() returns; async-signal-safe. */
 int scl_dir_clear_own(int dirfd, int topfd, enum scl_clear_mode mode);
 
-/* 1 when this process made its claim directory (it was not handed it). */
-int scl_dir_made_here(void);
+/* 1 when this process, whose pid is SELF, made its claim directory or
+ * reserved its place (it was not handed it). */
+int scl_dir_made_by(pid_t self);
 
 /* 1 when PID's holder file exists: somebody registered PID. */
 int scl_dir_has_holder(int dirfd, pid_t pid);

@@ -65,9 +65,19 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
  */
 int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
 {
-    int alive = scl_holders_scan(claimsfd, visit_find_alive, NULL);
+    int alive;
     struct stat st;
 
+    /* Only its owner (or root) can take the top out of a sticky base: a
+     * worker that dropped root leaves it to its master rather than leave
+     * it half removed. */
+    if (fstat(topfd, &st) != 0)
+        return -1;
+    if (st.st_uid != geteuid() && geteuid() != 0) {
+        errno = EPERM;
+        return -1;
+    }
+    alive = scl_holders_scan(claimsfd, visit_find_alive, NULL);
     if (alive != 0) {
         if (alive > 0)
             errno = EBUSY;
@@ -166,15 +176,15 @@ static void sweep_one(int basefd, const char *name)
 
 /* How much of the base one sweep reads, and how many of its entries it
  * looks at closely: anybody can fill /tmp with names, and the sweep runs
- * in a host's first fork.  What it leaves, `swerve-claim gc` removes. */
+ * in a server's first claim.  What it leaves, `swerve-claim gc` removes. */
 #define SWEEP_MAX_ENTRIES    4096
 #define SWEEP_MAX_CANDIDATES 64
 
 /*
  * Claim directories of this user below BASEFD that no live process uses
  * any more (a server SIGKILLed whole) are removed by the next one made
- * beside them.  This may run in the fork handler, in a signal handler: its
- * getdents64 buffer is a scratch block.
+ * beside them.  This may run in a hook (a drop of root, a chroot), in a
+ * signal handler: its getdents64 buffer is a scratch block.
  */
 void scl_sweep_abandoned(int basefd)
 {

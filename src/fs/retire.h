@@ -2,8 +2,8 @@
  * Removing claim directories: the last live member removes its own as it
  * ends, and a server starting below a base directory removes those of its
  * user that no live process uses any more (a tree SIGKILLed whole), never
- * a live one.  Async-signal-safe: the first fork may make a directory
- * inside a signal handler, and ends run in them.
+ * a live one.  Async-signal-safe: a hook (a drop of root, a chroot) may
+ * make a directory inside a signal handler, and ends run in them.
  */
 #ifndef SCL_RETIRE_H
 #define SCL_RETIRE_H
@@ -15,7 +15,8 @@
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead
  * holders are cleared first.  0 when removed, or -1 with errno (EBUSY: a
- * live member is left). */
+ * live member is left; EPERM: the top is another user's, and this process
+ * could not take it out of a sticky base). */
 int scl_retire(int basefd, const char *name, int topfd, int claimsfd);
 
 /* The same, opening NAME and its claims directory: when INO is not 0,

@@ -401,6 +401,10 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
     struct scl_wake_ticket ticket;
     int failed = 0, waiting = 0;
 
+    /* The directory first: the first claim of a worker may make it, and
+     * map the wake file the ticket is in. */
+    if (ready_for(key, self, 1) < 0)
+        return -1;
     (void)scl_wake_enter(&ticket, key->fname);
     for (;;) {
         int64_t left = deadline < 0 ? RETRY_NS : deadline - scl_monotonic_ns();
@@ -453,20 +457,17 @@ static void fs_at_load(void)
 }
 
 /*
- * Before every fork, hooked or libc-internal (daemon(3)): the claim
- * directory must exist in the parent so that all its children share it,
- * and the parent becomes a member of it.  Once it is, this writes
- * nothing: a server forking its workers pays a few loads.
+ * Before every fork, hooked or libc-internal (daemon(3)): the place of the
+ * claim directory all its children share is reserved in the parent
+ * (dir.h); the first of them that needs the directory makes it there.
+ * Once it is reserved, this writes nothing: a server forking its workers
+ * pays two loads.
  */
-static void join_before_fork(void *unused)
+static void reserve_before_fork(void *unused)
 {
     (void)unused;
-    /* A master reaps its workers: its look for their holder files can
-     * then skip the check of its descriptor (kept_fds.h). */
-    scl_kept_fds_prepare();
     scl_lock();
-    if (scl_dir_join_locked() < 0)
-        scl_debug("no claim directory before fork: errno %d", errno);
+    scl_dir_reserve();
     scl_unlock();
 }
 
@@ -474,10 +475,10 @@ static void fs_before_fork(void)
 {
     int saved;
 
-    if (scl_dir_is_member(getpid()))
+    if (scl_dir_in_use())
         return;
     saved = errno;
-    scl_on_own_stack(join_before_fork, NULL);
+    scl_on_own_stack(reserve_before_fork, NULL);
     errno = saved;
 }
 
@@ -496,6 +497,28 @@ static void clear_reaped(void *arg)
         scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
 }
 
+/* A child made the directory at the place reserved here: open it, and let
+ * the reaps look for holder files without checking the descriptor first
+ * (kept_fds.h). */
+static void open_made_place(void *unused)
+{
+    (void)unused;
+    scl_kept_fds_prepare();
+    (void)scl_dir_claims_fd();
+}
+
+/* 1 when this process has the directory open, opening it when one of its
+ * children made it since: one faccessat while nobody has. */
+static int dir_opened(void)
+{
+    if (scl_dir_is_open())
+        return 1;
+    if (!scl_dir_place_made())
+        return 0;
+    scl_on_own_stack(open_made_place, NULL);
+    return scl_dir_is_open();
+}
+
 static void fs_child_reaped(pid_t child)
 {
     int saved = errno, dirfd;
@@ -503,7 +526,8 @@ static void fs_child_reaped(pid_t child)
     /* One failed look-up for a child that never claimed: no scan, no look
      * at the top (only its page of times needs it), no switch of stacks,
      * no check of the descriptor (the clearing checks it). */
-    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd_trusted()) >= 0 && scl_dir_has_holder(dirfd, child))
+    if (scl_dir_in_use() && dir_opened() && (dirfd = scl_dir_claims_fd_trusted()) >= 0 &&
+        scl_dir_has_holder(dirfd, child))
         scl_on_own_stack(clear_reaped, &child);
     errno = saved;
 }
@@ -544,18 +568,7 @@ static int fs_exec_env(const char **name, const char **value)
 /* Registers a live child as a member, so the directory outlives us. */
 static void hand_over(pid_t child, void *arg)
 {
-    int dirfd = *(int *)arg;
-    struct scl_proc_stat st;
-    struct scl_proc_id id = { .pid = child, .start = 0 };
-
-    if (scl_proc_read_stat(child, &st) == 0) {
-        if (st.state == 'Z' || st.state == 'X' || st.ppid != getpid())
-            return;
-        id.start = st.start;
-    } else if (!scl_proc_alive(&id)) {
-        return;
-    }
-    if (scl_holder_register(dirfd, &id, 0) != 0)
+    if (scl_dir_register_live(*(int *)arg, child, 0) != 0)
         scl_debug("could not hand the claim directory to child %d: errno %d", (int)child, errno);
 }
 
@@ -564,7 +577,7 @@ static _Atomic pid_t ended_pid;
 struct ending {
     scl_children_each_fn *each_child;
     pid_t self;
-    int member;
+    int member, forked;
 };
 
 static void leave_at_end(void *arg)
@@ -572,8 +585,12 @@ static void leave_at_end(void *arg)
     const struct ending *e = arg;
     int dirfd = scl_dir_claims_fd();
 
-    /* An orphan may have been registered by its parent as that ended. */
-    if (dirfd < 0 || (!e->member && !scl_dir_has_holder(dirfd, e->self)))
+    /* An orphan may have been registered by its parent as that ended.  A
+     * process that forked keeps the directory for its children as a
+     * member would, registered or not (a worker may have made it, and
+     * registered only its own parent): it hands it on to them, or as the
+     * last, removes it, which a worker that dropped root could not. */
+    if (dirfd < 0 || (!e->member && !e->forked && !scl_dir_has_holder(dirfd, e->self)))
         return;
     if (e->each_child(hand_over, &dirfd) != 0)
         scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
@@ -592,15 +609,32 @@ static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)
     member = scl_dir_is_member(self);
     /* The common case, a worker that never claimed anything and whose
      * parent still runs, costs two system calls, no file work and no
-     * write to memory it shares with its parent. */
-    if (!member && getppid() == parent)
+     * write to memory it shares with its parent.  A process that forked
+     * (PARENT is itself then) and whose children never made the directory
+     * it reserved, one more. */
+    if (!member && (getppid() == parent || !dir_opened()))
         goto out;
     if (atomic_exchange(&ended_pid, self) == self)
         goto out;
-    e = (struct ending){ .each_child = each_child, .self = self, .member = member };
+    e = (struct ending){ .each_child = each_child, .self = self, .member = member, .forked = parent == self };
     scl_on_own_stack(leave_at_end, &e);
 out:
     errno = saved;
+}
+
+/* The directory, open here: made now when nobody has made it at the
+ * place reserved for it yet.  For a process about to lose the way to make
+ * it as its server would.  -1 with errno. */
+static int dir_made_now(void)
+{
+    int dirfd = scl_dir_claims_fd();
+
+    if (dirfd < 0 && errno == ENOENT) {
+        scl_lock();
+        dirfd = scl_dir_join_locked();
+        scl_unlock();
+    }
+    return dirfd;
 }
 
 static void hand_to_user(void *arg)
@@ -609,12 +643,17 @@ static void hand_to_user(void *arg)
     pid_t self = getpid();
     int dirfd;
 
-    if (scl_dir_in_use() && (dirfd = scl_dir_claims_fd()) >= 0) {
+    if (!scl_dir_in_use())
+        return;
+    /* Made now, while this process may still make it as its server would:
+     * made after the drop, it would be this user's, and a root master
+     * would not join it. */
+    if ((dirfd = dir_made_now()) >= 0) {
         struct stat st;
         int holder = scl_dir_is_member(self) ? scl_dir_open_own_holder(dirfd, O_RDONLY, &st) : -1;
         int topfd = scl_dir_top_fd();
         if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
-            scl_acl_give(topfd, uid, holder, scl_dir_made_here()) != 0)
+            scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
             scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)uid, errno);
         if (holder >= 0)
             scl_close_quietly(holder);
@@ -627,6 +666,23 @@ static void fs_becoming_user(uid_t uid)
 
     if (scl_dir_in_use())
         scl_on_own_stack(hand_to_user, &uid);
+    errno = saved;
+}
+
+static void made_before_chroot(void *unused)
+{
+    (void)unused;
+    if (dir_made_now() < 0)
+        scl_debug("no claim directory before chroot: errno %d", errno);
+}
+
+/* Its descriptors keep working inside the chroot; its paths do not. */
+static void fs_before_chroot(void)
+{
+    int saved = errno;
+
+    if (scl_dir_in_use())
+        scl_on_own_stack(made_before_chroot, NULL);
     errno = saved;
 }
 
@@ -647,6 +703,7 @@ const struct scl_store_ops scl_store_fs = {
     .exec_env = fs_exec_env,
     .process_ends = fs_process_ends,
     .becoming_user = fs_becoming_user,
+    .before_chroot = fs_before_chroot,
     /* The tools read claim directories themselves (inventory.c); a
      * claim, a link naming the holder's pid, survives exec as it is. */
 };

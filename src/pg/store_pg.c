@@ -545,6 +545,11 @@ static void pg_becoming_user(uid_t uid)
     (void)uid; /* the session does not depend on the uid */
 }
 
+static void pg_before_chroot(void)
+{
+    /* A session is a socket: it works inside a chroot as outside. */
+}
+
 const struct scl_store_ops scl_store_pg = {
     .key_new = pg_key_new,
     .key_free = pg_key_free,
@@ -562,6 +567,7 @@ const struct scl_store_ops scl_store_pg = {
     .exec_env = pg_exec_env,
     .process_ends = pg_process_ends,
     .becoming_user = pg_becoming_user,
+    .before_chroot = pg_before_chroot,
     .list = scl_pg_list,
     .end_holder = scl_pg_end_holder,
     .init = scl_pg_init,

@@ -3,8 +3,9 @@
  * good first lets that user into the claim directory (acl.h): servers
  * fork their workers as root and drop privileges in them afterwards, and
  * uWSGI drops in its master, in a directory its root launcher made.  A process
- * about to chroot reads its start time while /proc is still there; the
- * claim directory's descriptor keeps working inside the chroot.
+ * about to chroot reads its start time while /proc is still there, and
+ * opens the claim directory (making it where its server reserved it): its
+ * descriptor keeps working inside the chroot, its path does not.
  *
  * setgid(), setgroups() and initgroups() need nothing: access is granted
  * per user.
@@ -83,6 +84,7 @@ SCL_EXPORT int chroot(const char *path)
 
     scl_lifecycle_init();
     (void)scl_proc_self(); /* cached for this pid: /proc is gone after */
+    scl_store()->before_chroot();
     errno = saved;
     return real != NULL ? real(path) : scl_real_missing();
 }

@@ -452,9 +452,10 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
         return errno == E2BIG ? refuse(d) : -1;
     if (d->nprocs > 1)
         qsort(d->procs, d->nprocs, sizeof *d->procs, by_pid);
-    /* The master made the directory before its first fork: the first member
-     * (start times count clock ticks: within one, the parent's pid is lower,
-     * but for a wrap of the pid counter). */
+    /* The master forked the others, and the worker that made the directory
+     * registered its parent: the first member to start (start times count
+     * clock ticks: within one, the parent's pid is lower, but for a wrap of
+     * the pid counter). */
     d->master = -1;
     for (size_t i = 0; i < d->nprocs; i++) {
         const struct inv_proc *p = &d->procs[i], *m = d->master >= 0 ? &d->procs[d->master] : NULL;

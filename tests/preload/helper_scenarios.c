@@ -137,21 +137,44 @@ static struct swerve_claim *take(const char *name)
 
 /* ------------------------------------------------------------------ fork */
 
-/* A parent that never used a claim makes the directory before its first
- * fork; its children share it. */
-static int fork_makes_dir_first(char **argv)
+/*
+ * A parent that never used a claim makes nothing at its first fork: it
+ * reserves the directory's place.  The first child that claims makes the
+ * directory there (published, not a ".new" being built); a sibling forked
+ * before that shares it; and the parent, which never opened it, clears
+ * the claim of a child killed holding it as it reaps that child.
+ */
+static int fork_reserves_dir(char **argv)
 {
-    struct gate held, done;
+    struct gate go, held, done;
     char dir[4096];
-    pid_t holder, other;
+    pid_t other, holder, killed;
     int status;
 
     (void)argv;
     REQUIRE(claim_dirs(NULL, 0) == 0);
+    gate_open(&go);
     gate_open(&held);
     gate_open(&done);
+    other = fork();
+    if (other == 0) {
+        struct swerve_claim *c = api.new_claim("x");
+        gate_wait(&go);
+        errno = 0;
+        exit(c != NULL && api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK ? 0 : 1);
+    }
+    REQUIRE(other > 0);
+    killed = fork();
+    if (killed == 0) {
+        (void)take("y");
+        gate_pass(&held);
+        for (;;)
+            pause();
+    }
+    REQUIRE(killed > 0);
     holder = fork();
     if (holder == 0) {
+        gate_wait(&held); /* "y" is taken: the directory is made */
         struct swerve_claim *c = take("x");
         gate_pass(&held);
         gate_wait(&done);
@@ -159,18 +182,21 @@ static int fork_makes_dir_first(char **argv)
         exit(0);
     }
     REQUIRE(holder > 0);
-    /* Right after fork returns in the parent, the directory is there and
-     * published (not a ".new" being built). */
+    gate_wait(&held);
     REQUIRE(claim_dirs(dir, sizeof dir) == 1);
     REQUIRE(strstr(dir, ".new") == NULL);
-    gate_wait(&held);
-    other = fork();
-    if (other == 0) {
-        struct swerve_claim *c = api.new_claim("x");
-        errno = 0;
-        exit(api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK ? 0 : 1);
-    }
+    gate_pass(&held); /* to the holder: take "x" */
+    /* Until the holder answers, the byte just written may be read back by
+     * this process: wait for "x" itself. */
+    for (int i = 0; i < 1000 && !claim_file_exists("x"); i++)
+        usleep(10000);
+    REQUIRE(claim_file_exists("x"));
+    gate_pass(&go);
     REQUIRE(waitpid(other, &status, 0) == other && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(claim_file_exists("y"));
+    REQUIRE(kill(killed, SIGKILL) == 0);
+    REQUIRE(waitpid(killed, &status, 0) == killed && WIFSIGNALED(status));
+    REQUIRE(!claim_file_exists("y"));
     gate_pass(&done);
     REQUIRE(waitpid(holder, &status, 0) == holder && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     return 0;
@@ -208,29 +234,45 @@ static int inherited_handle(char **argv)
 
 /*
  * A launcher that forks and exits at once (nginx, Apache, php-fpm do):
- * the fork hook recorded the child, so the launcher's exit hands the
- * directory on instead of removing it under the real server.
+ * before the child claims, its exit finds nothing to do; after (ARGV[0]
+ * "claimed"), the child registered it as its parent, and its exit hands
+ * the directory on instead of removing it under the real server.  Either
+ * way the server's claims live in the place the launcher reserved.
  */
 static int launcher(char **argv)
 {
     char before[4096], after[4096];
+    int claim_first = argv[0] != NULL && strcmp(argv[0], "claimed") == 0;
+    struct swerve_claim *first = NULL;
     pid_t launcher_pid = getpid(), child;
+    struct gate claimed;
 
-    (void)argv;
     fflush(stdout);
+    gate_open(&claimed);
     child = fork();
     REQUIRE(child >= 0);
-    if (child > 0)
+    if (child > 0) {
+        if (claim_first)
+            gate_wait(&claimed);
         exit(0); /* the launcher leaves; the child goes on as the server */
-    REQUIRE(claim_dirs(before, sizeof before) == 1);
+    }
+    REQUIRE(claim_dirs(NULL, 0) == 0);
+    if (claim_first) {
+        first = take("first");
+        gate_pass(&claimed);
+    }
+    REQUIRE(claim_dirs(before, sizeof before) == (claim_first ? 1 : 0));
     for (int i = 0; i < 1000 && getppid() == launcher_pid; i++)
         usleep(10000);
     REQUIRE(getppid() != launcher_pid);
     usleep(20000); /* the launcher's exit path has run by now */
-    REQUIRE(claim_dirs(after, sizeof after) == 1);
-    REQUIRE(strcmp(before, after) == 0);
+    REQUIRE(claim_dirs(after, sizeof after) == (claim_first ? 1 : 0));
+    REQUIRE(!claim_first || strcmp(before, after) == 0);
     api.free(take("x"));
-    REQUIRE(claim_dirs(after, sizeof after) == 1 && strcmp(before, after) == 0);
+    REQUIRE(claim_dirs(after, sizeof after) == 1);
+    REQUIRE(!claim_first || strcmp(before, after) == 0);
+    if (first != NULL)
+        api.free(first);
     return 0; /* the last member: its exit removes the directory */
 }
 
@@ -1626,7 +1668,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(char **argv);
     } scenarios[] = {
-        { SCN_FORK_MAKES_DIR_FIRST, fork_makes_dir_first },
+        { SCN_FORK_RESERVES_DIR, fork_reserves_dir },
         { SCN_INHERITED_HANDLE, inherited_handle },
         { SCN_LAUNCHER, launcher },
         { SCN_EXIT_PATH, exit_path },                 /* exit|_exit|_Exit|quick_exit|exit-in-signal-handler */

@@ -209,15 +209,26 @@ END_TEST
 /* The scenarios that check all they need themselves: each must print
  * "ok NAME" and exit 0. */
 static const char *const self_checking[] = {
-    SCN_FORK_MAKES_DIR_FIRST, SCN_LAUNCHER,         SCN_SIGNALS_DURING_WAIT,    SCN_HOST_CLOBBERS_FD,
-    SCN_EXEC_LARGE_VECTORS,   SCN_THREADED_FORK,    SCN_FORK_IN_SIGNAL_HANDLER, SCN_ORPHANS,
-    SCN_INHERITED_HANDLE,     SCN_RETURN_FROM_MAIN, SCN_UNREAPED_HOLDER,        SCN_ERRNO_KEPT,
+    SCN_FORK_RESERVES_DIR,  SCN_LAUNCHER,         SCN_SIGNALS_DURING_WAIT,    SCN_HOST_CLOBBERS_FD,
+    SCN_EXEC_LARGE_VECTORS, SCN_THREADED_FORK,    SCN_FORK_IN_SIGNAL_HANDLER, SCN_ORPHANS,
+    SCN_INHERITED_HANDLE,   SCN_RETURN_FROM_MAIN, SCN_UNREAPED_HOLDER,        SCN_ERRNO_KEPT,
     SCN_FORK_DURING_POPEN,
 };
 
 START_TEST(test_self_checking_scenario)
 {
     SCENARIO(self_checking[_i]);
+}
+END_TEST
+
+/* A launcher whose child claims before it exits: registered as the
+ * child's parent, it hands the directory on as it ends. */
+START_TEST(test_launcher_after_claim)
+{
+    const char *args[] = { SCN_LAUNCHER, "claimed", NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok " SCN_LAUNCHER "\n", 60);
+    ck_assert_int_eq(testdir_count(base), 0);
 }
 END_TEST
 
@@ -597,6 +608,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(life, testdir_setup, testdir_teardown);
     tcase_set_timeout(life, 90);
     tcase_add_loop_test(life, test_self_checking_scenario, 0, sizeof self_checking / sizeof self_checking[0]);
+    tcase_add_test(life, test_launcher_after_claim);
     tcase_add_loop_test(life, test_exec_releases_and_joins, 0, sizeof exec_entries / sizeof exec_entries[0]);
     tcase_add_loop_test(life, test_spawn_keeps_holding, 0, sizeof spawn_entries / sizeof spawn_entries[0]);
     tcase_add_loop_test(life, test_exec_near_arg_max, 0, 2);

@@ -6,7 +6,7 @@
 #ifndef SCL_TESTS_SCENARIOS_H
 #define SCL_TESTS_SCENARIOS_H
 
-#define SCN_FORK_MAKES_DIR_FIRST    "fork-makes-dir-first"
+#define SCN_FORK_RESERVES_DIR       "fork-reserves-dir"
 #define SCN_INHERITED_HANDLE        "inherited-handle"
 #define SCN_LAUNCHER                "launcher"
 #define SCN_EXIT_PATH               "exit-path"

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdint.h>
 #include <time.h>
@@ -283,9 +284,9 @@ static int fifo_holder(char **argv)
     return 0;
 }
 
-/* fork-once: a new server starting below the base (its first fork makes
- * a claim directory and sweeps the base). */
-static int fork_once(char **argv)
+/* start-once: a new server starting below the base: it forks (which
+ * reserves its directory's place), then claims. */
+static int start_once(char **argv)
 {
     pid_t pid = fork();
 
@@ -294,6 +295,8 @@ static int fork_once(char **argv)
     if (pid == 0)
         _exit(0);
     REQUIRE(WIFEXITED(reap(pid, 10)));
+    /* Its first claim makes its claim directory, sweeping the base first. */
+    api.free(take("first"));
     return 0;
 }
 
@@ -839,9 +842,10 @@ static int acquire_once(char **argv)
     return 0;
 }
 
-/* fork-time: how long this process's first fork takes (it makes the
- * claim directory and sweeps the base), in ms. */
-static int fork_time(char **argv)
+/* start-time: how long this process's start as a server takes (its
+ * first fork, and its first claim, which makes the claim directory and
+ * sweeps the base), in ms. */
+static int start_time(char **argv)
 {
     double t0 = now_s();
     pid_t pid = fork();
@@ -850,6 +854,7 @@ static int fork_time(char **argv)
     REQUIRE(pid >= 0);
     if (pid == 0)
         _exit(0);
+    api.free(take("first"));
     printf("%.3f\n", (now_s() - t0) * 1e3);
     REQUIRE(WIFEXITED(reap(pid, 10)));
     return 0;
@@ -930,6 +935,95 @@ static int plant_holders(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 18 */
+
+/* plant-place KIND T: run as the attacker, exec'd by a worker, under the
+ * shim: puts KIND (dir, symlink to T/victim, fifo) at the place its
+ * server reserved for its claim directory, which SWERVE_CLAIM_DIR names,
+ * before any process of the server made it. */
+static int plant_place(char **argv)
+{
+    const char *place = getenv("SWERVE_CLAIM_DIR");
+    char victim[4200];
+
+    REQUIRE(place != NULL && place[0] == '/');
+    snprintf(victim, sizeof victim, "%s/victim", argv[1]);
+    if (strcmp(argv[0], "dir") == 0)
+        REQUIRE(mkdir(place, 0700) == 0);
+    else if (strcmp(argv[0], "symlink") == 0)
+        REQUIRE(symlink(victim, place) == 0);
+    else
+        REQUIRE(strcmp(argv[0], "fifo") == 0 && mkfifo(place, 0600) == 0);
+    return 0;
+}
+
+/* Takes "x", which must fail with an error other than "held": the place is
+ * somebody else's, and no directory of one's own may stand in for it
+ * (siblings would each have their own).  Prints WHO and the errno. */
+static int refused_place(const char *who)
+{
+    struct swerve_claim *c = api.new_claim("x");
+    int refused;
+
+    REQUIRE(c != NULL);
+    errno = 0;
+    refused = api.acquire(c, 0) == NULL && errno != 0 && errno != EWOULDBLOCK;
+    printf("%s errno %d\n", who, errno);
+    fflush(stdout);
+    api.free(c);
+    return refused;
+}
+
+/* A worker that drops to UID (made the directory, as root, first), then
+ * puts a directory of its own in place of claims/, with a holder file of
+ * its own pid in it, and dies. */
+__attribute__((noreturn)) static void replace_claims(uid_t uid)
+{
+    char claims[4200], old[4300], holder[4400];
+
+    become(uid);
+    claims_dir(claims, sizeof claims);
+    snprintf(old, sizeof old, "%s.old", claims);
+    snprintf(holder, sizeof holder, "%s/.holder.%d", claims, (int)getpid());
+    REQUIRE(rename(claims, old) == 0 && mkdir(claims, 0700) == 0);
+    REQUIRE(close(open(holder, O_WRONLY | O_CREAT | O_EXCL, 0600)) == 0);
+    die();
+}
+
+/* squat-place KIND UID T: the master forks a worker that drops to UID by
+ * raw system calls (no hook sees the drop, so nothing is made before it)
+ * and execs plant-place; or, for KIND "claims", one that drops through
+ * the hooks (which make the directory first) and replaces its claims/.
+ * The master reaps it (and looks at the place), then a root worker and
+ * the master itself try to claim: each fails, and nothing blocks (the
+ * driver's timeout, reap()'s alarm). */
+static int squat_place(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[1]);
+    int replaces = strcmp(argv[0], "claims") == 0;
+    pid_t pid = fork();
+    int status;
+
+    REQUIRE(pid >= 0);
+    if (pid == 0 && replaces)
+        replace_claims(uid);
+    if (pid == 0) {
+        REQUIRE(syscall(SYS_setresgid, uid, uid, uid) == 0 && syscall(SYS_setresuid, uid, uid, uid) == 0);
+        execl("/proc/self/exe", "attacker", "plant-place", argv[0], argv[2], (char *)NULL);
+        _exit(127);
+    }
+    status = reap(pid, 10);
+    REQUIRE(replaces ? WIFSIGNALED(status) : WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0)
+        _exit(refused_place("worker") ? 0 : 1);
+    status = reap(pid, 10);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(refused_place("master"));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -940,7 +1034,7 @@ int main(int argc, char **argv)
         { "journal-race", 5, 1, journal_race },
         { "flip", 2, 0, flip },
         { "fifo-holder", 2, 1, fifo_holder },
-        { "fork-once", 0, 1, fork_once },
+        { "start-once", 0, 1, start_once },
         { "wake-truncate", 1, 1, wake_truncate },
         { "temp-switch", 2, 1, temp_switch },
         { "release-after-force", 3, 1, release_after_force },
@@ -948,12 +1042,14 @@ int main(int argc, char **argv)
         { "torn-journal", 0, 1, torn_journal },
         { "big-journal", 0, 1, big_journal },
         { "acquire", 1, 1, acquire_once },
-        { "fork-time", 0, 1, fork_time },
+        { "start-time", 0, 1, start_time },
         { "times-plant", 2, 1, times_plant },
         { "move-claims", 3, 1, move_claims },
         { "flip-dir", 3, 0, flip_dir },
         { "plant-entries", 2, 1, plant_entries },
         { "plant-holders", 3, 0, plant_holders },
+        { "plant-place", 2, 1, plant_place },
+        { "squat-place", 3, 1, squat_place },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

@@ -178,7 +178,7 @@ attack_2() {
     [ $? -ne 137 ] && pass || fail "2: root's swerve-claim list blocked on the FIFO"
     timeout -s KILL 10 "$tool" --base "$base" gc >/dev/null 2>&1
     [ $? -ne 137 ] && pass || fail "2: root's swerve-claim gc blocked on the FIFO"
-    shimmed "$base" 10 "$attacker" fork-once >/dev/null 2>&1 &&
+    shimmed "$base" 10 "$attacker" start-once >/dev/null 2>&1 &&
         pass || fail "2: a new server below the base blocked on the FIFO"
     touch "$t/go"
     wait "$master"
@@ -329,12 +329,12 @@ attack_10() {
     as_user "$oth" sh -c "cd '$base' && seq 30000 | sed 's/^/swerve-claim.f/' | xargs touch"
     times=()
     for _ in 1 2 3; do
-        times+=("$(shimmed "$base" 30 "$attacker" fork-time | head -n 1)")
+        times+=("$(shimmed "$base" 30 "$attacker" start-time | head -n 1)")
     done
     median=$(printf '%s\n' "${times[@]}" | sort -g | sed -n 2p)
-    echo "first fork beside 30000 planted entries: ${times[*]} ms"
+    echo "first fork and claim beside 30000 planted entries: ${times[*]} ms"
     awk -v m="$median" 'BEGIN { exit !(m != "" && m < 30) }' && pass ||
-        fail "10: 30000 planted entries made the first fork take $median ms (median of ${times[*]})"
+        fail "10: 30000 planted entries made a first fork and claim take $median ms (median of ${times[*]})"
 
     secure_execution
 }
@@ -678,6 +678,39 @@ attack_17() {
     ! grep -q $'\e' "$t/out" && pass || fail "17: root's list --server wrote a raw escape from its argument: $(tr '\033' '~' <"$t/out")"
 }
 
+# 18. A worker that knows where its server's claim directory will be made
+# (SWERVE_CLAIM_DIR, in an exec'd worker's environment) squats the place
+# before any process of the server made it, with a directory of its own, a
+# symlink to a root directory, or a FIFO; or, let into the top of one a
+# root worker made, puts a directory of its own in place of claims/ before
+# the root master first opens it: the root master reaps, and root
+# processes claim, without blocking, without making or removing anything
+# through or inside what was planted, and without a directory of their
+# own in its stead.
+attack_18() {
+    local t=$top/a18 kind out planted left
+    for kind in dir symlink fifo claims; do
+        base=$(base_dir "a18$kind")
+        mkdir -p "$t/victim"
+        echo precious >"$t/victim/keep"
+        out=$(shimmed "$base" 30 "$attacker" squat-place "$kind" "$att_uid" "$t" 2>&1)
+        echo "18 ($kind): $(grep errno <<<"$out" | tr '\n' ' ')"
+        if [ "$kind" = claims ]; then
+            planted=$(find "$base" -mindepth 1 -maxdepth 1 | wc -l)
+            left=$(find "$base"/*/claims -mindepth 1 -printf '%f\n' 2>/dev/null | grep -vc '^\.holder\.[0-9]*$')
+        else
+            planted=$(find "$base" -mindepth 1 | wc -l)
+            left=0
+        fi
+        if grep -qx "ok squat-place" <<<"$out" && [ "$(ls -A "$t/victim")" = keep ] && [ "$planted" -eq 1 ] &&
+            [ "$left" -eq 0 ]; then
+            pass
+        else
+            fail "18 ($kind): the squatted place gave: $(tr '\n' ' ' <<<"$out"); victim holds $(ls -A "$t/victim" | tr '\n' ' '); below the base: $(find "$base" -mindepth 1 | tr '\n' ' ')"
+        fi
+    done
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -708,7 +741,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}; do
     "attack_$n"
 done
 echo "attacks.sh: $passed passed, $failed failed"

@@ -86,7 +86,7 @@ check "nginx serves under the shim" wait_for serves
 if [ -n "$pg" ]; then
     check "no claim directory: the claims are in the database" test "$(claim_dirs)" -eq 0
 else
-    check "the master made one claim directory before forking" test "$(claim_dirs)" -eq 1
+    check "one claim directory, made before the first worker dropped to www-data" test "$(claim_dirs)" -eq 1
 fi
 first=$(workers)
 check "its workers dropped to www-data" bash -c "for w in $first; do [ \$(stat -c %U /proc/\$w) = www-data ] || exit 1; done"
