@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "bound.h"
 #include "hot.h"
 #include "kept_fds.h"
 
@@ -43,14 +44,15 @@ void scl_kept_fds_prepare(void)
 
     if (atomic_load(&checks) != NULL)
         return;
-    page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (page != MAP_FAILED && madvise(page, size, MADV_WIPEONFORK) != 0) {
-        (void)munmap(page, size);
+    /* Bound at load: a reap may get here on the host's stack. */
+    page = scl_bound.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED && scl_bound.madvise(page, size, MADV_WIPEONFORK) != 0) {
+        (void)scl_bound.munmap(page, size);
         page = MAP_FAILED;
     }
     if (page != MAP_FAILED && !atomic_compare_exchange_strong(&checks, &expected, page))
-        (void)munmap(page, size); /* another thread mapped one first */
-    errno = saved;                /* no page: every use is checked */
+        (void)scl_bound.munmap(page, size); /* another thread mapped one first */
+    errno = saved;                          /* no page: every use is checked */
 }
 
 unsigned scl_kept_fd_check_begins(enum scl_kept_fd slot, int fd)

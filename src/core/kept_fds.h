@@ -17,8 +17,8 @@
  *
  * What stands lives in a MADV_WIPEONFORK page: a forked child trusts
  * nothing its parent checked, and its hooks write nothing until it checks
- * for itself.  All but scl_kept_fds_prepare() is async-signal-safe, and
- * light enough for the host's stack: atomic loads and stores.
+ * for itself.  All of it is async-signal-safe; all but
+ * scl_kept_fds_prepare() is atomic loads and stores.
  */
 #ifndef SCL_KEPT_FDS_H
 #define SCL_KEPT_FDS_H
@@ -31,9 +31,10 @@ enum scl_kept_fd { SCL_KEPT_CLAIMS, SCL_KEPT_TOP, SCL_KEPT_FDS };
 void scl_kept_fds_watched(void);
 
 /* Maps the page where checks stand, once per process (a forked child
- * has its parent's, blank): until then nothing stands.  Not for hook
- * paths, where a first call into libc is bound on the host's stack: the
- * claim operations call it. */
+ * has its parent's, blank): until then nothing stands.  The claim
+ * operations call it, and a master's reap once it opens the directory;
+ * its libc calls are bound at load (bound.h), so any stack will do.
+ * Async-signal-safe, as mmap is. */
 void scl_kept_fds_prepare(void);
 
 /* A check of FD, kept in SLOT, begins: its number is watched from now

@@ -98,7 +98,7 @@ struct scl_store_ops {
     /* Before every fork, in the parent: what its children must share is
      * settled once this returns (made, or its place reserved for the first
      * of them that needs it).  Cheap once done: a server forks often. */
-    void (*before_fork)(void);
+    void (*before_fork)(pid_t self);
     /* In the child, just after fork: writes nothing it need not (each page
      * written costs a copy-on-write fault, on the host's hot path). */
     void (*after_fork_in_child)(void);

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,9 @@
 #include <unistd.h>
 
 #define RANDOM_CHARS 12
+/* How many times a thread yields to another that is opening the
+ * directory before it gives up with EBUSY. */
+#define ATTACH_WAITS 1000
 
 /* Written before `ready` is set (release) and read after (acquire).  Two
  * descriptors are kept: the claims directory's (claims and holder files
@@ -65,6 +69,12 @@ static atomic_uint generation;
  * name to somebody else meanwhile). */
 static dev_t own_holder_dev;
 static ino_t own_holder_ino;
+/* The process whose children this process's are (itself once it has
+ * forked), and the one that forked this process before that: 0 where it is
+ * not known (an exec'd image: its parent may not be the server's).  Both
+ * written only by a process about to fork, on its side. */
+SCL_HOT static _Atomic pid_t children_of, forked_by;
+
 /* The process the directory is for: the one that made it, or that
  * reserved its place at its first fork (a worker may make it on its
  * master's behalf).  It hands the top over when it drops root for good
@@ -95,17 +105,15 @@ int scl_dir_place_made(void)
            scl_bound.faccessat(AT_FDCWD, place_path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-/* 1 when PATH is BASE/swerve-claim.XXXXXXXXXXXX in this process's base:
- * a place a server reserved, which may be made here. */
+/* 1 when PATH ends in a place's name, swerve-claim.XXXXXXXXXXXX, below
+ * a base (checked as every base is when it is made there): a place a
+ * server reserved, which may be made here. */
 static int is_reservable(const char *path)
 {
-    const char *base = scl_settings()->base_dir, *rest;
-    size_t len = strlen(base);
+    const char *slash = strrchr(path, '/'), *rest;
 
-    if (base[0] == '\0' || strncmp(path, base, len) != 0 || path[len] != '/')
-        return 0;
-    rest = scl_after_prefix(path + len + 1, SCL_DIR_PREFIX);
-    if (rest == NULL || strlen(rest) != RANDOM_CHARS)
+    if (slash == NULL || slash == path || (rest = scl_after_prefix(slash + 1, SCL_DIR_PREFIX)) == NULL ||
+        strlen(rest) != RANDOM_CHARS)
         return 0;
     for (; *rest != '\0'; rest++)
         if (!((*rest >= 'a' && *rest <= 'z') || (*rest >= '2' && *rest <= '7')))
@@ -132,9 +140,21 @@ static int attach_pending(void)
 {
     int expected = 1;
 
-    if (!atomic_compare_exchange_strong(&pending, &expected, 2)) {
-        errno = expected == 2 ? EAGAIN : ENOENT;
-        return -1;
+    /* Another thread opening it takes a few system calls: wait for it,
+     * a bounded while (a signal handler may have interrupted this very
+     * thread there).  Its "busy" must never read as "held". */
+    for (int waits = 0; !atomic_compare_exchange_strong(&pending, &expected, 2); waits++, expected = 1) {
+        if (atomic_load_explicit(&ready, memory_order_acquire))
+            return 0;
+        if (expected == 0) {
+            errno = ENOENT;
+            return -1;
+        }
+        if (waits == ATTACH_WAITS) {
+            errno = EBUSY;
+            return -1;
+        }
+        sched_yield();
     }
     if (attach(place_path) != 0) {
         int saved = errno;
@@ -223,7 +243,7 @@ static int reopen(const struct kept_dir *k)
 static int checked_fd(const struct kept_dir *k)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
-        if (errno != EAGAIN)
+        if (errno != EBUSY)
             errno = ENOENT;
         return -1;
     }
@@ -299,8 +319,8 @@ int scl_dir_has_holder(int dirfd, pid_t pid)
 /*
  * Opens BASE to make a claim directory named with NAME_LEN bytes in it,
  * once it is plain that only its owner and root can take names from
- * under us there: not world-writable without the sticky bit (as /tmp has
- * it), owned by root or by this user.  Nothing is ever made elsewhere
+ * under us there: not writable by its group or others without the sticky
+ * bit (as /tmp has it), owned by root or by this user.  Nothing is ever made elsewhere
  * instead.  -1 with errno and one debug line naming the path and why.
  */
 static int open_base(const char *base, size_t name_len)
@@ -326,8 +346,9 @@ static int open_base(const char *base, size_t name_len)
     }
     if (fstat(fd, &st) != 0) {
         why = "it cannot be examined";
-    } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-        why = "it is world-writable without the sticky bit";
+    } else if ((st.st_mode & (S_IWOTH | S_IWGRP)) && !(st.st_mode & S_ISVTX)) {
+        /* Its group could rename another server's directory onto ours. */
+        why = "its group or others may write it without the sticky bit";
         errno = EPERM;
     } else if (st.st_uid != 0 && st.st_uid != geteuid()) {
         why = "it belongs to another user";
@@ -363,6 +384,24 @@ static void random_chars(char out[RANDOM_CHARS + 1])
     for (size_t i = 0; i < RANDOM_CHARS; i++)
         out[i] = alphabet[bytes[i] & 31];
     out[RANDOM_CHARS] = '\0';
+}
+
+void scl_dir_forking(pid_t self)
+{
+    pid_t was = atomic_load(&children_of);
+
+    if (was == self)
+        return;
+    atomic_store(&forked_by, was);
+    atomic_store(&children_of, self);
+}
+
+/* The process that forked this one, SELF, or 0 when it is not known. */
+static pid_t forker_of(pid_t self)
+{
+    pid_t parent = atomic_load(&children_of);
+
+    return parent != self ? parent : atomic_load(&forked_by);
 }
 
 void scl_dir_reserve(void)
@@ -515,15 +554,17 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     /* Under scl_lock(), like every caller: static, off the fork path's
      * stack. */
     static char new_name[NAME_MAX + 1];
-    char rnd[RANDOM_CHARS + 1];
+    char rnd[RANDOM_CHARS + 1], aside[RANDOM_CHARS + 1];
 
     for (int attempt = 0; attempt < 16; attempt++) {
         int fd, saved;
         random_chars(rnd);
+        /* Built under a name of its own: a reserved place's name is known
+         * only inside its server, and anybody may watch the base. */
+        random_chars(aside);
         if (scl_concat(made, NAME_MAX + 1, name != NULL ? name : SCL_DIR_PREFIX, name != NULL ? "" : rnd,
                        (char *)NULL) != 0 ||
-            scl_concat(new_name, sizeof new_name, made, name != NULL ? "." : "", name != NULL ? rnd : "",
-                       SCL_NEW_SUFFIX, (char *)NULL) != 0)
+            scl_concat(new_name, sizeof new_name, SCL_DIR_PREFIX, aside, SCL_NEW_SUFFIX, (char *)NULL) != 0)
             return -1;
         fd = build(basefd, new_name, top, claims, topfd);
         if (fd < 0) {
@@ -564,15 +605,15 @@ int scl_dir_register_live(int dirfd, pid_t pid, int is_parent)
 }
 
 /* Registers this process's parent, alive, in the directory it just made
- * at the place it was given (by fork, or SWERVE_CLAIM_DIR): the parent
- * keeps the directory then, and no worker's end removes it under its
- * master.  Not when this process reserved the place itself: its parent
- * may be no process of the server at all (a shell). */
+ * at its server's place, when that parent forked it (and so had the place
+ * too): the parent keeps the directory then, and no worker's end removes
+ * it under its master.  Any other parent (an exec'd image's, a subreaper
+ * that adopted an orphan) may be no process of the server at all. */
 static void register_parent(int fd)
 {
     pid_t parent = getppid();
 
-    if (atomic_load(&creator_pid) != getpid() && parent > 1 && scl_dir_register_live(fd, parent, 1) != 0)
+    if (parent > 1 && parent == forker_of(getpid()) && scl_dir_register_live(fd, parent, 1) != 0)
         scl_debug("could not register parent %d in %s: errno %d", (int)parent, dir_path, errno);
 }
 
@@ -591,8 +632,6 @@ static int use_place_locked(const char *base, const char *name, int for_server)
     basefd = open_base(base, strlen(name) + 1 + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    if (for_server)
-        scl_sweep_abandoned(basefd);
     /* Whoever made it first, we use theirs; if its last member removes it
      * meanwhile, it is made again. */
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -605,6 +644,9 @@ static int use_place_locked(const char *base, const char *name, int for_server)
             } else if (for_server) {
                 scl_debug("made claim directory %s", dir_path);
                 register_parent(atomic_load(&dir_fd));
+                /* Only once made: a place it cannot make or join must not
+                 * cost a sweep on every call. */
+                scl_sweep_abandoned(basefd);
             } else {
                 atomic_store(&creator_pid, getpid());
             }

@@ -4,9 +4,10 @@
  * The directory is $base/swerve-claim.XXXXXXXXXXXX (0700).  A process
  * reserves its place at its first fork, in memory only; the first process
  * of the tree that needs it (a claim, a drop of root) makes it there, and
- * the others open it when they need it.  It is built under a ".new" name,
- * with its maker (and the maker's parent) registered in it, and only then
- * renamed into place, so it is never seen without a live member.  A
+ * the others open it when they need it.  It is built under a ".new" name
+ * of its own, with its maker registered in it, and only then renamed into
+ * place, so it is never seen without a live member; the maker then
+ * registers the parent that forked it.  A
  * member is a process with a holder file: one that has used a claim, or
  * that a member registered.  When a member ends it hands the directory on
  * to its live children, and the last live member removes it.
@@ -69,6 +70,10 @@ int scl_dir_is_open(void);
  * reserved, or SWERVE_CLAIM_DIR) exists: one faccessat, nothing on the
  * stack, for the reap and the end of a process that has not opened it. */
 int scl_dir_place_made(void);
+
+/* Before each fork of SELF: its children will know it forked them (a
+ * load and a compare once it has forked before). */
+void scl_dir_forking(pid_t self);
 
 /* At a process's first fork, when it uses no directory yet: reserves the
  * place of the one its children will share (a random name in the base)

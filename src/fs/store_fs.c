@@ -471,10 +471,11 @@ static void reserve_before_fork(void *unused)
     scl_unlock();
 }
 
-static void fs_before_fork(void)
+static void fs_before_fork(pid_t self)
 {
     int saved;
 
+    scl_dir_forking(self);
     if (scl_dir_in_use())
         return;
     saved = errno;

@@ -545,6 +545,11 @@ static void pg_becoming_user(uid_t uid)
     (void)uid; /* the session does not depend on the uid */
 }
 
+static void pg_before_fork(pid_t self)
+{
+    (void)self; /* a child opens a session of its own, when it claims */
+}
+
 static void pg_before_chroot(void)
 {
     /* A session is a socket: it works inside a chroot as outside. */
@@ -560,7 +565,7 @@ const struct scl_store_ops scl_store_pg = {
     .acquire_wait = pg_acquire_wait,
     .held = pg_held,
     .at_load = nothing,
-    .before_fork = nothing,
+    .before_fork = pg_before_fork,
     .after_fork_in_child = pg_after_fork_in_child,
     .child_reaped = pg_child_reaped,
     .process_execs = pg_process_execs,

@@ -30,7 +30,7 @@ static void before_fork(void)
 
     if (atomic_load(&forking_parent) != self)
         atomic_store(&forking_parent, self);
-    scl_store()->before_fork();
+    scl_store()->before_fork(self);
 }
 
 /* Only async-signal-safe work here: the parent may have had threads. */

@@ -137,6 +137,22 @@ static struct swerve_claim *take(const char *name)
 
 /* ------------------------------------------------------------------ fork */
 
+/* Forks a child that, once GO passes, tries NAME: it exits 0 when
+ * somebody holds it. */
+static pid_t fork_finds_held(const char *name, struct gate *go)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        struct swerve_claim *c = api.new_claim(name);
+        gate_wait(go);
+        errno = 0;
+        _exit(c != NULL && api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK ? 0 : 1);
+    }
+    REQUIRE(pid > 0);
+    return pid;
+}
+
 /*
  * A parent that never used a claim makes nothing at its first fork: it
  * reserves the directory's place.  The first child that claims makes the
@@ -156,14 +172,7 @@ static int fork_reserves_dir(char **argv)
     gate_open(&go);
     gate_open(&held);
     gate_open(&done);
-    other = fork();
-    if (other == 0) {
-        struct swerve_claim *c = api.new_claim("x");
-        gate_wait(&go);
-        errno = 0;
-        exit(c != NULL && api.acquire(c, 0.0) == NULL && errno == EWOULDBLOCK ? 0 : 1);
-    }
-    REQUIRE(other > 0);
+    other = fork_finds_held("x", &go);
     killed = fork();
     if (killed == 0) {
         (void)take("y");
@@ -1348,15 +1357,27 @@ static int fork_during_popen(char **argv)
 
 /* This program again, ARGS after it, with a claim directory of its own:
  * posix_spawn runs no fork handler, and we have no directory to pass on. */
-static pid_t spawn_self(const char *const *args)
+/* Starts this program again with ARGS and the environment ENV; its
+ * standard output goes to /dev/null when QUIET. */
+static pid_t spawn_self_with(const char *const *args, char **env, int quiet)
 {
     const char *argv[8] = { "helper_scenarios" };
+    posix_spawn_file_actions_t actions;
     pid_t pid;
 
     for (int i = 0; args[i] != NULL && i < 6; i++)
         argv[i + 1] = args[i];
-    REQUIRE(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, (char *const *)argv, environ) == 0);
+    REQUIRE(posix_spawn_file_actions_init(&actions) == 0);
+    if (quiet)
+        REQUIRE(posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) == 0);
+    REQUIRE(posix_spawn(&pid, "/proc/self/exe", &actions, NULL, (char *const *)argv, env) == 0);
+    posix_spawn_file_actions_destroy(&actions);
     return pid;
+}
+
+static pid_t spawn_self(const char *const *args)
+{
+    return spawn_self_with(args, environ, 0);
 }
 
 static int hold_and_die(char **argv)
@@ -1377,6 +1398,50 @@ static int hold_and_wait(char **argv)
     gate_pass(&told);
     (void)!read(release.fd[0], &byte, 1);
     api.free(c);
+    return 0;
+}
+
+/*
+ * A worker exec'd with a base of its own (another SWERVE_TMPDIR) before
+ * any process of its server made the directory makes it at the place its
+ * server reserved, not in its own base: a sibling forked before it finds
+ * its claim there.
+ */
+static int exec_makes_place(char **argv)
+{
+    static char other[4200], tmpdir[4300];
+    char fds[2][16], *env[256];
+    const char *wait_args[] = { SCN_HOLD_AND_WAIT, fds[0], fds[1], NULL };
+    struct gate go, told, release;
+    pid_t sibling, worker;
+    size_t n = 0;
+    int status;
+
+    (void)argv;
+    REQUIRE(claim_dirs(NULL, 0) == 0);
+    snprintf(other, sizeof other, "%s/other", base());
+    snprintf(tmpdir, sizeof tmpdir, "SWERVE_TMPDIR=%s", other);
+    REQUIRE(mkdir(other, 0700) == 0);
+    for (char **e = environ; *e != NULL && n < 254; e++)
+        if (strncmp(*e, "SWERVE_TMPDIR=", 14) != 0)
+            env[n++] = *e;
+    env[n++] = tmpdir;
+    env[n] = NULL;
+    gate_open(&go);
+    gate_open(&told);
+    gate_open(&release);
+    sibling = fork_finds_held("y", &go); /* the first fork: it reserves the place */
+    REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(release.fd[1], F_SETFD, FD_CLOEXEC) == 0);
+    snprintf(fds[0], sizeof fds[0], "%d", told.fd[1]);
+    snprintf(fds[1], sizeof fds[1], "%d", release.fd[0]);
+    worker = spawn_self_with(wait_args, env, 1);
+    gate_wait(&told);
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    gate_pass(&go);
+    REQUIRE(waitpid(sibling, &status, 0) == sibling && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(release.fd[1]);
+    REQUIRE(waitpid(worker, &status, 0) == worker && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(rmdir(other) == 0); /* nothing was made in the worker's own base */
     return 0;
 }
 
@@ -1691,6 +1756,7 @@ int main(int argc, char **argv)
         { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
         { SCN_ORPHANS, orphans },
         { SCN_SWEEP, sweep },
+        { SCN_EXEC_MAKES_PLACE, exec_makes_place },
         { SCN_HOLD_AND_DIE, hold_and_die },       /* run by sweep */
         { SCN_HOLD_AND_WAIT, hold_and_wait },     /* run by sweep */
         { SCN_STRESS, stress },                   /* [SECONDS [MIN-ACQUISITIONS]] */

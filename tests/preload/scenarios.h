@@ -7,6 +7,7 @@
 #define SCL_TESTS_SCENARIOS_H
 
 #define SCN_FORK_RESERVES_DIR       "fork-reserves-dir"
+#define SCN_EXEC_MAKES_PLACE        "exec-makes-place"
 #define SCN_INHERITED_HANDLE        "inherited-handle"
 #define SCN_LAUNCHER                "launcher"
 #define SCN_EXIT_PATH               "exit-path"

@@ -307,6 +307,9 @@ attack_10() {
     install -d -m 0777 "$top/a10/open"
     out=$(shimmed "$top/a10/open" 10 "$attacker" acquire x 2>&1 | head -n 1)
     [ "$out" = "errno 1" ] && pass || fail "10: a world-writable base without the sticky bit gave: $out"
+    install -d -m 0770 -g "$(id -g "$att")" "$top/a10/group"
+    out=$(shimmed "$top/a10/group" 10 "$attacker" acquire x 2>&1 | head -n 1)
+    [ "$out" = "errno 1" ] && pass || fail "10: a base its group may write without the sticky bit gave: $out"
     install -d -m 0755 -o "$oth" "$top/a10/others"
     out=$(shimmed "$top/a10/others" 10 "$attacker" acquire x 2>&1 | head -n 1)
     [ "$out" = "errno 1" ] && pass || fail "10: a base owned by another user gave: $out"
