@@ -34,7 +34,8 @@ void scl_kept_fds_watched(void);
  * has its parent's, blank): until then nothing stands.  The claim
  * operations call it, and a master's reap once it opens the directory;
  * its libc calls are bound at load (bound.h), so any stack will do.
- * Async-signal-safe, as mmap is. */
+ * Three system calls, no lock (mmap is not on POSIX's list of
+ * async-signal-safe functions, but is one system call on Linux). */
 void scl_kept_fds_prepare(void);
 
 /* A check of FD, kept in SLOT, begins: its number is watched from now

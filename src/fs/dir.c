@@ -23,8 +23,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -33,9 +35,10 @@
 #include <unistd.h>
 
 #define RANDOM_CHARS 12
-/* How many times a thread yields to another that is opening the
- * directory before it gives up with EBUSY. */
-#define ATTACH_WAITS 1000
+/* How long a thread waits for another that is opening or making the
+ * directory before it gives up with EBUSY: a few system calls, or a
+ * sweep of the base. */
+#define SLOT_WAIT_NS (200 * 1000000LL)
 
 /* Written before `ready` is set (release) and read after (acquire).  Two
  * descriptors are kept: the claims directory's (claims and holder files
@@ -56,6 +59,9 @@ SCL_HOT static atomic_int pending;
 /* Where the directory is: what `pending` opens, and where it is made
  * again should its last member remove it. */
 static char place_path[PATH_MAX];
+/* The thread that holds `pending` at 2 (opening or making the directory),
+ * or 0. */
+static _Atomic uintptr_t slot_owner;
 /* 1 when place_path is this server's place (reserved at a first fork,
  * or where this process made its directory): made there by the first
  * process that needs it, never swapped for a directory of one's own
@@ -128,52 +134,102 @@ void scl_dir_attach_later(void)
     if (path[0] == '\0' || atomic_load(&ready) || scl_concat(place_path, sizeof place_path, path, (char *)NULL) != 0)
         return;
     /* An exec'd worker of a server whose directory nobody has needed yet
-     * makes it where its siblings will look. */
-    atomic_store(&place_reserved, is_reservable(path));
+     * makes it where its siblings will look, and registers the parent
+     * that forked it there: the image that exec'd had the place, so that
+     * parent had it too. */
+    if (is_reservable(path)) {
+        atomic_store(&place_reserved, 1);
+        atomic_store(&children_of, getppid());
+    }
     atomic_store(&pending, 1);
 }
 
 static int attach(const char *path);
 
 /* Opens the directory SWERVE_CLAIM_DIR named, on first use. */
-static int attach_pending(void)
+/*
+ * Takes the right to publish a directory in this process (`pending` at 2),
+ * for a thread about to open or make one: two threads publishing at once
+ * would leave a pair of descriptors behind, and the kept ones past 63.
+ * Waits, a bounded while, for another thread that holds it, never for
+ * this very thread (a signal handler that interrupted it there).  Returns
+ * what `pending` was (0 or 1), for slot_give(), or -1 with EBUSY: a busy
+ * that must never read as "held".
+ */
+static int slot_take(void)
 {
-    int expected = 1;
+    uintptr_t self = (uintptr_t)pthread_self();
+    int64_t deadline = 0;
 
-    /* Another thread opening it takes a few system calls: wait for it,
-     * a bounded while (a signal handler may have interrupted this very
-     * thread there).  Its "busy" must never read as "held". */
-    for (int waits = 0; !atomic_compare_exchange_strong(&pending, &expected, 2); waits++, expected = 1) {
-        if (atomic_load_explicit(&ready, memory_order_acquire))
-            return 0;
-        if (expected == 0) {
-            errno = ENOENT;
-            return -1;
+    for (;;) {
+        int seen = atomic_load(&pending);
+        if (seen != 2) {
+            if (atomic_compare_exchange_strong(&pending, &seen, 2)) {
+                atomic_store(&slot_owner, self);
+                return seen;
+            }
+            continue;
         }
-        if (waits == ATTACH_WAITS) {
-            errno = EBUSY;
-            return -1;
-        }
+        if (atomic_load(&slot_owner) == self)
+            break;
+        if (deadline == 0)
+            deadline = scl_monotonic_ns() + SLOT_WAIT_NS;
+        else if (scl_monotonic_ns() > deadline)
+            break;
         sched_yield();
     }
-    if (attach(place_path) != 0) {
-        int saved = errno;
-        if (atomic_load(&place_reserved)) {
-            /* Not made yet (ENOENT), or somebody else's stands there: the
-             * claim that needs it makes it, or says why it cannot. */
-            if (saved != ENOENT)
-                scl_debug("cannot join %s: errno %d", place_path, saved);
-            atomic_store(&pending, 1);
-            errno = saved;
-            return -1;
-        }
-        scl_debug("cannot join %s: errno %d", place_path, saved);
-        atomic_store(&pending, 0); /* a directory of its own, then */
+    errno = EBUSY;
+    return -1;
+}
+
+static void slot_give(int value)
+{
+    atomic_store(&slot_owner, 0);
+    atomic_store(&pending, value);
+}
+
+/* Opens the directory of place_path, on first use. */
+static int attach_pending(void)
+{
+    int was = slot_take(), saved;
+
+    if (was < 0)
+        return -1;
+    if (atomic_load_explicit(&ready, memory_order_acquire)) {
+        slot_give(0); /* another thread published it meanwhile */
+        return 0;
+    }
+    if (was == 0) {
+        slot_give(0);
         errno = ENOENT;
         return -1;
     }
-    atomic_store(&pending, 0);
-    return 0;
+    if (attach(place_path) == 0) {
+        slot_give(0);
+        return 0;
+    }
+    saved = errno;
+    if (atomic_load(&place_reserved)) {
+        /* Not made yet (ENOENT), or somebody else's stands there: the
+         * claim that needs it makes it, or says why it cannot. */
+        if (saved != ENOENT)
+            scl_debug("cannot join %s: errno %d", place_path, saved);
+        slot_give(1);
+        errno = saved;
+        return -1;
+    }
+    scl_debug("cannot join %s: errno %d", place_path, saved);
+    slot_give(0); /* a directory of its own, then */
+    errno = ENOENT;
+    return -1;
+}
+
+void scl_dir_after_fork_in_child(void)
+{
+    /* The thread that was opening the directory is not in this child.
+     * Written only then: a child writes nothing it need not. */
+    if (atomic_load(&pending) == 2)
+        slot_give(1);
 }
 
 enum fd_check { FD_OURS, FD_NOT_OURS, FD_REMOVED };
@@ -618,8 +674,9 @@ static void register_parent(int fd)
 }
 
 /* Makes BASE/NAME the directory this process uses: made here when it does
- * not exist (FOR_SERVER: the place its server reserved, after a sweep of
- * this user's abandoned directories beside it), joined when it does. */
+ * not exist (FOR_SERVER: the place its server reserved; its maker's parent
+ * registered, and this user's abandoned directories beside it swept once
+ * it is made), joined when it does. */
 static int use_place_locked(const char *base, const char *name, int for_server)
 {
     static char path[PATH_MAX]; /* under scl_lock(), off the stack */
@@ -684,6 +741,7 @@ static int create_reserved_locked(void)
 {
     static char base[PATH_MAX]; /* under scl_lock(), off the stack */
     const char *slash = strrchr(place_path, '/');
+    int was;
 
     if (slash == NULL || slash == place_path) {
         errno = EINVAL;
@@ -691,10 +749,20 @@ static int create_reserved_locked(void)
     }
     memcpy(base, place_path, (size_t)(slash - place_path));
     base[slash - place_path] = '\0';
+    if ((was = slot_take()) < 0)
+        return -1;
+    if (atomic_load_explicit(&ready, memory_order_acquire)) {
+        slot_give(0); /* another thread opened it meanwhile */
+        return scl_dir_claims_fd();
+    }
     if (use_place_locked(base, slash + 1, 1) != 0) {
-        scl_debug("cannot make or join claim directory %s: errno %d", place_path, errno);
+        int saved = errno;
+        slot_give(was);
+        scl_debug("cannot make or join claim directory %s: errno %d", place_path, saved);
+        errno = saved;
         return -1;
     }
+    slot_give(0);
     return scl_dir_claims_fd();
 }
 
@@ -710,20 +778,24 @@ static int create_locked(void)
     basefd = open_base(base, sizeof SCL_DIR_PREFIX + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    scl_sweep_abandoned(basefd);
     fd = make_dir(basefd, NULL, name, &top, &claims, &topfd);
-    saved = errno;
-    scl_close_quietly(basefd);
     if (fd < 0) {
+        saved = errno;
+        scl_close_quietly(basefd);
         scl_debug("cannot make a claim directory in %s: errno %d", base, saved);
         errno = saved;
         return -1;
     }
     if (publish(base, name, &top, &claims, topfd, fd, getpid()) != 0) {
+        saved = errno;
         scl_close_quietly(fd);
         scl_close_quietly(topfd);
+        scl_close_quietly(basefd);
+        errno = saved;
         return -1;
     }
+    scl_sweep_abandoned(basefd); /* once made: a failure costs no sweep */
+    scl_close_quietly(basefd);
     atomic_store(&creator_pid, getpid());
     /* Its place from now on: should its last member remove it, this
      * process and its children make it again there, not each one its own. */

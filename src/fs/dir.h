@@ -75,6 +75,11 @@ int scl_dir_place_made(void);
  * load and a compare once it has forked before). */
 void scl_dir_forking(pid_t self);
 
+/* In a child just forked (async-signal-safe, writes only when it must):
+ * a directory another thread of the parent was opening is to be opened
+ * again here. */
+void scl_dir_after_fork_in_child(void);
+
 /* At a process's first fork, when it uses no directory yet: reserves the
  * place of the one its children will share (a random name in the base)
  * and makes nothing.  The first of them that needs it (a claim, a drop of
@@ -89,11 +94,13 @@ int scl_dir_register_live(int dirfd, pid_t pid, int is_parent);
 
 /* Uses the claim directory SWERVE_CLAIM_DIR names, made by another
  * process of the server (it execs us), from its first use on: accepted
- * then only when it is a claim directory owned by this user or by root;
- * made there when it does not exist yet and is a place in this process's
- * base (its server reserved it, and nobody needed it before); else this
- * process makes its own.  Opens and registers nothing now: an exec'd
- * helper that never claims costs nothing. */
+ * then only when it is a claim directory owned by this user or by root.
+ * When its last component is a place's name (swerve-claim. and 12
+ * characters), it is made there if it does not exist yet (its server
+ * reserved it, and nobody needed it before), and never swapped for a
+ * directory of one's own; any other name this process cannot join, it
+ * does without (a directory of its own).  Opens and registers nothing
+ * now: an exec'd helper that never claims costs nothing. */
 void scl_dir_attach_later(void);
 
 /* Uses the claim directory BASE/NAME, making it if it does not exist, for

@@ -275,7 +275,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
                 break;
     }
     if (r == 1)
-        errno = EAGAIN;
+        errno = EBUSY; /* not EAGAIN: that is EWOULDBLOCK, "held" */
     scl_close_quietly(fd);
     /* After a rename the name is gone already; keep install()'s errno. */
     {

@@ -402,8 +402,9 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
     int failed = 0, waiting = 0;
 
     /* The directory first: the first claim of a worker may make it, and
-     * map the wake file the ticket is in. */
-    if (ready_for(key, self, 1) < 0)
+     * map the wake file the ticket is in.  EBUSY (another thread is
+     * opening it) is waited out below. */
+    if (ready_for(key, self, 1) < 0 && errno != EBUSY)
         return -1;
     (void)scl_wake_enter(&ticket, key->fname);
     for (;;) {
@@ -414,7 +415,7 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
         scl_wake_arm(&ticket);
         if (fs_try_acquire(key, self, -1) == 0)
             break;
-        if (errno != EWOULDBLOCK || left <= 0) {
+        if ((errno != EWOULDBLOCK && errno != EBUSY) || left <= 0) {
             failed = errno == EWOULDBLOCK ? ETIMEDOUT : errno;
             break;
         }
@@ -487,6 +488,7 @@ static void fs_after_fork_in_child(void)
 {
     /* A child writes nothing until it claims or forks: it is not a member
      * (its pid is not the member's), and that is all it needs to know. */
+    scl_dir_after_fork_in_child();
 }
 
 static void clear_reaped(void *arg)

@@ -1410,7 +1410,7 @@ static int hold_and_wait(char **argv)
 static int exec_makes_place(char **argv)
 {
     static char other[4200], tmpdir[4300];
-    char fds[2][16], *env[256];
+    char fds[2][16], holder[64], *env[256];
     const char *wait_args[] = { SCN_HOLD_AND_WAIT, fds[0], fds[1], NULL };
     struct gate go, told, release;
     pid_t sibling, worker;
@@ -1437,6 +1437,10 @@ static int exec_makes_place(char **argv)
     worker = spawn_self_with(wait_args, env, 1);
     gate_wait(&told);
     REQUIRE(claim_dirs(NULL, 0) == 1);
+    /* It registered this process, which forked it: the directory stays
+     * while this process lives. */
+    snprintf(holder, sizeof holder, ".holder.%d", (int)getpid());
+    REQUIRE(claim_file_exists(holder));
     gate_pass(&go);
     REQUIRE(waitpid(sibling, &status, 0) == sibling && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(release.fd[1]);
