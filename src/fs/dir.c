@@ -151,10 +151,10 @@ static int attach(const char *path);
  * Takes the right to publish a directory in this process (`pending` at 2),
  * for a thread about to open or make one: two threads publishing at once
  * would leave a pair of descriptors behind, and the kept ones past 63.
- * Waits, a bounded while, for another thread that holds it, never for
- * this very thread (a signal handler that interrupted it there).  Returns
- * what `pending` was (0 or 1), for slot_give(), or -1 with EBUSY: a busy
- * that must never read as "held".
+ * Waits, a bounded while, for another thread that holds it (EBUSY after
+ * that: a busy that must never read as "held"), never for this very
+ * thread (EDEADLK: a signal handler that interrupted it there).  Returns
+ * what `pending` was (0 or 1), for slot_give(), or -1.
  */
 static int slot_take(void)
 {
@@ -170,8 +170,10 @@ static int slot_take(void)
             }
             continue;
         }
-        if (atomic_load(&slot_owner) == self)
-            break;
+        if (atomic_load(&slot_owner) == self) {
+            errno = EDEADLK; /* it would wait for itself */
+            return -1;
+        }
         if (deadline == 0)
             deadline = scl_monotonic_ns() + SLOT_WAIT_NS;
         else if (scl_monotonic_ns() > deadline)
@@ -299,7 +301,7 @@ static int reopen(const struct kept_dir *k)
 static int checked_fd(const struct kept_dir *k)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
-        if (errno != EBUSY)
+        if (errno != EBUSY && errno != EDEADLK)
             errno = ENOENT;
         return -1;
     }
