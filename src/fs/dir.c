@@ -146,7 +146,6 @@ void scl_dir_attach_later(void)
 
 static int attach(const char *path);
 
-/* Opens the directory SWERVE_CLAIM_DIR named, on first use. */
 /*
  * Takes the right to publish a directory in this process (`pending` at 2),
  * for a thread about to open or make one: two threads publishing at once
@@ -378,8 +377,9 @@ int scl_dir_has_holder(int dirfd, pid_t pid)
  * Opens BASE to make a claim directory named with NAME_LEN bytes in it,
  * once it is plain that only its owner and root can take names from
  * under us there: not writable by its group or others without the sticky
- * bit (as /tmp has it), owned by root or by this user.  Nothing is ever made elsewhere
- * instead.  -1 with errno and one debug line naming the path and why.
+ * bit (as /tmp has it), owned by root or by this user.  Nothing is ever
+ * made elsewhere instead.  -1 with errno and one debug line naming the
+ * path and why.
  */
 static int open_base(const char *base, size_t name_len)
 {
