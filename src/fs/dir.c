@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #define RANDOM_CHARS 12
+/* What a directory's random name is made of (base32's letters). */
+static const char random_alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
 /* How long a thread waits for another that is opening or making the
  * directory before it gives up with EBUSY: a few system calls, or a
  * sweep of the base. */
@@ -121,10 +123,7 @@ static int is_reservable(const char *path)
     if (slash == NULL || slash == path || (rest = scl_after_prefix(slash + 1, SCL_DIR_PREFIX)) == NULL ||
         strlen(rest) != RANDOM_CHARS)
         return 0;
-    for (; *rest != '\0'; rest++)
-        if (!((*rest >= 'a' && *rest <= 'z') || (*rest >= '2' && *rest <= '7')))
-            return 0;
-    return 1;
+    return strspn(rest, random_alphabet) == RANDOM_CHARS;
 }
 
 void scl_dir_attach_later(void)
@@ -424,7 +423,6 @@ static int open_base(const char *base, size_t name_len)
 
 static void random_chars(char out[RANDOM_CHARS + 1])
 {
-    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
     static atomic_uint counter;
     unsigned char bytes[RANDOM_CHARS];
 
@@ -440,7 +438,7 @@ static void random_chars(char out[RANDOM_CHARS + 1])
             bytes[i] = (unsigned char)(mix >> 56);
     }
     for (size_t i = 0; i < RANDOM_CHARS; i++)
-        out[i] = alphabet[bytes[i] & 31];
+        out[i] = random_alphabet[bytes[i] & 31];
     out[RANDOM_CHARS] = '\0';
 }
 
