@@ -10,6 +10,7 @@
 #ifndef SCL_BOUND_H
 #define SCL_BOUND_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct scl_bound {
@@ -25,5 +26,12 @@ struct scl_bound {
 
 /* Not const: the compiler would call the functions directly again. */
 extern struct scl_bound scl_bound;
+
+/* Blocks every signal but the two glibc keeps for itself (as its
+ * pthread_sigmask() leaves them open) on this thread, through the bound
+ * system call and an 8-byte mask, not sigset_t's 128 bytes: returns the
+ * mask to give scl_unblock_signals(). */
+uint64_t scl_block_signals(void);
+void scl_unblock_signals(uint64_t old);
 
 #endif

@@ -1,10 +1,9 @@
 #include "config.h"
 
+#include "bound.h"
 #include "fork_page.h"
 
 #include <linux/futex.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,21 +13,22 @@ _Static_assert(sizeof(struct scl_fork_page) <= 4096, "the fork page is a page lo
 
 /* initial-exec: a preloaded library has static TLS, and the general model
  * may call malloc on first access, which a signal path must not. */
-static __thread sigset_t saved_mask __attribute__((tls_model("initial-exec")));
+static __thread uint64_t saved_mask __attribute__((tls_model("initial-exec")));
 
+/* Through scl_bound, as the mask is: the lock is taken on the host's
+ * stack too (the fork hook's reservation), where nothing binds lazily. */
 static void futex(uint32_t op, uint32_t val)
 {
-    (void)syscall(SYS_futex, (uint32_t *)&scl_fork_page.lock, op, val, NULL, NULL, 0);
+    (void)scl_bound.syscall(SYS_futex, (uint32_t *)&scl_fork_page.lock, op, val, NULL, NULL, 0);
 }
 
 /* Drepper's "Futexes are tricky", mutex 2. */
 void scl_lock(void)
 {
-    sigset_t all;
+    uint64_t old = scl_block_signals();
     uint32_t c = 0;
 
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
+    saved_mask = old;
     if (atomic_compare_exchange_strong(&scl_fork_page.lock, &c, 1))
         return;
     if (c != 2)
@@ -45,7 +45,7 @@ void scl_unlock(void)
         atomic_store(&scl_fork_page.lock, 0);
         futex(FUTEX_WAKE_PRIVATE, 1);
     }
-    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    scl_unblock_signals(saved_mask);
 }
 
 void scl_lock_reset_in_child(void)

@@ -5,11 +5,9 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -124,21 +122,18 @@ static void give_back(char *top)
  * Signals are blocked while the work runs, on whichever stack: a handler
  * marked SA_ONSTACK arriving while this thread is on the own stack would
  * find it off the alternate stack and start its frame at the top of that,
- * over the frames of the handler this work runs in.  (The two signals
- * glibc keeps for itself stay open, as its pthread_sigmask() leaves them;
- * the kernel's 8-byte mask keeps this frame small.)  Cancellation is held
+ * over the frames of the handler this work runs in (scl_block_signals()
+ * keeps this frame small).  Cancellation is held
  * off: nothing unwinds through the switch, and the work holds the stack,
  * scratch blocks and perhaps scl_lock().
  */
 void scl_on_own_stack(void (*fn)(void *), void *arg)
 {
-    const uint64_t all = ~((1ULL << (32 - 1)) | (1ULL << (33 - 1)));
     pid_t self = getpid();
     int saved = errno, cancel;
-    uint64_t old;
+    uint64_t old = scl_block_signals();
     char *top;
 
-    (void)scl_bound.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof old);
     scl_bound.pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     top = take(self);
     errno = saved;
@@ -150,7 +145,7 @@ void scl_on_own_stack(void (*fn)(void *), void *arg)
     }
     saved = errno;
     scl_bound.pthread_setcancelstate(cancel, NULL);
-    (void)scl_bound.syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+    scl_unblock_signals(old);
     errno = saved;
 }
 

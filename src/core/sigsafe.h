@@ -29,7 +29,7 @@ int scl_parse_ull(const char **p, unsigned long long *v);
 
 /*
  * The string work of a child between fork() and exec is done by the
- * three below, in plain loops: a libc function that child called for the
+ * four below, in plain loops: a libc function that child called for the
  * first time would be faulted in and bound lazily in every child (fork_page.h
  * says what a fault costs).
  */
@@ -37,6 +37,10 @@ int scl_parse_ull(const char **p, unsigned long long *v);
 /* Joins the NULL-terminated list of strings into OUT (CAP bytes), NUL
  * included; -1 with errno ENAMETOOLONG when it does not fit. */
 int scl_concat(char *out, size_t cap, ...) __attribute__((sentinel));
+
+/* The length of S.  (GCC turns a plain counting loop into a call to
+ * strlen(): this one is kept a loop.) */
+size_t scl_length(const char *s);
 
 /* What follows PREFIX at the start of S, or NULL. */
 const char *scl_after_prefix(const char *s, const char *prefix);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -426,12 +427,13 @@ static void random_chars(char out[RANDOM_CHARS + 1])
     static atomic_uint counter;
     unsigned char bytes[RANDOM_CHARS];
 
-    if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
+    /* Through scl_bound: the fork hook reserves on the host's stack. */
+    if (scl_bound.syscall(SYS_getrandom, bytes, sizeof bytes, GRND_NONBLOCK) != (long)sizeof bytes) {
         /* No entropy yet (early boot): unique, if guessable; the 0700
          * mode and the owner check keep it safe all the same. */
-        struct timespec ts;
+        struct timespec ts = { 0, 0 };
         unsigned long long mix;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        (void)scl_bound.syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
         mix = (unsigned long long)ts.tv_nsec ^ (unsigned long long)ts.tv_sec << 30 ^
               (unsigned long long)getpid() << 40 ^ atomic_fetch_add(&counter, 1);
         for (size_t i = 0; i < sizeof bytes; i++, mix = mix * 6364136223846793005ULL + 1442695040888963407ULL)

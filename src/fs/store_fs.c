@@ -462,16 +462,11 @@ static void fs_at_load(void)
  * claim directory all its children share is reserved in the parent
  * (dir.h); the first of them that needs the directory makes it there.
  * Once it is reserved, this writes nothing: a server forking its workers
- * pays two loads.
+ * pays two loads.  Reserving is a getrandom() and a few hundred bytes of
+ * stack: it runs where it is, with signals blocked by the lock, not on
+ * the own stack, whose mapping (and the madvise() that keeps it from a
+ * child) every shell that forks would pay for without ever claiming.
  */
-static void reserve_before_fork(void *unused)
-{
-    (void)unused;
-    scl_lock();
-    scl_dir_reserve();
-    scl_unlock();
-}
-
 static void fs_before_fork(pid_t self)
 {
     int saved;
@@ -480,7 +475,9 @@ static void fs_before_fork(pid_t self)
     if (scl_dir_in_use())
         return;
     saved = errno;
-    scl_on_own_stack(reserve_before_fork, NULL);
+    scl_lock();
+    scl_dir_reserve();
+    scl_unlock();
     errno = saved;
 }
 

@@ -95,18 +95,14 @@ char *const *scl_image_env(char *const *envp, struct scl_room *r)
 {
     const char *name, *value;
     char **fixed, *var;
-    size_t n = 0, entries = 0;
+    size_t n, entries = 0;
 
     r->mapped = NULL;
     if (!passed_on(envp, &name, &value))
         return envp;
     while (envp[entries] != NULL)
         entries++;
-    for (const char *c = name; *c != '\0'; c++)
-        n++;
-    for (const char *c = value; *c != '\0'; c++)
-        n++;
-    n += 2; /* '=' and the NUL */
+    n = scl_length(name) + scl_length(value) + 2; /* '=' and the NUL */
     if (scl_room_take(r, entries + 2, n, &fixed, &var) != 0 ||
         scl_concat(var, n, name, "=", value, (char *)NULL) != 0) {
         if (r->mapped != NULL)

@@ -758,6 +758,37 @@ static int exec_image(char **argv)
     return 0;
 }
 
+/* What a shell does: a first fork (this process reserves its place),
+ * then a child that execs a program preloading the shim, whose pid is
+ * printed for the test that reads the loader's log (integration.c). */
+static int fork_then_exec(char **argv)
+{
+    char preload[4200];
+    char *const child_argv[] = { "true", NULL };
+    char *const child_env[] = { preload, NULL };
+    pid_t first, second;
+
+    (void)argv;
+    REQUIRE(snprintf(preload, sizeof preload, "LD_PRELOAD=%s", getenv("LD_PRELOAD")) < (int)sizeof preload);
+    first = fork();
+    REQUIRE(first >= 0);
+    if (first == 0)
+        _exit(0);
+    REQUIRE(waitpid(first, NULL, 0) == first);
+    second = fork();
+    REQUIRE(second >= 0);
+    if (second == 0) {
+        execve("/bin/true", child_argv, child_env);
+        _exit(127);
+    }
+    printf("child %d\n", (int)second);
+    {
+        int status;
+        REQUIRE(waitpid(second, &status, 0) == second);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    }
+}
+
 /* Vectors larger than the exec hooks keep on their stack (they map room
  * for them): 300 arguments through execle, and an environment of 300
  * entries that preloads the shim still gets SWERVE_CLAIM_DIR. */
@@ -1751,6 +1782,7 @@ int main(int argc, char **argv)
         { SCN_BAD_BASE, bad_base },                               /* run with SWERVE_TMPDIR not a directory */
         { SCN_EXEC_RELEASES_AND_JOINS, exec_releases_and_joins }, /* an exec_by() name */
         { SCN_EXEC_LARGE_VECTORS, exec_large_vectors },
+        { SCN_FORK_THEN_EXEC, fork_then_exec },
         { SCN_EXEC_IMAGE, exec_image },                   /* run by exec-releases-and-joins */
         { SCN_SPAWN_KEEPS_HOLDING, spawn_keeps_holding }, /* a run_probe() name */
         { SCN_PROBE_BUSY, probe_busy },                   /* run by spawn-keeps-holding */

@@ -18,6 +18,7 @@
 #include "run_suite.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -521,6 +522,62 @@ static int sanitized(void)
 }
 
 /*
+ * A forked child that execs a program preloading the shim (a shell's
+ * pipeline) binds no libc function lazily on the way: a binding writes a
+ * page of the library's GOT that the child shares with its parent, and
+ * looks the symbol up through pages of every object (about ten page
+ * faults in every such child).  The loader's log of the helper's
+ * bindings (LD_DEBUG; the exec'd program is not asked for one) names the
+ * process on each line.
+ */
+START_TEST(test_fork_child_binds_nothing)
+{
+    static struct run r;
+    char output[4300], log_prefix[4200], line[8192], tag[32];
+    const char *args[] = { SCN_FORK_THEN_EXEC, NULL };
+    const char *env[] = { "LD_DEBUG=bindings", output, NULL };
+    int child = 0, lazy = 0, logs = 0;
+    struct dirent *e;
+    DIR *d;
+
+    snprintf(log_prefix, sizeof log_prefix, "%s/bindings", base);
+    snprintf(output, sizeof output, "LD_DEBUG_OUTPUT=%s", log_prefix);
+    run_helper(&r, 1, "preload/helper_scenarios", args, env, 60);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_int_eq(sscanf(r.out, "child %d", &child), 1);
+    snprintf(tag, sizeof tag, "%d:", child);
+    d = opendir(base);
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[8192];
+        FILE *f;
+        if (strncmp(e->d_name, "bindings.", 9) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        logs++;
+        while (fgets(line, sizeof line, f) != NULL) {
+            const char *start = line + strspn(line, " ");
+            if (strncmp(start, tag, strlen(tag)) == 0 && strstr(line, "libswerveclaim_preload.so [0] to") != NULL) {
+                fprintf(stderr, "bound lazily in the forked child: %s", line);
+                lazy++;
+            }
+        }
+        fclose(f);
+        unlink(path);
+    }
+    closedir(d);
+    ck_assert_msg(logs > 0, "the loader wrote no log to %s.*", log_prefix);
+    if (sanitized()) /* instrumented code binds the sanitizer's functions as it goes */
+        fprintf(stderr, "fork child: %d lazy bindings (sanitizer build: not checked)\n", lazy);
+    else
+        ck_assert_msg(lazy == 0, "the forked child bound %d functions lazily before its exec", lazy);
+    ck_assert_int_eq(testdir_count(base), 0);
+}
+END_TEST
+
+/*
  * Each path, on a roomy stack, with the shim uses at most STACK_BUDGET
  * bytes more than without it, and ends the same way.  A sanitizer build's
  * frames are padded by design: there only the ending is compared.
@@ -637,6 +694,7 @@ static Suite *suite(void)
     tcase_add_loop_test(guest, test_stack_budget, 0, sizeof stack_paths / sizeof stack_paths[0]);
     tcase_add_loop_test(guest, test_small_alternate_stack, 0, sizeof stack_paths / sizeof stack_paths[0]);
     tcase_add_test(guest, test_nested_handler_on_alternate_stack);
+    tcase_add_test(guest, test_fork_child_binds_nothing);
     suite_add_tcase(s, guest);
     return s;
 }

@@ -22,6 +22,7 @@
 #define SCN_EXEC_RELEASES_AND_JOINS "exec-releases-and-joins"
 #define SCN_EXEC_LARGE_VECTORS      "exec-large-vectors"
 #define SCN_EXEC_IMAGE              "exec-image"
+#define SCN_FORK_THEN_EXEC          "fork-then-exec"
 #define SCN_SPAWN_KEEPS_HOLDING     "spawn-keeps-holding"
 #define SCN_PROBE_BUSY              "probe-busy"
 #define SCN_EXEC_NEAR_ARG_MAX       "exec-near-arg-max"
