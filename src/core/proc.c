@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st)
@@ -88,6 +89,22 @@ static _Atomic pid_t *map_pid_page(void)
         return expected; /* another thread was first */
     }
     return page;
+}
+
+/* Per thread (initial-exec, as a preloaded library's TLS must be): its
+ * id, and the process it was read in, which a forked child is not. */
+static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
+static __thread pid_t tid_read_in __attribute__((tls_model("initial-exec")));
+
+pid_t scl_proc_self_tid(void)
+{
+    pid_t pid = scl_proc_self_pid();
+
+    if (tid_read_in != pid) {
+        tid_cache = (pid_t)syscall(SYS_gettid);
+        tid_read_in = pid;
+    }
+    return tid_cache;
 }
 
 pid_t scl_proc_self_pid(void)

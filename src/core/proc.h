@@ -40,6 +40,10 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
  * call getpid() themselves. */
 pid_t scl_proc_self_pid(void);
 
+/* The calling thread's id: a system call the first time in a thread
+ * (gettid() is in glibc only since 2.30), then kept for it. */
+pid_t scl_proc_self_tid(void);
+
 /* This process's identity, read once per pid. */
 struct scl_proc_id scl_proc_self(void);
 

@@ -263,7 +263,10 @@ static void remember_live(struct scl_key *key, const struct stat *st)
 }
 
 /* 1 when KEY's claim in DIRFD is still the one it last found a live
- * holder's (struct seen_live), else 0 and that is forgotten; errno kept. */
+ * holder's (struct seen_live), else 0; errno kept.  Another inode there,
+ * or the period over, forgets that holder.  A name found free does not:
+ * on a hot name the same holder takes it again and again, and its claim
+ * is then the same inode (its holder file), while it lives. */
 static int still_seen_live(struct scl_key *key, int dirfd)
 {
     struct stat st;
@@ -271,11 +274,17 @@ static int still_seen_live(struct scl_key *key, int dirfd)
 
     if (key->seen.until == 0)
         return 0;
-    live = scl_monotonic_ns() < key->seen.until && fstatat(dirfd, key->fname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-           st.st_dev == key->seen.dev && st.st_ino == key->seen.ino;
+    if (scl_monotonic_ns() >= key->seen.until) {
+        key->seen.until = 0;
+        return 0;
+    }
+    if (fstatat(dirfd, key->fname, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        errno = saved;
+        return 0;
+    }
+    live = st.st_dev == key->seen.dev && st.st_ino == key->seen.ino;
     if (!live)
         key->seen.until = 0;
-    errno = saved;
     return live;
 }
 
@@ -287,9 +296,30 @@ static int hold_begins(struct scl_key *key, pid_t self)
     return 0;
 }
 
-static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
+/* The one atomic step, HOLDER linked as KEY's claim in DIRFD: it fails
+ * while anybody holds the name.  In a turn (wake.h) of thread TID when
+ * others wait for the name, unless it has to keep off it (EWOULDBLOCK). */
+static int link_claim(struct scl_key *key, int dirfd, const char *holder, pid_t *tid, int waiting)
 {
-    (void)deadline; /* a try here is a few system calls, none of them waits */
+    int turn = scl_wake_turn_take(key->fname, tid, waiting), saved;
+
+    if (turn < 0) {
+        errno = EWOULDBLOCK;
+        return -1;
+    }
+    if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+        return 0;
+    saved = errno;
+    if (turn > 0)
+        scl_wake_turn_undo(key->fname, *tid);
+    errno = saved;
+    return -1;
+}
+
+/* One try for process SELF (WAITING: among the name's waiters,
+ * fs_acquire_wait(); *TID as link_claim() takes it). */
+static int try_acquire(struct scl_key *key, pid_t self, pid_t *tid, int waiting)
+{
     char holder[SCL_PID_NAME_MAX];
     struct scl_proc_id seen;
     struct stat st;
@@ -306,9 +336,10 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
         return -1;
     dirfd = trusted_fd;
     scl_holder_path(holder, self);
-    /* The one atomic step: it fails while anybody holds the name. */
-    if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+    if (link_claim(key, dirfd, holder, tid, waiting) == 0)
         return hold_begins(key, self);
+    if (errno == EWOULDBLOCK)
+        return -1;
     /* Any answer is asked again of the checked descriptor: the trusted
      * one may be the host's now (kept_fds.h), or a removed directory's
      * (ENOENT), which joining replaces.  An EEXIST it confirms stands. */
@@ -317,10 +348,15 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
         return -1;
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++, linked = 0) {
         if (linked != EEXIST || dirfd != trusted_fd) {
-            if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
+            if (link_claim(key, dirfd, holder, tid, waiting) == 0)
                 return hold_begins(key, self);
             if (errno != EEXIST)
                 return -1;
+        }
+        /* Taken again, in between, by the live holder seen last. */
+        if (still_seen_live(key, dirfd)) {
+            errno = EWOULDBLOCK;
+            return -1;
         }
         switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd, key->fname, &seen, &st)) {
         case SCL_CLAIM_FREE: continue;
@@ -335,6 +371,14 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
     }
     errno = EWOULDBLOCK;
     return -1;
+}
+
+static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
+{
+    pid_t tid = 0;
+
+    (void)deadline; /* a try here is a few system calls, none of them waits */
+    return try_acquire(key, self, &tid, 0);
 }
 
 static int fs_release(struct scl_key *key)
@@ -356,7 +400,7 @@ static int fs_release(struct scl_key *key)
             if (unlinkat(dirfd, key->fname, 0) != 0)
                 return errno == ENOENT ? 0 : -1;
         }
-        scl_wake(key->fname);
+        scl_wake_released(key->fname);
         return 0;
     }
     /* Otherwise only while it still links to our holder file: release
@@ -399,6 +443,7 @@ static uint64_t fs_token(const struct scl_key *key)
 static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
     struct scl_wake_ticket ticket;
+    pid_t tid = scl_proc_self_tid();
     int failed = 0, waiting = 0;
 
     /* The directory first: the first claim of a worker may make it, and
@@ -406,14 +451,14 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
      * opening it) is waited out below. */
     if (ready_for(key, self, 1) < 0 && errno != EBUSY)
         return -1;
-    (void)scl_wake_enter(&ticket, key->fname);
+    (void)scl_wake_enter(&ticket, key->fname, tid);
     for (;;) {
         int64_t left = deadline < 0 ? RETRY_NS : deadline - scl_monotonic_ns();
         struct timespec rel;
 
         /* Arm first, then try: a release between the two still wakes us. */
         scl_wake_arm(&ticket);
-        if (fs_try_acquire(key, self, -1) == 0)
+        if (try_acquire(key, self, &tid, 1) == 0)
             break;
         if ((errno != EWOULDBLOCK && errno != EBUSY) || left <= 0) {
             failed = errno == EWOULDBLOCK ? ETIMEDOUT : errno;
@@ -431,7 +476,7 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
     }
     if (waiting)
         scl_times_done_waiting(key->fname, self);
-    scl_wake_leave(&ticket);
+    scl_wake_leave(&ticket, failed == 0);
     if (failed == 0)
         return 0;
     errno = failed;

@@ -15,6 +15,8 @@
 
 #include "layout.h"
 
+#include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* Makes the wake file in the claim directory TOPFD (at its creation). */
@@ -44,15 +46,47 @@ int scl_wake_revoke(int topfd);
 /* Wakes whoever waits on claim file name FNAME. */
 void scl_wake(const char *fname);
 
-/* A waiter's place: its slot and the count it saw there last. */
+/*
+ * Turns, on a hot name.  A thread that releases a name others wait for
+ * and takes it again at once (a loop) would wake them all for nothing on
+ * every release, and take it again before any of them ran: the waiters'
+ * wake-ups cost it half its pace, and they starve.  So a thread that
+ * takes a name while others wait for it begins a turn of 200 us, in the
+ * name's slot: until the turn ends its releases wake nobody, and the
+ * waiters sleep until then (not longer: a holder that does not come back
+ * costs a waiter at most the rest of the turn).  Its first release after
+ * the turn wakes them, and it keeps off the name for up to 1 ms, until
+ * one of them has it.  A name nobody else waits for has no turns.
+ *
+ * Turns only order who tries when: the link alone decides who holds a
+ * name.  A worker can write the slots, and can make the others wait at
+ * most a retry period (20 ms) each time, as it could by holding the
+ * name; every sleep is capped by it.
+ */
+
+/* Before this thread links FNAME (WAITING: it is one of the name's
+ * waiters): -1 when it has to keep off the name, 1 when it began a turn
+ * (to undo with scl_wake_turn_undo() if the link fails), else 0.  *TID
+ * is the thread's id, or 0 until it is needed (a system call), and then
+ * filled in. */
+int scl_wake_turn_take(const char *fname, pid_t *tid, int waiting);
+void scl_wake_turn_undo(const char *fname, pid_t tid);
+
+/* After this thread unlinked its claim FNAME: wakes the waiters, unless
+ * its turn goes on. */
+void scl_wake_released(const char *fname);
+
+/* A waiter's place: its slot, the count it saw there last, its thread. */
 struct scl_wake_ticket {
     void *slot;
     unsigned seen;
+    pid_t tid;
+    uint32_t fp; /* the name, as its slot tells it from the others */
 };
 
-/* Registers a waiter on FNAME (0), or says wake-ups are not to be had
- * (-1: the caller just sleeps). */
-int scl_wake_enter(struct scl_wake_ticket *t, const char *fname);
+/* Registers thread TID as a waiter on FNAME (0), or says wake-ups are not
+ * to be had (-1: the caller just sleeps). */
+int scl_wake_enter(struct scl_wake_ticket *t, const char *fname, pid_t tid);
 
 /* Notes the slot's count: a wake-up after this ends the next sleep. */
 void scl_wake_arm(struct scl_wake_ticket *t);
@@ -60,6 +94,8 @@ void scl_wake_arm(struct scl_wake_ticket *t);
 /* Sleeps up to REL, less when woken or interrupted. */
 void scl_wake_sleep(struct scl_wake_ticket *t, const struct timespec *rel);
 
-void scl_wake_leave(struct scl_wake_ticket *t);
+/* Unregisters the waiter; TOOK: it has the name now (else a wake-up it
+ * may have had goes on to another waiter). */
+void scl_wake_leave(struct scl_wake_ticket *t, int took);
 
 #endif

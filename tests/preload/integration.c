@@ -407,14 +407,24 @@ START_TEST(test_mutual_exclusion_threads)
 }
 END_TEST
 
+/* Hand-offs: a release wakes a waiter (handoff); a holder that takes
+ * its name again and again while one waits, then stops, leaves it to
+ * that waiter within its turn (turn-ends-for-waiter); a waiter killed
+ * in its wait never holds off a process that loops on the name
+ * (killed-waiter). */
+static const char *const handoffs[] = { SCN_HANDOFF, SCN_TURN_ENDS_FOR_WAITER, SCN_KILLED_WAITER };
+
 START_TEST(test_handoff_wakes_before_the_next_tick)
 {
     static struct run r;
-    const char *args[] = { SCN_HANDOFF, NULL };
+    char expected[64];
+    const char *args[] = { handoffs[_i], NULL };
 
     run_helper(&r, 1, "preload/helper_scenarios", args, NULL, 60);
+    fprintf(stderr, "%s", r.out);
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "ok handoff\n"));
+    snprintf(expected, sizeof expected, "ok %s\n", handoffs[_i]);
+    ck_assert_ptr_nonnull(strstr(r.out, expected));
     ck_assert_int_eq(testdir_count(base), 0);
 }
 END_TEST
@@ -685,7 +695,7 @@ static Suite *suite(void)
     tcase_set_timeout(excl, 300);
     tcase_add_test(excl, test_mutual_exclusion_processes);
     tcase_add_test(excl, test_mutual_exclusion_threads);
-    tcase_add_test(excl, test_handoff_wakes_before_the_next_tick);
+    tcase_add_loop_test(excl, test_handoff_wakes_before_the_next_tick, 0, sizeof handoffs / sizeof handoffs[0]);
     tcase_add_test(excl, test_stress_sigkill);
     suite_add_tcase(s, excl);
 

@@ -432,19 +432,28 @@ START_TEST(test_journal_only_into_own_holder)
 }
 END_TEST
 
+/* A directory NAME in the base with a wake file in it: its descriptor,
+ * and its path in *TOP (to free). */
+static int make_wake_file(const char *name, char **top)
+{
+    int topfd;
+
+    ck_assert_int_ne(asprintf(top, "%s/%s", base, name), -1);
+    ck_assert_int_eq(mkdir(*top, 0700), 0);
+    topfd = open(*top, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge(topfd, 0);
+    ck_assert_int_eq(scl_wake_create(topfd), 0);
+    return topfd;
+}
+
 /* A wake file with a second name may be another file's link: never
  * mapped.  With one name again, it is. */
 START_TEST(test_wake_file_with_two_names_is_not_mapped)
 {
     char *top, *path, *other;
     unsigned count;
-    int topfd;
+    int topfd = make_wake_file("swerve-claim.test", &top);
 
-    ck_assert_int_ne(asprintf(&top, "%s/swerve-claim.test", base), -1);
-    ck_assert_int_eq(mkdir(top, 0700), 0);
-    topfd = open(top, O_RDONLY | O_DIRECTORY);
-    ck_assert_int_ge(topfd, 0);
-    ck_assert_int_eq(scl_wake_create(topfd), 0);
     ck_assert_int_ne(asprintf(&path, "%s/wake", top), -1);
     ck_assert_int_ne(asprintf(&other, "%s/other-name", base), -1);
     ck_assert_int_eq(link(path, other), 0);
@@ -457,6 +466,68 @@ START_TEST(test_wake_file_with_two_names_is_not_mapped)
     free(top);
     free(path);
     free(other);
+}
+END_TEST
+
+/* A name whose slot in the wake file is NAME's (file names of the form
+ * "nN"), another name: the two share the slot. */
+static void name_in_same_slot(const char *name, char *out, size_t cap)
+{
+    size_t h = scl_name_hash(name);
+
+    for (int i = 1; i < 1000000; i++) {
+        size_t g;
+        snprintf(out, cap, "n%d", i);
+        g = scl_name_hash(out);
+        if (g % 1023 == h % 1023 && ((g / 1023) | 1) != ((h / 1023) | 1))
+            return;
+    }
+    ck_abort_msg("no name shares %s's slot", name);
+}
+
+/*
+ * Turns (wake.h) are a name's: a thread that takes a name again within
+ * its turn keeps that name's waiters off it, never the waiters of another
+ * name that shares its slot, and a slot where two names' waiters met
+ * keeps no turns at all.  (Thread ids 1 and 2 stand for other threads:
+ * the slot knows threads by id alone.)
+ */
+START_TEST(test_turns_are_one_names)
+{
+    char *top, y[32];
+    const char *x = "n0";
+    struct scl_wake_ticket wx, wy;
+    pid_t looper = 1, other = 2, me = 0;
+    int topfd = make_wake_file("swerve-claim.turns", &top);
+
+    scl_wake_map(topfd, 2001);
+    ck_assert(scl_wake_is_mapped(2001));
+    name_in_same_slot(x, y, sizeof y);
+
+    /* Nobody waits: no turns. */
+    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
+    ck_assert_int_eq(scl_wake_enter(&wx, x, scl_proc_self_tid()), 0);
+    /* A waiter for X: the looper's turn begins, and once it takes X again
+     * the waiter keeps off X. */
+    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 1);
+    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
+    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), -1);
+    ck_assert_int_eq(me, scl_proc_self_tid());
+    /* Y, in the same slot, begins no turn and ends none. */
+    ck_assert_int_eq(scl_wake_turn_take(y, &other, 0), 0);
+    ck_assert_int_eq(scl_wake_turn_take(y, &other, 0), 0);
+    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), -1);
+    scl_wake_turn_undo(x, looper);
+    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), 0);
+    /* Y's waiters meet X's there: the slot keeps no turns from now on. */
+    ck_assert_int_eq(scl_wake_enter(&wy, y, scl_proc_self_tid()), 0);
+    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
+    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
+    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), 0);
+    scl_wake_leave(&wy, 1);
+    scl_wake_leave(&wx, 1);
+    close(topfd);
+    free(top);
 }
 END_TEST
 
@@ -919,6 +990,7 @@ static Suite *suite(void)
     tcase_add_test(api, test_nothing_on_disk_until_used);
     tcase_add_test(api, test_journal_only_into_own_holder);
     tcase_add_test(api, test_wake_file_with_two_names_is_not_mapped);
+    tcase_add_test(api, test_turns_are_one_names);
     tcase_add_test(api, test_named_directory_open_to_others_is_eperm);
     tcase_add_test(api, test_path_like_names_stay_inside);
     tcase_add_test(api, test_directory_is_private);
