@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -91,20 +92,22 @@ static _Atomic pid_t *map_pid_page(void)
     return page;
 }
 
-/* Per thread (initial-exec, as a preloaded library's TLS must be): its
- * id, and the process it was read in, which a forked child is not. */
-static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
-static __thread pid_t tid_read_in __attribute__((tls_model("initial-exec")));
+/* Per thread (initial-exec, as a preloaded library's TLS must be): the
+ * process it was read in (a forked child is another) in the high half,
+ * its id in the low, in one word that a signal handler on this thread
+ * finds either whole or not yet written. */
+static __thread _Atomic uint64_t tid_in_pid __attribute__((tls_model("initial-exec")));
 
 pid_t scl_proc_self_tid(void)
 {
-    pid_t pid = scl_proc_self_pid();
+    uint64_t pid = (uint32_t)scl_proc_self_pid(), known = atomic_load_explicit(&tid_in_pid, memory_order_relaxed);
+    pid_t tid;
 
-    if (tid_read_in != pid) {
-        tid_cache = (pid_t)syscall(SYS_gettid);
-        tid_read_in = pid;
-    }
-    return tid_cache;
+    if (known >> 32 == pid && (uint32_t)known != 0)
+        return (pid_t)(uint32_t)known;
+    tid = (pid_t)syscall(SYS_gettid);
+    atomic_store_explicit(&tid_in_pid, pid << 32 | (uint32_t)tid, memory_order_relaxed);
+    return tid;
 }
 
 pid_t scl_proc_self_pid(void)

@@ -297,23 +297,18 @@ static int hold_begins(struct scl_key *key, pid_t self)
 }
 
 /* The one atomic step, HOLDER linked as KEY's claim in DIRFD: it fails
- * while anybody holds the name.  In a turn (wake.h) of thread TID when
- * others wait for the name, unless it has to keep off it (EWOULDBLOCK). */
+ * while anybody holds the name.  Unless this thread has to keep off the
+ * name while others wait for it (EWOULDBLOCK; turns, wake.h). */
 static int link_claim(struct scl_key *key, int dirfd, const char *holder, pid_t *tid, int waiting)
 {
-    int turn = scl_wake_turn_take(key->fname, tid, waiting), saved;
-
-    if (turn < 0) {
+    if (!scl_wake_may_take(key->fname, tid, waiting)) {
         errno = EWOULDBLOCK;
         return -1;
     }
-    if (linkat(dirfd, holder, dirfd, key->fname, 0) == 0)
-        return 0;
-    saved = errno;
-    if (turn > 0)
-        scl_wake_turn_undo(key->fname, *tid);
-    errno = saved;
-    return -1;
+    if (linkat(dirfd, holder, dirfd, key->fname, 0) != 0)
+        return -1;
+    scl_wake_taken(key->fname, tid, waiting);
+    return 0;
 }
 
 /* One try for process SELF (WAITING: among the name's waiters,

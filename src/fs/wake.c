@@ -203,91 +203,102 @@ static int turns_for(const struct slot *s, uint32_t fp)
     return atomic_load(&s->name) == fp && !atomic_load(&s->mixed);
 }
 
-/* 1 while a thread other than TID has a turn it takes the name FP again
- * in (its releases wake nobody then). */
-static int others_turn(const struct slot *s, uint32_t fp, pid_t tid, int64_t now)
+/* When the turn ends of a thread other than TID that took name FP again
+ * in it (its releases wake nobody then): read once, and checked; 0 when
+ * there is no such turn. */
+static int64_t others_turn_end(const struct slot *s, uint32_t fp, pid_t tid, int64_t now)
 {
     int32_t owner = atomic_load(&s->owner);
+    int64_t end;
 
-    return owner != 0 && owner != tid && atomic_load(&s->looping) &&
-           ends_within(atomic_load(&s->turn_end), now, TURN_NS) && turns_for(s, fp);
+    if (owner == 0 || owner == tid || !atomic_load(&s->looping) || !turns_for(s, fp))
+        return 0;
+    end = atomic_load(&s->turn_end);
+    return ends_within(end, now, TURN_NS) ? end : 0;
 }
 
-/* 1 when the yielder's time off the name goes on for thread TID. */
-static int keeps_off(const struct slot *s, pid_t tid, int64_t now)
+/* When thread TID's time off the name ends, after its turn: 0 when it has
+ * none. */
+static int64_t time_off_end(const struct slot *s, pid_t tid, int64_t now)
 {
-    return atomic_load(&s->yielder) == tid && ends_within(atomic_load(&s->yield_end), now, YIELD_NS);
+    int64_t end;
+
+    if (atomic_load(&s->yielder) != tid)
+        return 0;
+    end = atomic_load(&s->yield_end);
+    return ends_within(end, now, YIELD_NS) ? end : 0;
 }
 
-int scl_wake_turn_take(const char *fname, pid_t *tid_known, int waiting)
+int scl_wake_may_take(const char *fname, pid_t *tid_known, int waiting)
 {
     uint32_t fp, waiters;
     struct slot *s = slot_of_name(fname, &fp);
     int64_t now;
     pid_t tid;
 
-    if (s == NULL)
-        return 0;
-    if ((waiters = atomic_load(&s->waiters)) == 0) {
-        if (atomic_load(&s->owner) != 0)
-            atomic_store(&s->owner, 0); /* nobody waits: no turns */
-        return 0;
-    }
-    if (!turns_for(s, fp))
-        return 0;
+    if (s == NULL || (waiters = atomic_load(&s->waiters)) == 0 || !turns_for(s, fp))
+        return 1;
     tid = known_tid(tid_known);
     now = scl_monotonic_ns();
     /* A waiter leaves the name to the thread whose turn it is (its link
-     * would only fail, and hold up the directory). */
-    if (waiting && others_turn(s, fp, tid, now))
-        return -1;
-    if (waiters <= (uint32_t)(waiting != 0))
-        return 0; /* nobody else waits: no turn to begin */
-    /* A thread whose turn ended leaves it to the others. */
-    if (keeps_off(s, tid, now))
-        return -1;
+     * would only fail, and hold up the directory); a thread whose turn
+     * ended leaves it to the others, while there are others. */
+    if (waiting && others_turn_end(s, fp, tid, now) != 0)
+        return 0;
+    return waiters <= (uint32_t)(waiting != 0) || time_off_end(s, tid, now) == 0;
+}
+
+void scl_wake_taken(const char *fname, pid_t *tid_known, int waiting)
+{
+    uint32_t fp;
+    struct slot *s = slot_of_name(fname, &fp);
+    int32_t yielder;
+    int64_t now;
+    pid_t tid;
+
+    /* Written by the holder alone, once its link made it the holder. */
+    if (s == NULL || !turns_for(s, fp))
+        return;
+    if (atomic_load(&s->waiters) <= (uint32_t)(waiting != 0)) {
+        if (atomic_load(&s->owner) != 0)
+            atomic_store(&s->owner, 0); /* nobody else waits: no turns */
+        return;
+    }
+    tid = known_tid(tid_known);
+    now = scl_monotonic_ns();
+    if ((yielder = atomic_load(&s->yielder)) != 0 && yielder != tid)
+        atomic_store(&s->yielder, 0); /* a waiter has it: the time off ends */
     if (atomic_load(&s->owner) == tid && ends_within(atomic_load(&s->turn_end), now, TURN_NS)) {
         if (!atomic_load(&s->looping))
-            atomic_store(&s->looping, 1); /* back within its turn: a loop */
-        return 0;
+            atomic_store(&s->looping, 1); /* again within its turn: a loop */
+        return;
     }
-    /* Announced before the link: a waiter that finds the name taken
-     * after this reads how long to sleep. */
     atomic_store(&s->looping, 0);
     atomic_store(&s->turn_end, now + TURN_NS);
     atomic_store(&s->owner, tid);
-    return 1;
-}
-
-void scl_wake_turn_undo(const char *fname, pid_t tid)
-{
-    struct slot *s = slot_of(fname);
-    int32_t mine = tid;
-
-    if (s != NULL)
-        atomic_compare_exchange_strong(&s->owner, &mine, 0);
 }
 
 void scl_wake_released(const char *fname)
 {
     uint32_t fp;
     struct slot *s = slot_of_name(fname, &fp);
-    int64_t now;
+    int64_t now, turn_end;
     pid_t tid = 0;
 
     if (s == NULL || atomic_load(&s->waiters) == 0)
         return;
-    if (atomic_load(&s->owner) != known_tid(&tid) || !turns_for(s, fp)) {
+    if (!turns_for(s, fp) || atomic_load(&s->owner) != known_tid(&tid)) {
         (void)wake_slot(s);
         return;
     }
     now = scl_monotonic_ns();
-    if (ends_within(atomic_load(&s->turn_end), now, TURN_NS)) {
-        /* Its first release wakes a waiter, as without turns: a holder
-         * that does not take the name again at once costs nobody a
-         * thing.  Once it has, the watcher (until_turn_ends()) sleeps
-         * until the turn ends. */
-        if (!atomic_load(&s->looping))
+    turn_end = atomic_load(&s->turn_end);
+    if (ends_within(turn_end, now, TURN_NS)) {
+        /* A release in its turn wakes a waiter, as without turns, unless
+         * the holder took the name again in it and a waiter already
+         * watches the turn (until_turn_ends()): a holder that does not
+         * come back at once costs nobody a thing. */
+        if (!atomic_load(&s->looping) || atomic_load(&s->watched) != turn_end)
             (void)wake_slot(s);
         return;
     }
@@ -333,31 +344,30 @@ void scl_wake_arm(struct scl_wake_ticket *t)
         t->seen = atomic_load(&s->seq);
 }
 
-/* REL, or less when nobody will wake this waiter sooner: once another
- * thread has taken the name again in its turn, its releases wake nobody,
- * so one waiter (the first to ask: the one its first release woke, which
- * found it taken again) sleeps until the turn ends, in case the holder
- * does not come back; the yielder sleeps until its time off the name
- * ends, unless somebody took the name. */
+/* REL, or less when nobody will wake this waiter sooner: while another
+ * thread takes the name again in its turn, its releases wake nobody once
+ * one waiter (the first to ask) watches the turn: that one sleeps until
+ * the turn ends, and a little more, in case the holder does not come
+ * back (a holder still at it has given the name to another waiter by
+ * then).  A thread off the name after its turn sleeps until that ends,
+ * unless somebody took the name. */
 static struct timespec until_turn_ends(struct slot *s, uint32_t fp, pid_t tid, const struct timespec *rel)
 {
-    int64_t now = scl_monotonic_ns(), left = (int64_t)rel->tv_sec * 1000000000LL + rel->tv_nsec, end = 0;
+    int64_t now = scl_monotonic_ns(), left = (int64_t)rel->tv_sec * 1000000000LL + rel->tv_nsec, cap = 0;
+    int64_t turn_end = others_turn_end(s, fp, tid, now);
 
-    if (others_turn(s, fp, tid, now)) {
-        int64_t turn_end = atomic_load(&s->turn_end), watched = atomic_load(&s->watched);
-        /* A little past the end: a holder still at it has given the name
-         * to the first waiter by then, whose turn this one then keeps
-         * off; one that stopped leaves it to this one. */
+    if (turn_end != 0) {
+        int64_t watched = atomic_load(&s->watched);
         if (watched == turn_end ? atomic_load(&s->watcher) == tid
                                 : atomic_compare_exchange_strong(&s->watched, &watched, turn_end)) {
             atomic_store(&s->watcher, tid);
-            end = turn_end + WATCH_GRACE_NS;
+            cap = turn_end + WATCH_GRACE_NS; /* checked: no overflow */
         }
-    } else if (keeps_off(s, tid, now) && atomic_load(&s->owner) == 0) {
-        end = atomic_load(&s->yield_end); /* nobody took it yet */
+    } else if (atomic_load(&s->owner) == 0) {
+        cap = time_off_end(s, tid, now);
     }
-    if (end > now && end - now < left)
-        left = end - now;
+    if (cap > now && cap - now < left)
+        left = cap - now;
     return (struct timespec){ .tv_sec = (time_t)(left / 1000000000LL), .tv_nsec = (long)(left % 1000000000LL) };
 }
 
@@ -378,12 +388,20 @@ void scl_wake_sleep(struct scl_wake_ticket *t, const struct timespec *rel)
 void scl_wake_leave(struct scl_wake_ticket *t, int took)
 {
     struct slot *s = t->slot;
+    int32_t watcher = t->tid;
 
     if (s == NULL)
         return;
-    atomic_fetch_sub(&s->waiters, 1);
-    /* A wake-up this waiter may have had goes on to another. */
-    if (!took && atomic_load(&s->seq) != t->seen && atomic_load(&s->waiters) != 0)
-        (void)wake_slot(s);
+    /* A watcher that leaves gives the turn up: the holder's next release
+     * wakes another to watch it. */
+    if (atomic_compare_exchange_strong(&s->watcher, &watcher, 0))
+        atomic_store(&s->watched, 0);
+    if (atomic_fetch_sub(&s->waiters, 1) == 1) {
+        /* Nobody waits: the slot may be another name's next. */
+        atomic_store(&s->mixed, 0);
+        atomic_store(&s->name, 0);
+    } else if (!took) {
+        (void)wake_slot(s); /* a wake-up it may have had goes on */
+    }
     t->slot = NULL;
 }

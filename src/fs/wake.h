@@ -48,32 +48,38 @@ void scl_wake(const char *fname);
 
 /*
  * Turns, on a hot name.  A thread that releases a name others wait for
- * and takes it again at once (a loop) would wake them all for nothing on
- * every release, and take it again before any of them ran: the waiters'
- * wake-ups cost it half its pace, and they starve.  So a thread that
- * takes a name while others wait for it begins a turn of 200 us, in the
- * name's slot: until the turn ends its releases wake nobody, and the
- * waiters sleep until then (not longer: a holder that does not come back
- * costs a waiter at most the rest of the turn).  Its first release after
- * the turn wakes them, and it keeps off the name for up to 1 ms, until
- * one of them has it.  A name nobody else waits for has no turns.
+ * and takes it again at once (a loop) would wake one of them for nothing
+ * on every release, and take it again before that one ran: the wake-ups
+ * cost it a third of its pace, and the others starve.  So a thread that
+ * takes a name while others wait for it has a turn of 0.5 ms, in the
+ * name's slot.  Once it has taken the name again within its turn, its
+ * releases wake nobody (but the first waiter to look, which then watches
+ * the turn: it sleeps until the turn ends, and 0.1 ms more, in case the
+ * holder does not come back), and the waiters keep off the name.  Its
+ * first release after the turn wakes a waiter, and it keeps off the name
+ * for up to 1 ms while others wait, until one of them has taken it; not
+ * when none was asleep to take it.  A name nobody else waits for, or
+ * whose slot two names' waiters share, has no turns.
  *
  * Turns only order who tries when: the link alone decides who holds a
- * name.  A worker can write the slots, and can make the others wait at
- * most a retry period (20 ms) each time, as it could by holding the
- * name; every sleep is capped by it.
+ * name.  A worker can write the slots, and so keep its server's waiters
+ * off a name for as long as it keeps rewriting them (as it could by
+ * holding the name); every time read there is checked to be no further
+ * off than a turn or a time off, and every sleep is capped by the 20 ms
+ * retry.
  */
 
-/* Before this thread links FNAME (WAITING: it is one of the name's
- * waiters): -1 when it has to keep off the name, 1 when it began a turn
- * (to undo with scl_wake_turn_undo() if the link fails), else 0.  *TID
- * is the thread's id, or 0 until it is needed (a system call), and then
- * filled in. */
-int scl_wake_turn_take(const char *fname, pid_t *tid, int waiting);
-void scl_wake_turn_undo(const char *fname, pid_t tid);
+/* 0 when this thread is to keep off FNAME for now, else 1 (WAITING: it
+ * is one of the name's waiters).  *TID is the thread's id, or 0 until it
+ * is needed (a system call, once per thread), and then filled in. */
+int scl_wake_may_take(const char *fname, pid_t *tid, int waiting);
 
-/* After this thread unlinked its claim FNAME: wakes the waiters, unless
- * its turn goes on. */
+/* After this thread's link made it FNAME's holder: begins its turn, or
+ * notes that it took the name again within it. */
+void scl_wake_taken(const char *fname, pid_t *tid, int waiting);
+
+/* After this thread unlinked its claim FNAME: wakes a waiter, unless its
+ * turn goes on. */
 void scl_wake_released(const char *fname);
 
 /* A waiter's place: its slot, the count it saw there last, its thread. */

@@ -411,8 +411,9 @@ END_TEST
  * its name again and again while one waits, then stops, leaves it to
  * that waiter within its turn (turn-ends-for-waiter); a waiter killed
  * in its wait never holds off a process that loops on the name
- * (killed-waiter). */
-static const char *const handoffs[] = { SCN_HANDOFF, SCN_TURN_ENDS_FOR_WAITER, SCN_KILLED_WAITER };
+ * (killed-waiter); two processes that loop on a name take turns
+ * (hot-name-shares). */
+static const char *const handoffs[] = { SCN_HANDOFF, SCN_TURN_ENDS_FOR_WAITER, SCN_KILLED_WAITER, SCN_HOT_NAME_SHARES };
 
 START_TEST(test_handoff_wakes_before_the_next_tick)
 {

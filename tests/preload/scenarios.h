@@ -39,6 +39,7 @@
 #define SCN_HANDOFF                 "handoff"
 #define SCN_TURN_ENDS_FOR_WAITER    "turn-ends-for-waiter"
 #define SCN_KILLED_WAITER           "killed-waiter"
+#define SCN_HOT_NAME_SHARES         "hot-name-shares"
 #define SCN_RETURN_FROM_MAIN        "return-from-main"
 #define SCN_KERNEL_REAPED_CHILDREN  "kernel-reaped-children"
 #define SCN_FORK_DURING_POPEN       "fork-during-popen"

@@ -485,45 +485,70 @@ static void name_in_same_slot(const char *name, char *out, size_t cap)
     ck_abort_msg("no name shares %s's slot", name);
 }
 
+/* What a waiter of X may do (1: try, 0: keep off) at each step of a
+ * looper's turn on X, and then of another's turn on Y in the same slot;
+ * *ELAPSED: how long the steps took. */
+struct turn_steps {
+    int before_loop, in_loop, beside_other_name, after_turn, looper_again;
+};
+
+static void walk_turns(const char *x, const char *y, struct turn_steps *st, double *elapsed)
+{
+    pid_t looper = 1, other = 2, me = 0;
+    double t0 = now_s();
+
+    scl_wake_taken(x, &looper, 0); /* its turn begins */
+    st->before_loop = scl_wake_may_take(x, &me, 1);
+    scl_wake_taken(x, &looper, 0); /* again within its turn: a loop */
+    st->in_loop = scl_wake_may_take(x, &me, 1);
+    scl_wake_taken(y, &other, 0); /* Y's holder: X's turn goes on */
+    st->beside_other_name = scl_wake_may_take(x, &me, 1);
+    *elapsed = now_s() - t0;
+    usleep(1000); /* the turn is over */
+    st->after_turn = scl_wake_may_take(x, &me, 1);
+    st->looper_again = scl_wake_may_take(x, &looper, 0);
+}
+
 /*
  * Turns (wake.h) are a name's: a thread that takes a name again within
- * its turn keeps that name's waiters off it, never the waiters of another
- * name that shares its slot, and a slot where two names' waiters met
- * keeps no turns at all.  (Thread ids 1 and 2 stand for other threads:
- * the slot knows threads by id alone.)
+ * its turn keeps that name's waiters off it until the turn ends, never
+ * the waiters of another name that shares its slot, and a slot where two
+ * names' waiters met keeps no turns at all.  (Thread ids 1 and 2 stand
+ * for other threads: the slot knows threads by id alone.)  The steps of a
+ * turn are walked again when the machine took longer than the turn.
  */
 START_TEST(test_turns_are_one_names)
 {
     char *top, y[32];
     const char *x = "n0";
     struct scl_wake_ticket wx, wy;
-    pid_t looper = 1, other = 2, me = 0;
+    struct turn_steps st;
+    pid_t looper = 1, me = 0;
+    double elapsed = 1;
     int topfd = make_wake_file("swerve-claim.turns", &top);
 
     scl_wake_map(topfd, 2001);
     ck_assert(scl_wake_is_mapped(2001));
     name_in_same_slot(x, y, sizeof y);
-
     /* Nobody waits: no turns. */
-    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
+    scl_wake_taken(x, &looper, 0);
+    scl_wake_taken(x, &looper, 0);
+    ck_assert_int_eq(scl_wake_may_take(x, &me, 0), 1);
+    ck_assert_int_eq(me, 0); /* and no system call for the thread's id */
     ck_assert_int_eq(scl_wake_enter(&wx, x, scl_proc_self_tid()), 0);
-    /* A waiter for X: the looper's turn begins, and once it takes X again
-     * the waiter keeps off X. */
-    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 1);
-    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
-    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), -1);
-    ck_assert_int_eq(me, scl_proc_self_tid());
-    /* Y, in the same slot, begins no turn and ends none. */
-    ck_assert_int_eq(scl_wake_turn_take(y, &other, 0), 0);
-    ck_assert_int_eq(scl_wake_turn_take(y, &other, 0), 0);
-    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), -1);
-    scl_wake_turn_undo(x, looper);
-    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), 0);
+    for (int i = 0; i < 50 && elapsed > 0.0003; i++)
+        walk_turns(x, y, &st, &elapsed);
+    ck_assert_msg(elapsed <= 0.0003, "the steps of a turn kept taking over 0.3 ms");
+    ck_assert_int_eq(st.before_loop, 1);
+    ck_assert_int_eq(st.in_loop, 0);
+    ck_assert_int_eq(st.beside_other_name, 0);
+    ck_assert_int_eq(st.after_turn, 1);
+    ck_assert_int_eq(st.looper_again, 1); /* it never released after its turn */
     /* Y's waiters meet X's there: the slot keeps no turns from now on. */
     ck_assert_int_eq(scl_wake_enter(&wy, y, scl_proc_self_tid()), 0);
-    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
-    ck_assert_int_eq(scl_wake_turn_take(x, &looper, 0), 0);
-    ck_assert_int_eq(scl_wake_turn_take(x, &me, 1), 0);
+    scl_wake_taken(x, &looper, 0);
+    scl_wake_taken(x, &looper, 0);
+    ck_assert_int_eq(scl_wake_may_take(x, &me, 1), 1);
     scl_wake_leave(&wy, 1);
     scl_wake_leave(&wx, 1);
     close(topfd);
