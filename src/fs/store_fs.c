@@ -55,6 +55,7 @@ struct seen_live {
 /* A claim name as this store knows it. */
 struct scl_key {
     char fname[SCL_FNAME_MAX]; /* the name's file name (names.h) */
+    size_t hash;               /* scl_name_hash(fname): its slot in wake */
     char *journal_line;        /* what the holder's journal records */
     size_t journal_len;
     pid_t journaled_pid;    /* the process, and directory generation, */
@@ -74,6 +75,7 @@ static struct scl_key *fs_key_new(const char *name, size_t len)
     if (key == NULL)
         return NULL;
     flen = scl_name_encode(name, len, key->fname);
+    key->hash = scl_name_hash(key->fname);
 
     /* A hashed name's journal line also carries the whole name, so that
      * tools can show what the application wrote. */
@@ -290,6 +292,7 @@ static int still_seen_live(struct scl_key *key, int dirfd)
 
 static int hold_begins(struct scl_key *key, pid_t self)
 {
+    key->seen.until = 0; /* its next try would only look at its own claim */
     key->revocations_known = scl_wake_revocations(&key->revocations) == 0;
     key->token = now_token();
     scl_times_taken(key->times_entry, self, (int64_t)key->token);
@@ -299,21 +302,21 @@ static int hold_begins(struct scl_key *key, pid_t self)
 /* The one atomic step, HOLDER linked as KEY's claim in DIRFD: it fails
  * while anybody holds the name.  Unless this thread has to keep off the
  * name while others wait for it (EWOULDBLOCK; turns, wake.h). */
-static int link_claim(struct scl_key *key, int dirfd, const char *holder, pid_t *tid, int waiting)
+static int link_claim(struct scl_key *key, int dirfd, const char *holder, struct scl_turn *turn, int waiting)
 {
-    if (!scl_wake_may_take(key->fname, tid, waiting)) {
+    if (!scl_wake_may_take(key->hash, turn, waiting)) {
         errno = EWOULDBLOCK;
         return -1;
     }
     if (linkat(dirfd, holder, dirfd, key->fname, 0) != 0)
         return -1;
-    scl_wake_taken(key->fname, tid, waiting);
+    scl_wake_taken(key->hash, turn, waiting);
     return 0;
 }
 
-/* One try for process SELF (WAITING: among the name's waiters,
- * fs_acquire_wait(); *TID as link_claim() takes it). */
-static int try_acquire(struct scl_key *key, pid_t self, pid_t *tid, int waiting)
+/* One try for process SELF, by the thread whose place in the name's turns
+ * is TURN (WAITING: among the name's waiters, fs_acquire_wait()). */
+static int try_acquire(struct scl_key *key, pid_t self, struct scl_turn *turn, int waiting)
 {
     char holder[SCL_PID_NAME_MAX];
     struct scl_proc_id seen;
@@ -331,7 +334,7 @@ static int try_acquire(struct scl_key *key, pid_t self, pid_t *tid, int waiting)
         return -1;
     dirfd = trusted_fd;
     scl_holder_path(holder, self);
-    if (link_claim(key, dirfd, holder, tid, waiting) == 0)
+    if (link_claim(key, dirfd, holder, turn, waiting) == 0)
         return hold_begins(key, self);
     if (errno == EWOULDBLOCK)
         return -1;
@@ -343,7 +346,7 @@ static int try_acquire(struct scl_key *key, pid_t self, pid_t *tid, int waiting)
         return -1;
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++, linked = 0) {
         if (linked != EEXIST || dirfd != trusted_fd) {
-            if (link_claim(key, dirfd, holder, tid, waiting) == 0)
+            if (link_claim(key, dirfd, holder, turn, waiting) == 0)
                 return hold_begins(key, self);
             if (errno != EEXIST)
                 return -1;
@@ -370,10 +373,10 @@ static int try_acquire(struct scl_key *key, pid_t self, pid_t *tid, int waiting)
 
 static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
 {
-    pid_t tid = 0;
+    struct scl_turn turn = { 0, 0 };
 
     (void)deadline; /* a try here is a few system calls, none of them waits */
-    return try_acquire(key, self, &tid, 0);
+    return try_acquire(key, self, &turn, 0);
 }
 
 static int fs_release(struct scl_key *key)
@@ -395,7 +398,7 @@ static int fs_release(struct scl_key *key)
             if (unlinkat(dirfd, key->fname, 0) != 0)
                 return errno == ENOENT ? 0 : -1;
         }
-        scl_wake_released(key->fname);
+        scl_wake_released(key->hash);
         return 0;
     }
     /* Otherwise only while it still links to our holder file: release
@@ -438,7 +441,6 @@ static uint64_t fs_token(const struct scl_key *key)
 static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
 {
     struct scl_wake_ticket ticket;
-    pid_t tid = scl_proc_self_tid();
     int failed = 0, waiting = 0;
 
     /* The directory first: the first claim of a worker may make it, and
@@ -446,14 +448,14 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
      * opening it) is waited out below. */
     if (ready_for(key, self, 1) < 0 && errno != EBUSY)
         return -1;
-    (void)scl_wake_enter(&ticket, key->fname, tid);
+    (void)scl_wake_enter(&ticket, key->hash, scl_proc_self_tid());
     for (;;) {
         int64_t left = deadline < 0 ? RETRY_NS : deadline - scl_monotonic_ns();
         struct timespec rel;
 
         /* Arm first, then try: a release between the two still wakes us. */
         scl_wake_arm(&ticket);
-        if (try_acquire(key, self, &tid, 1) == 0)
+        if (try_acquire(key, self, &ticket.turn, 1) == 0)
             break;
         if ((errno != EWOULDBLOCK && errno != EBUSY) || left <= 0) {
             failed = errno == EWOULDBLOCK ? ETIMEDOUT : errno;

@@ -29,18 +29,19 @@
 #define WATCH_GRACE_NS (100 * 1000LL)
 
 struct slot {
-    _Atomic uint32_t seq;      /* bumped by every wake-up: the futex word */
-    _Atomic uint32_t waiters;  /* how many sleep on seq */
-    _Atomic uint32_t name;     /* whose waiters they are (a fingerprint) */
-    _Atomic uint32_t mixed;    /* 1 once two names' waiters met here */
-    _Atomic int32_t owner;     /* the thread whose turn it is, 0: nobody's */
-    _Atomic int32_t yielder;   /* the thread whose turn ended last */
-    _Atomic uint32_t looping;  /* 1: the owner took it again in its turn */
-    _Atomic int32_t watcher;   /* the waiter that sleeps until it ends */
-    _Atomic int64_t turn_end;  /* monotonic nanoseconds */
-    _Atomic int64_t yield_end; /* until then the yielder keeps off */
-    _Atomic int64_t watched;   /* the turn_end a waiter sleeps until */
-    char pad[8];               /* a cache line each */
+    _Atomic uint32_t seq;       /* bumped by every wake-up: the futex word */
+    _Atomic uint32_t waiters;   /* how many sleep on seq */
+    _Atomic uint32_t name;      /* whose waiters they are (a fingerprint) */
+    _Atomic uint32_t mixed;     /* 1 once two names' waiters met here */
+    _Atomic int32_t owner;      /* the thread whose turn it is, 0: nobody's */
+    _Atomic int32_t yielder;    /* the thread whose turn ended last */
+    _Atomic uint32_t looping;   /* 1: the owner took it again in its turn */
+    _Atomic int32_t watcher;    /* the waiter that sleeps until it ends */
+    _Atomic int64_t turn_end;   /* monotonic nanoseconds */
+    _Atomic int64_t yield_end;  /* until then the yielder keeps off */
+    _Atomic int64_t watched;    /* the turn_end a waiter sleeps until */
+    _Atomic uint32_t watch_seq; /* the watcher's futex word */
+    uint32_t pad;               /* a cache line each */
 };
 
 _Static_assert(sizeof(struct slot) == 64, "a slot is a cache line");
@@ -96,24 +97,18 @@ void scl_wake_map(int topfd, unsigned gen)
         (void)munmap(old, MAP_SIZE); /* a directory this process no longer uses */
 }
 
-/* FNAME's slot, and in *FP (when not NULL) a fingerprint of the name
- * that tells it from the others of its slot (never 0). */
-static struct slot *slot_of_name(const char *fname, uint32_t *fp)
+/* The slot of the name whose file name hashes to HASH (scl_name_hash()),
+ * and in *FP (when not NULL) a fingerprint of the name that tells it from
+ * the others of its slot (never 0). */
+static struct slot *slot_at(size_t hash, uint32_t *fp)
 {
     struct slot *s = atomic_load(&slots);
-    size_t hash;
 
     if (s == NULL)
         return NULL;
-    hash = scl_name_hash(fname);
     if (fp != NULL)
         *fp = (uint32_t)(hash / REVOCATIONS) | 1u;
     return &s[hash % REVOCATIONS];
-}
-
-static struct slot *slot_of(const char *fname)
-{
-    return slot_of_name(fname, NULL);
 }
 
 int scl_wake_revocations(unsigned *count)
@@ -171,12 +166,27 @@ static long wake_slot(struct slot *s)
 
 void scl_wake(const char *fname)
 {
-    struct slot *s = slot_of(fname);
+    struct slot *s = slot_at(scl_name_hash(fname), NULL);
 
     /* The claim was unlinked before this load, and a waiter counts itself
      * in before it tries: either it sees the name free, or we see it. */
     if (s != NULL && atomic_load(&s->waiters) != 0)
         (void)wake_slot(s);
+}
+
+/* Wakes the waiter that watched the turn that ended at TURN_END, if one
+ * sleeps: 1, else 0. */
+static int wake_watcher(struct slot *s, int64_t turn_end)
+{
+    int saved = errno;
+    long woken;
+
+    if (atomic_load(&s->watched) != turn_end || atomic_load(&s->watcher) == 0)
+        return 0;
+    atomic_fetch_add(&s->watch_seq, 1);
+    woken = futex(&s->watch_seq, FUTEX_WAKE, 1, NULL);
+    errno = saved;
+    return woken > 0;
 }
 
 /* *TID, asked the first time it is needed: a name nobody else waits for
@@ -229,29 +239,67 @@ static int64_t time_off_end(const struct slot *s, pid_t tid, int64_t now)
     return ends_within(end, now, YIELD_NS) ? end : 0;
 }
 
-int scl_wake_may_take(const char *fname, pid_t *tid_known, int waiting)
+/*
+ * Gives thread TID's turn up, the turn that ended at TURN_END: a waiter
+ * gets the name, not this thread: the one that watched the turn (so the
+ * waiters have turns in the order they came to watch), else the first
+ * asleep.  1 when it did; 0 when another's turn began meanwhile, or none
+ * was asleep to get it (one killed while it waited is counted for good).
+ */
+static int give_turn_up(struct slot *s, pid_t tid, int64_t now, int64_t turn_end)
 {
-    uint32_t fp, waiters;
-    struct slot *s = slot_of_name(fname, &fp);
-    int64_t now;
-    pid_t tid;
+    int32_t mine = tid;
 
-    if (s == NULL || (waiters = atomic_load(&s->waiters)) == 0 || !turns_for(s, fp))
-        return 1;
-    tid = known_tid(tid_known);
-    now = scl_monotonic_ns();
-    /* A waiter leaves the name to the thread whose turn it is (its link
-     * would only fail, and hold up the directory); a thread whose turn
-     * ended leaves it to the others, while there are others. */
-    if (waiting && others_turn_end(s, fp, tid, now) != 0)
+    if (!atomic_compare_exchange_strong(&s->owner, &mine, 0))
         return 0;
-    return waiters <= (uint32_t)(waiting != 0) || time_off_end(s, tid, now) == 0;
+    atomic_store(&s->yield_end, now + YIELD_NS);
+    atomic_store(&s->yielder, tid);
+    if (wake_watcher(s, turn_end) || wake_slot(s))
+        return 1;
+    atomic_store(&s->yielder, 0);
+    return 0;
 }
 
-void scl_wake_taken(const char *fname, pid_t *tid_known, int waiting)
+int scl_wake_may_take(size_t hash, struct scl_turn *t, int waiting)
 {
-    uint32_t fp;
-    struct slot *s = slot_of_name(fname, &fp);
+    uint32_t fp, waiters;
+    struct slot *s = slot_at(hash, &fp);
+    int64_t now, end;
+    pid_t tid;
+
+    t->kept_off_until = 0;
+    if (s == NULL || (waiters = atomic_load(&s->waiters)) == 0 || !turns_for(s, fp))
+        return 1;
+    tid = known_tid(&t->tid);
+    now = scl_monotonic_ns();
+    /* A waiter leaves the name to the thread whose turn it is (its link
+     * would only fail, and hold up the directory). */
+    if (waiting && (end = others_turn_end(s, fp, tid, now)) != 0) {
+        t->kept_off_until = end + WATCH_GRACE_NS;
+        return 0;
+    }
+    if (waiters <= (uint32_t)(waiting != 0))
+        return 1; /* nobody else waits */
+    /* A thread whose turn ended leaves the name to the others... */
+    if ((end = time_off_end(s, tid, now)) != 0) {
+        t->kept_off_until = end;
+        return 0;
+    }
+    /* ...also when its last release came within its turn, and woke nobody. */
+    if (atomic_load(&s->owner) == tid && atomic_load(&s->looping)) {
+        end = atomic_load(&s->turn_end);
+        if (end <= now && now - end <= YIELD_NS && give_turn_up(s, tid, now, end)) {
+            t->kept_off_until = now + YIELD_NS;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void scl_wake_taken(size_t hash, struct scl_turn *t, int waiting)
+{
+    uint32_t fp, waiters;
+    struct slot *s = slot_at(hash, &fp);
     int32_t yielder;
     int64_t now;
     pid_t tid;
@@ -259,15 +307,20 @@ void scl_wake_taken(const char *fname, pid_t *tid_known, int waiting)
     /* Written by the holder alone, once its link made it the holder. */
     if (s == NULL || !turns_for(s, fp))
         return;
-    if (atomic_load(&s->waiters) <= (uint32_t)(waiting != 0)) {
+    if ((waiters = atomic_load(&s->waiters)) == 0) {
+        if (atomic_load(&s->owner) != 0)
+            atomic_store(&s->owner, 0); /* nobody waits: no turns */
+        return;
+    }
+    tid = known_tid(&t->tid);
+    if ((yielder = atomic_load(&s->yielder)) != 0 && yielder != tid)
+        atomic_store(&s->yielder, 0); /* another has it: the time off ends */
+    if (waiters <= (uint32_t)(waiting != 0)) {
         if (atomic_load(&s->owner) != 0)
             atomic_store(&s->owner, 0); /* nobody else waits: no turns */
         return;
     }
-    tid = known_tid(tid_known);
     now = scl_monotonic_ns();
-    if ((yielder = atomic_load(&s->yielder)) != 0 && yielder != tid)
-        atomic_store(&s->yielder, 0); /* a waiter has it: the time off ends */
     if (atomic_load(&s->owner) == tid && ends_within(atomic_load(&s->turn_end), now, TURN_NS)) {
         if (!atomic_load(&s->looping))
             atomic_store(&s->looping, 1); /* again within its turn: a loop */
@@ -278,10 +331,10 @@ void scl_wake_taken(const char *fname, pid_t *tid_known, int waiting)
     atomic_store(&s->owner, tid);
 }
 
-void scl_wake_released(const char *fname)
+void scl_wake_released(size_t hash)
 {
     uint32_t fp;
-    struct slot *s = slot_of_name(fname, &fp);
+    struct slot *s = slot_at(hash, &fp);
     int64_t now, turn_end;
     pid_t tid = 0;
 
@@ -302,32 +355,28 @@ void scl_wake_released(const char *fname)
             (void)wake_slot(s);
         return;
     }
-    /* The turn is over: a waiter gets the name, not this thread, unless
-     * none was asleep to get it (one killed while it waited is counted
-     * for good). */
-    atomic_store(&s->owner, 0);
-    atomic_store(&s->yield_end, now + YIELD_NS);
-    atomic_store(&s->yielder, tid);
-    if (wake_slot(s) == 0)
-        atomic_store(&s->yielder, 0);
+    (void)give_turn_up(s, tid, now, turn_end);
 }
 
 /* Names that share a slot make it wake all its waiters, and keep no
- * turns, for good. */
+ * turns, for good (the file lives as long as its server). */
 static void note_name(struct slot *s, uint32_t fp)
 {
-    uint32_t found = 0;
+    uint32_t found = atomic_load(&s->name);
 
-    if (!atomic_compare_exchange_strong(&s->name, &found, fp) && found != fp && !atomic_load(&s->mixed))
+    if (found == fp)
+        return;
+    if ((found != 0 || !atomic_compare_exchange_strong(&s->name, &found, fp)) && found != fp && !atomic_load(&s->mixed))
         atomic_store(&s->mixed, 1);
 }
 
-int scl_wake_enter(struct scl_wake_ticket *t, const char *fname, pid_t tid)
+int scl_wake_enter(struct scl_wake_ticket *t, size_t hash, pid_t tid)
 {
-    struct slot *s = slot_of_name(fname, &t->fp);
+    struct slot *s = slot_at(hash, &t->fp);
 
     t->slot = s;
-    t->tid = tid;
+    t->turn.tid = tid;
+    t->turn.kept_off_until = 0;
     if (s == NULL)
         return -1;
     note_name(s, t->fp);
@@ -346,27 +395,39 @@ void scl_wake_arm(struct scl_wake_ticket *t)
 
 /* REL, or less when nobody will wake this waiter sooner: while another
  * thread takes the name again in its turn, its releases wake nobody once
- * one waiter (the first to ask) watches the turn: that one sleeps until
- * the turn ends, and a little more, in case the holder does not come
- * back (a holder still at it has given the name to another waiter by
- * then).  A thread off the name after its turn sleeps until that ends,
- * unless somebody took the name. */
-static struct timespec until_turn_ends(struct slot *s, uint32_t fp, pid_t tid, const struct timespec *rel)
+ * one waiter (the first to ask) watches the turn: that one sleeps, on a
+ * word of its own that the turn's end wakes, until the turn ends and a
+ * little more, in case the holder does not come back.  A thread off the
+ * name after its turn sleeps until that ends, unless somebody took the
+ * name; one kept off by a turn that has ended since retries at once.
+ * *WORD and *EXPECTED: what to sleep on. */
+static struct timespec until_turn_ends(struct slot *s, const struct scl_wake_ticket *t, const struct timespec *rel,
+                                       _Atomic uint32_t **word, uint32_t *expected)
 {
     int64_t now = scl_monotonic_ns(), left = (int64_t)rel->tv_sec * 1000000000LL + rel->tv_nsec, cap = 0;
-    int64_t turn_end = others_turn_end(s, fp, tid, now);
+    int64_t turn_end = others_turn_end(s, t->fp, t->turn.tid, now);
 
+    *word = &s->seq;
+    *expected = t->seen;
     if (turn_end != 0) {
         int64_t watched = atomic_load(&s->watched);
-        if (watched == turn_end ? atomic_load(&s->watcher) == tid
+        uint32_t watch_seq = atomic_load(&s->watch_seq); /* before the turn's end can bump it */
+        if (watched == turn_end ? atomic_load(&s->watcher) == t->turn.tid
                                 : atomic_compare_exchange_strong(&s->watched, &watched, turn_end)) {
-            atomic_store(&s->watcher, tid);
+            atomic_store(&s->watcher, t->turn.tid);
             cap = turn_end + WATCH_GRACE_NS; /* checked: no overflow */
+            *word = &s->watch_seq;
+            *expected = watch_seq;
         }
-    } else if (atomic_load(&s->owner) == 0) {
-        cap = time_off_end(s, tid, now);
+    } else {
+        if (atomic_load(&s->owner) == 0)
+            cap = time_off_end(s, t->turn.tid, now);
+        /* What kept its try off (checked then) ended since, or ends soon:
+         * nobody wakes it for that. */
+        if (cap == 0 && t->turn.kept_off_until != 0)
+            cap = t->turn.kept_off_until > now ? t->turn.kept_off_until : now;
     }
-    if (cap > now && cap - now < left)
+    if (cap != 0 && cap - now < left)
         left = cap - now;
     return (struct timespec){ .tv_sec = (time_t)(left / 1000000000LL), .tv_nsec = (long)(left % 1000000000LL) };
 }
@@ -379,8 +440,10 @@ void scl_wake_sleep(struct scl_wake_ticket *t, const struct timespec *rel)
     if (s == NULL) {
         (void)nanosleep(rel, NULL);
     } else {
-        struct timespec capped = until_turn_ends(s, t->fp, t->tid, rel);
-        (void)futex(&s->seq, FUTEX_WAIT, t->seen, &capped); /* returns at once if seq moved */
+        _Atomic uint32_t *word;
+        uint32_t expected;
+        struct timespec capped = until_turn_ends(s, t, rel, &word, &expected);
+        (void)futex(word, FUTEX_WAIT, expected, &capped); /* returns at once if the word moved */
     }
     errno = saved;
 }
@@ -388,20 +451,15 @@ void scl_wake_sleep(struct scl_wake_ticket *t, const struct timespec *rel)
 void scl_wake_leave(struct scl_wake_ticket *t, int took)
 {
     struct slot *s = t->slot;
-    int32_t watcher = t->tid;
+    int32_t watcher = t->turn.tid;
 
     if (s == NULL)
         return;
     /* A watcher that leaves gives the turn up: the holder's next release
      * wakes another to watch it. */
-    if (atomic_compare_exchange_strong(&s->watcher, &watcher, 0))
+    if (atomic_load(&s->watcher) == watcher && atomic_compare_exchange_strong(&s->watcher, &watcher, 0))
         atomic_store(&s->watched, 0);
-    if (atomic_fetch_sub(&s->waiters, 1) == 1) {
-        /* Nobody waits: the slot may be another name's next. */
-        atomic_store(&s->mixed, 0);
-        atomic_store(&s->name, 0);
-    } else if (!took) {
+    if (atomic_fetch_sub(&s->waiters, 1) != 1 && !took)
         (void)wake_slot(s); /* a wake-up it may have had goes on */
-    }
     t->slot = NULL;
 }

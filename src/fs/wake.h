@@ -2,8 +2,8 @@
  * Wake-ups for waiters, across processes: futexes in a small shared file
  * of the claim directory ("wake", next to claims/), mapped once per
  * process.  Each claim name hashes to one slot; a release wakes only the
- * waiters of that slot, and costs nothing beyond one load when nobody
- * waits.  No descriptor stays open, and none is made or closed per wait:
+ * waiters of that slot, and costs a few loads from it when nobody waits
+ * (the acquire too, for turns, below).  No descriptor stays open, and none is made or closed per wait:
  * closing an inotify instance waits for an SRCU grace period, which cost
  * a waiter up to 16 ms after it had already won the name.
  *
@@ -52,47 +52,59 @@ void scl_wake(const char *fname);
  * on every release, and take it again before that one ran: the wake-ups
  * cost it a third of its pace, and the others starve.  So a thread that
  * takes a name while others wait for it has a turn of 0.5 ms, in the
- * name's slot.  Once it has taken the name again within its turn, its
- * releases wake nobody (but the first waiter to look, which then watches
- * the turn: it sleeps until the turn ends, and 0.1 ms more, in case the
- * holder does not come back), and the waiters keep off the name.  Its
- * first release after the turn wakes a waiter, and it keeps off the name
- * for up to 1 ms while others wait, until one of them has taken it; not
- * when none was asleep to take it.  A name nobody else waits for, or
- * whose slot two names' waiters share, has no turns.
+ * name's slot.  Once it has taken the name again within its turn, the
+ * waiters keep off the name, and its releases wake nobody but, while
+ * none does, a waiter to watch the turn: the watcher sleeps until the
+ * turn ends, and 0.1 ms more, in case the holder does not come back.
+ * Its first release or try after the turn hands the name to the watcher
+ * (else to the first waiter asleep), and it keeps off the name for up to
+ * 1 ms while others wait, until another has taken it; not when none was
+ * asleep to take it.  A name nobody else waits for, or whose slot two
+ * names' waiters have shared, has no turns, and there a release wakes
+ * every waiter.
  *
  * Turns only order who tries when: the link alone decides who holds a
- * name.  A worker can write the slots, and so keep its server's waiters
- * off a name for as long as it keeps rewriting them (as it could by
- * holding the name); every time read there is checked to be no further
- * off than a turn or a time off, and every sleep is capped by the 20 ms
- * retry.
+ * name.  A worker can write the slots, and so keep its server's threads
+ * off the names of a slot for as long as it keeps rewriting them (as it
+ * could by holding the names); every time read there is checked to be
+ * no further off than a turn or a time off, and every sleep is capped by
+ * the 20 ms retry.
  */
 
-/* 0 when this thread is to keep off FNAME for now, else 1 (WAITING: it
- * is one of the name's waiters).  *TID is the thread's id, or 0 until it
- * is needed (a system call, once per thread), and then filled in. */
-int scl_wake_may_take(const char *fname, pid_t *tid, int waiting);
+/* A thread's place in a name's turns: its id (0 until it is needed, a
+ * system call once per thread), and until when the last
+ * scl_wake_may_take() kept it off the name (0: it did not). */
+struct scl_turn {
+    pid_t tid;
+    int64_t kept_off_until;
+};
 
-/* After this thread's link made it FNAME's holder: begins its turn, or
+/* 0 when the thread is to keep off the name whose file name hashes to
+ * HASH (scl_name_hash()) for now, else 1.  WAITING: it is one of the
+ * name's waiters. */
+int scl_wake_may_take(size_t hash, struct scl_turn *t, int waiting);
+
+/* After the thread's link made it the name's holder: begins its turn, or
  * notes that it took the name again within it. */
-void scl_wake_taken(const char *fname, pid_t *tid, int waiting);
+void scl_wake_taken(size_t hash, struct scl_turn *t, int waiting);
 
-/* After this thread unlinked its claim FNAME: wakes a waiter, unless its
- * turn goes on. */
-void scl_wake_released(const char *fname);
+/* After this thread unlinked its claim: wakes a waiter, unless its turn
+ * goes on. */
+void scl_wake_released(size_t hash);
 
-/* A waiter's place: its slot, the count it saw there last, its thread. */
+/* A waiter's place: its slot, the count it saw there last, the name as
+ * its slot tells it from the others, its turn. */
 struct scl_wake_ticket {
     void *slot;
     unsigned seen;
-    pid_t tid;
-    uint32_t fp; /* the name, as its slot tells it from the others */
+    uint32_t fp;
+    struct scl_turn turn;
 };
 
-/* Registers thread TID as a waiter on FNAME (0), or says wake-ups are not
- * to be had (-1: the caller just sleeps). */
-int scl_wake_enter(struct scl_wake_ticket *t, const char *fname, pid_t tid);
+/* Registers thread TID as a waiter on the name whose file name hashes to
+ * HASH (0), or says wake-ups are not to be had (-1: the caller just
+ * sleeps). */
+int scl_wake_enter(struct scl_wake_ticket *t, size_t hash, pid_t tid);
 
 /* Notes the slot's count: a wake-up after this ends the next sleep. */
 void scl_wake_arm(struct scl_wake_ticket *t);

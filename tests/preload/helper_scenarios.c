@@ -1809,10 +1809,10 @@ static int turn_ends_for_waiter(char **argv)
 }
 
 /*
- * Two processes take one name and let it go in loops for 300 ms: turns
+ * Two processes take one name and let it go in loops for 500 ms: turns
  * (wake.h) hand it from one to the other, so neither makes fewer than a
- * quarter of the other's pairs (without a turn's end, the first to loop
- * would keep it).
+ * third of the other's pairs (about 0.6 to 1 here; without the hand-over
+ * at a turn's end, one makes a fifth of the other's, most runs).
  */
 static int hot_name_shares(char **argv)
 {
@@ -1829,7 +1829,7 @@ static int hot_name_shares(char **argv)
         if (child[i] == 0) {
             struct swerve_claim *c = api.new_claim("shared-hot");
             gate_wait(&go);
-            while (now_s() < *start + 0.3) {
+            while (now_s() < *start + 0.5) {
                 REQUIRE(api.acquire(c, 5.0) == c);
                 REQUIRE(api.release(c) == 0);
                 pairs[i]++;
@@ -1845,7 +1845,7 @@ static int hot_name_shares(char **argv)
         REQUIRE(waitpid(child[i], &status, 0) == child[i] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     printf("hot-name-shares: %ld and %ld pairs\n", pairs[0], pairs[1]);
-    REQUIRE(pairs[0] * 4 >= pairs[1] && pairs[1] * 4 >= pairs[0]);
+    REQUIRE(pairs[0] * 3 >= pairs[1] && pairs[1] * 3 >= pairs[0]);
     return 0;
 }
 

@@ -486,15 +486,15 @@ static void name_in_same_slot(const char *name, char *out, size_t cap)
 }
 
 /* What a waiter of X may do (1: try, 0: keep off) at each step of a
- * looper's turn on X, and then of another's turn on Y in the same slot;
- * *ELAPSED: how long the steps took. */
+ * looper's turn on X, then beside the holder of Y in the same slot, then
+ * after the turn; *ELAPSED: how long the steps in the turn took. */
 struct turn_steps {
     int before_loop, in_loop, beside_other_name, after_turn, looper_again;
 };
 
-static void walk_turns(const char *x, const char *y, struct turn_steps *st, double *elapsed)
+static void walk_turns(size_t x, size_t y, struct turn_steps *st, double *elapsed)
 {
-    pid_t looper = 1, other = 2, me = 0;
+    struct scl_turn looper = { 1, 0 }, other = { 2, 0 }, me = { 0, 0 };
     double t0 = now_s();
 
     scl_wake_taken(x, &looper, 0); /* its turn begins */
@@ -506,6 +506,8 @@ static void walk_turns(const char *x, const char *y, struct turn_steps *st, doub
     *elapsed = now_s() - t0;
     usleep(1000); /* the turn is over */
     st->after_turn = scl_wake_may_take(x, &me, 1);
+    /* Its turn is over: it would hand the name to a waiter asleep, but
+     * none sleeps here, so it may take it. */
     st->looper_again = scl_wake_may_take(x, &looper, 0);
 }
 
@@ -520,35 +522,36 @@ static void walk_turns(const char *x, const char *y, struct turn_steps *st, doub
 START_TEST(test_turns_are_one_names)
 {
     char *top, y[32];
-    const char *x = "n0";
+    size_t x_hash = scl_name_hash("n0"), y_hash;
     struct scl_wake_ticket wx, wy;
     struct turn_steps st;
-    pid_t looper = 1, me = 0;
+    struct scl_turn looper = { 1, 0 }, me = { 0, 0 };
     double elapsed = 1;
     int topfd = make_wake_file("swerve-claim.turns", &top);
 
     scl_wake_map(topfd, 2001);
     ck_assert(scl_wake_is_mapped(2001));
-    name_in_same_slot(x, y, sizeof y);
-    /* Nobody waits: no turns. */
-    scl_wake_taken(x, &looper, 0);
-    scl_wake_taken(x, &looper, 0);
-    ck_assert_int_eq(scl_wake_may_take(x, &me, 0), 1);
-    ck_assert_int_eq(me, 0); /* and no system call for the thread's id */
-    ck_assert_int_eq(scl_wake_enter(&wx, x, scl_proc_self_tid()), 0);
+    name_in_same_slot("n0", y, sizeof y);
+    y_hash = scl_name_hash(y);
+    /* Nobody waits: no turns, and no system call for the thread's id. */
+    scl_wake_taken(x_hash, &looper, 0);
+    scl_wake_taken(x_hash, &looper, 0);
+    ck_assert_int_eq(scl_wake_may_take(x_hash, &me, 0), 1);
+    ck_assert_int_eq(me.tid, 0);
+    ck_assert_int_eq(scl_wake_enter(&wx, x_hash, scl_proc_self_tid()), 0);
     for (int i = 0; i < 50 && elapsed > 0.0003; i++)
-        walk_turns(x, y, &st, &elapsed);
+        walk_turns(x_hash, y_hash, &st, &elapsed);
     ck_assert_msg(elapsed <= 0.0003, "the steps of a turn kept taking over 0.3 ms");
     ck_assert_int_eq(st.before_loop, 1);
     ck_assert_int_eq(st.in_loop, 0);
     ck_assert_int_eq(st.beside_other_name, 0);
     ck_assert_int_eq(st.after_turn, 1);
-    ck_assert_int_eq(st.looper_again, 1); /* it never released after its turn */
+    ck_assert_int_eq(st.looper_again, 1);
     /* Y's waiters meet X's there: the slot keeps no turns from now on. */
-    ck_assert_int_eq(scl_wake_enter(&wy, y, scl_proc_self_tid()), 0);
-    scl_wake_taken(x, &looper, 0);
-    scl_wake_taken(x, &looper, 0);
-    ck_assert_int_eq(scl_wake_may_take(x, &me, 1), 1);
+    ck_assert_int_eq(scl_wake_enter(&wy, y_hash, scl_proc_self_tid()), 0);
+    scl_wake_taken(x_hash, &looper, 0);
+    scl_wake_taken(x_hash, &looper, 0);
+    ck_assert_int_eq(scl_wake_may_take(x_hash, &me, 1), 1);
     scl_wake_leave(&wy, 1);
     scl_wake_leave(&wx, 1);
     close(topfd);
