@@ -389,6 +389,10 @@ void scl_wake_arm(struct scl_wake_ticket *t)
 {
     struct slot *s = t->slot;
 
+    /* What kept the last try off is that try's: a try that does not get
+     * as far as asking (a live holder seen again) must not sleep by it,
+     * or it would retry at once, again and again, through a long hold. */
+    t->turn.kept_off_until = 0;
     if (s != NULL)
         t->seen = atomic_load(&s->seq);
 }

@@ -106,7 +106,8 @@ struct scl_wake_ticket {
  * sleeps). */
 int scl_wake_enter(struct scl_wake_ticket *t, size_t hash, pid_t tid);
 
-/* Notes the slot's count: a wake-up after this ends the next sleep. */
+/* Before each try: notes the slot's count (a wake-up after this ends the
+ * next sleep), and forgets what kept the last try off. */
 void scl_wake_arm(struct scl_wake_ticket *t);
 
 /* Sleeps up to REL, less when woken or interrupted. */

@@ -511,6 +511,31 @@ static void walk_turns(size_t x, size_t y, struct turn_steps *st, double *elapse
     st->looper_again = scl_wake_may_take(x, &looper, 0);
 }
 
+/* Has waiter W kept off X by a looping turn, lets the turn end, then
+ * sleeps once (for what kept it off: at once) and again (up to 20 ms,
+ * with nobody to wake it): how long that second sleep took. */
+static double kept_off_then_sleeps(size_t x, struct scl_wake_ticket *w)
+{
+    const struct timespec rel = { 0, 20 * 1000 * 1000 };
+    struct scl_turn looper = { 3, 0 };
+    int kept_off = 0;
+    double t0;
+
+    for (int i = 0; i < 50 && !kept_off; i++) {
+        scl_wake_taken(x, &looper, 0);
+        scl_wake_taken(x, &looper, 0);
+        scl_wake_arm(w);
+        kept_off = scl_wake_may_take(x, &w->turn, 1) == 0;
+        usleep(1000); /* the turn ends */
+    }
+    ck_assert_msg(kept_off, "a looping turn never kept the waiter off");
+    scl_wake_sleep(w, &rel);
+    scl_wake_arm(w);
+    t0 = now_s();
+    scl_wake_sleep(w, &rel);
+    return now_s() - t0;
+}
+
 /*
  * Turns (wake.h) are a name's: a thread that takes a name again within
  * its turn keeps that name's waiters off it until the turn ends, never
@@ -547,6 +572,9 @@ START_TEST(test_turns_are_one_names)
     ck_assert_int_eq(st.beside_other_name, 0);
     ck_assert_int_eq(st.after_turn, 1);
     ck_assert_int_eq(st.looper_again, 1);
+    /* A try kept off by a turn that is over by its sleep retries at once;
+     * the sleeps after it are whole ones, as nobody wakes them. */
+    ck_assert(kept_off_then_sleeps(x_hash, &wx) >= 0.01);
     /* Y's waiters meet X's there: the slot keeps no turns from now on. */
     ck_assert_int_eq(scl_wake_enter(&wy, y_hash, scl_proc_self_tid()), 0);
     scl_wake_taken(x_hash, &looper, 0);
