@@ -150,18 +150,24 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
     return syscall(SYS_futex, (uint32_t *)word, op, val, rel, NULL, 0);
 }
 
-/* Wakes one waiter, unless two names share the slot: one would not
- * know the wake-up was not its own.  How many it woke (0 when none
- * sleeps, or on an error). */
-static long wake_slot(struct slot *s)
+/* Bumps WORD and wakes up to N of its sleepers: how many it woke (0 when
+ * none sleeps, or on an error). */
+static long wake_word(_Atomic uint32_t *word, int n)
 {
     int saved = errno;
     long woken;
 
-    atomic_fetch_add(&s->seq, 1);
-    woken = futex(&s->seq, FUTEX_WAKE, atomic_load(&s->mixed) ? INT_MAX : 1, NULL);
+    atomic_fetch_add(word, 1);
+    woken = futex(word, FUTEX_WAKE, (uint32_t)n, NULL);
     errno = saved;
     return woken > 0 ? woken : 0;
+}
+
+/* Wakes one waiter, unless two names share the slot: one would not
+ * know the wake-up was not its own. */
+static long wake_slot(struct slot *s)
+{
+    return wake_word(&s->seq, atomic_load(&s->mixed) ? INT_MAX : 1);
 }
 
 void scl_wake(const char *fname)
@@ -178,15 +184,7 @@ void scl_wake(const char *fname)
  * sleeps: 1, else 0. */
 static int wake_watcher(struct slot *s, int64_t turn_end)
 {
-    int saved = errno;
-    long woken;
-
-    if (atomic_load(&s->watched) != turn_end || atomic_load(&s->watcher) == 0)
-        return 0;
-    atomic_fetch_add(&s->watch_seq, 1);
-    woken = futex(&s->watch_seq, FUTEX_WAKE, 1, NULL);
-    errno = saved;
-    return woken > 0;
+    return atomic_load(&s->watched) == turn_end && atomic_load(&s->watcher) != 0 && wake_word(&s->watch_seq, 1) > 0;
 }
 
 /* *TID, asked the first time it is needed: a name nobody else waits for
@@ -307,19 +305,15 @@ void scl_wake_taken(size_t hash, struct scl_turn *t, int waiting)
     /* Written by the holder alone, once its link made it the holder. */
     if (s == NULL || !turns_for(s, fp))
         return;
-    if ((waiters = atomic_load(&s->waiters)) == 0) {
-        if (atomic_load(&s->owner) != 0)
-            atomic_store(&s->owner, 0); /* nobody waits: no turns */
-        return;
-    }
-    tid = known_tid(&t->tid);
-    if ((yielder = atomic_load(&s->yielder)) != 0 && yielder != tid)
+    if ((waiters = atomic_load(&s->waiters)) != 0 && (yielder = atomic_load(&s->yielder)) != 0 &&
+        yielder != known_tid(&t->tid))
         atomic_store(&s->yielder, 0); /* another has it: the time off ends */
     if (waiters <= (uint32_t)(waiting != 0)) {
         if (atomic_load(&s->owner) != 0)
             atomic_store(&s->owner, 0); /* nobody else waits: no turns */
         return;
     }
+    tid = known_tid(&t->tid);
     now = scl_monotonic_ns();
     if (atomic_load(&s->owner) == tid && ends_within(atomic_load(&s->turn_end), now, TURN_NS)) {
         if (!atomic_load(&s->looping))
@@ -364,9 +358,9 @@ static void note_name(struct slot *s, uint32_t fp)
 {
     uint32_t found = atomic_load(&s->name);
 
-    if (found == fp)
+    if (found == 0 && atomic_compare_exchange_strong(&s->name, &found, fp))
         return;
-    if ((found != 0 || !atomic_compare_exchange_strong(&s->name, &found, fp)) && found != fp && !atomic_load(&s->mixed))
+    if (found != fp && !atomic_load(&s->mixed))
         atomic_store(&s->mixed, 1);
 }
 
