@@ -60,8 +60,11 @@ SCL_HOT static atomic_int ready;
  * SWERVE_CLAIM_DIR names.  A host that never claims never touches it. */
 SCL_HOT static atomic_int pending;
 /* Where the directory is: what `pending` opens, and where it is made
- * again should its last member remove it. */
-static char place_path[PATH_MAX];
+ * again should its last member remove it.  SWERVE_CLAIM_DIR's copy in
+ * the settings, else place_buf: an exec'd image that only inherits the
+ * path writes no .bss page of its own for it (hot.h). */
+static char place_buf[PATH_MAX];
+SCL_HOT static const char *place_path = place_buf;
 /* The thread that holds `pending` at 2 (opening or making the directory),
  * or 0. */
 static _Atomic uintptr_t slot_owner;
@@ -69,7 +72,7 @@ static _Atomic uintptr_t slot_owner;
  * or where this process made its directory): made there by the first
  * process that needs it, never swapped for a directory of one's own
  * (siblings would then miss each other's claims). */
-static atomic_int place_reserved;
+SCL_HOT static atomic_int place_reserved;
 SCL_HOT static atomic_int dir_fd = -1;
 SCL_HOT static _Atomic pid_t member_pid;
 static atomic_uint generation;
@@ -131,8 +134,9 @@ void scl_dir_attach_later(void)
 {
     const char *path = scl_settings()->claim_dir;
 
-    if (path[0] == '\0' || atomic_load(&ready) || scl_concat(place_path, sizeof place_path, path, (char *)NULL) != 0)
+    if (path[0] == '\0' || atomic_load(&ready))
         return;
+    place_path = path;
     /* An exec'd worker of a server whose directory nobody has needed yet
      * makes it where its siblings will look, and registers the parent
      * that forked it there: the image that exec'd had the place, so that
@@ -470,8 +474,9 @@ void scl_dir_reserve(void)
     if (scl_dir_in_use() || base[0] == '\0')
         return; /* an unusable base says why when a claim needs it */
     random_chars(rnd);
-    if (scl_concat(place_path, sizeof place_path, base, "/" SCL_DIR_PREFIX, rnd, (char *)NULL) != 0)
+    if (scl_concat(place_buf, sizeof place_buf, base, "/" SCL_DIR_PREFIX, rnd, (char *)NULL) != 0)
         return;
+    place_path = place_buf;
     atomic_store(&creator_pid, getpid());
     atomic_store(&place_reserved, 1);
     atomic_store(&pending, 1);
@@ -801,8 +806,10 @@ static int create_locked(void)
     atomic_store(&creator_pid, getpid());
     /* Its place from now on: should its last member remove it, this
      * process and its children make it again there, not each one its own. */
-    if (scl_concat(place_path, sizeof place_path, dir_path, (char *)NULL) == 0)
+    if (scl_concat(place_buf, sizeof place_buf, dir_path, (char *)NULL) == 0) {
+        place_path = place_buf;
         atomic_store(&place_reserved, 1);
+    }
     scl_debug("made claim directory %s", dir_path);
     return atomic_load(&dir_fd);
 }

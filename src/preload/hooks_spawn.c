@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include "export.h"
+#include "hot.h"
 #include "image_env.h"
 #include "lifecycle.h"
 #include "real.h"
@@ -204,7 +205,9 @@ struct piped {
 
 static pthread_mutex_t piped_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct piped *piped_streams;
-static atomic_int piped_count; /* how many, read without the lock */
+/* How many, read without the lock by every fclose: hot (hot.h), as a
+ * program's last fclose at exit would otherwise fault in a .bss page. */
+SCL_HOT static atomic_int piped_count;
 
 /*
  * popen holds piped_lock across its posix_spawn, as glibc holds its own
