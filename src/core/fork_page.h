@@ -1,8 +1,8 @@
 /*
- * The fork page: the one page the fork path writes, which holds the
- * library's one lock (for its slow paths only: making the claim
- * directory, registering this process, its journal) and the table of
- * children (children.c).
+ * The fork page: the one page the fork path writes, which holds the lock
+ * of the engine's slow paths (making the claim directory, registering
+ * this process, its journal; the PostgreSQL session has its own) and the
+ * table of children (children.c).
  *
  * After every fork, the first write to each page a process still shares
  * with its child costs a copy-on-write fault (several microseconds on a

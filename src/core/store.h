@@ -3,6 +3,7 @@
  * process lifecycle (src/preload) talk only to this interface, so that a
  * second store (PostgreSQL advisory locks, for servers on several
  * machines) can plug in beside the filesystem one without touching them.
+ * What a store does for the tools is in store_admin.h.
  *
  * Keys and wait state are the store's own: the callers only hold them.
  */
@@ -16,34 +17,6 @@
 
 /* A claim name as a store knows it: made by key_new(), once per handle. */
 struct scl_key;
-
-/* One holder or waiter of a claim, as the tools list them.  In a shared
- * store, what the server knows of a session (its number, role, address)
- * is apart from what the session says of itself (its host and pid), which
- * no server checks: the tools never present the one as the other. */
-struct scl_listed {
-    const char *name;    /* as the application wrote it */
-    int held;            /* 1 its holder, 0 a waiter */
-    int foreign;         /* 1 a session that is not the library's: host is then its address, pid 0 */
-    const char *host;    /* the host the library's session says it runs on, else its address; "" unknown */
-    long pid;            /* its process there, as the session says; 0 when unknown */
-    long session;        /* its session in the store's server, 0 when none */
-    const char *role;    /* the session's role, as the server knows it; "" unknown or none */
-    const char *address; /* where it connects from, as the server saw it ("[local]"); "" unknown */
-    const char *says;    /* what the session calls itself, unverified; "" nothing */
-    time_t connected;    /* when the session began, 0 when unknown */
-    time_t since;        /* held or waiting since, 0 when unknown */
-    uint64_t token;      /* the hold's fencing token, 0 when unknown or waiting */
-};
-typedef void scl_listed_fn(const struct scl_listed *row, void *arg);
-
-/* Who can reach a shared store, as init() leaves it. */
-struct scl_store_access {
-    char database[64];    /* its database's name */
-    int public_connects;  /* 1 every role may connect, and so take any claim */
-    int members_connect;  /* 1 the claims' role may connect */
-    long foreign_holders; /* claims held now by sessions that are not the library's */
-};
 
 /* The lifecycle's iterator over this process's children (children.h):
  * calls FN for every child it recorded; -1 when some went unrecorded. */
@@ -125,27 +98,6 @@ struct scl_store_ops {
     /* This process is about to chroot: what it must reach afterwards is
      * opened (or made) now, while its paths still lead there. */
     void (*before_chroot)(void);
-
-    /* ---- the tools (swerve-claim), never the API's callers or the hooks.
-     * NULL where the tool reads the store itself: the filesystem's claim
-     * directories are its inventory.c's to read. */
-
-    /* Calls EACH for every holder and waiter of the namespace in use:
-     * 0, or -1 with errno. */
-    int (*list)(scl_listed_fn *each, void *arg);
-    /* Ends the session that holds NAME, and so every claim it holds
-     * (release --force): 1 and *WHO, 0 when nobody holds it, or -1 with
-     * errno. */
-    int (*end_holder)(const char *name, struct scl_listed *who);
-    /* Creates what the store needs (its schema), and when DEDICATED says
-     * the database is the claims' own, shuts every other role out: 0 and
-     * *ACCESS, or -1 with errno. */
-    int (*init)(int dedicated, struct scl_store_access *access);
-    /* What this process holds must outlive its exec (swerve-claim run
-     * hands its claim to the command): 0, or -1 with errno. */
-    int (*keep_across_exec)(void);
-    /* The last message the store's server gave this process, or NULL. */
-    const char *(*reason)(void);
 };
 
 /* The store in use: PostgreSQL when SWERVE_CLAIM_STORE is set, else the

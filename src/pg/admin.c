@@ -1,5 +1,6 @@
-/* The PostgreSQL store's operations for the tools: list, release --force,
- * db init.  They run in swerve-claim, never in a host under the shim. */
+/* The PostgreSQL store's operations for the tools (store_admin.h): list,
+ * release --force, db init.  Built into libscl_admin.la: they run in
+ * swerve-claim, never in a host under the shim. */
 #include "config.h"
 
 #include "pg.h"
@@ -7,6 +8,7 @@
 #include "session.h"
 #include "settings.h"
 #include "sigsafe.h"
+#include "store_admin.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -110,7 +112,7 @@ static int each_row(const char *sql, const char *only, scl_listed_fn *each, void
     return 0;
 }
 
-int scl_pg_list(scl_listed_fn *each, void *arg)
+static int scl_pg_list(scl_listed_fn *each, void *arg)
 {
     return each_row(list_sql, "", each, arg);
 }
@@ -131,7 +133,7 @@ static void remember(const struct scl_listed *row, void *arg)
     }
 }
 
-int scl_pg_end_holder(const char *name, struct scl_listed *who)
+static int scl_pg_end_holder(const char *name, struct scl_listed *who)
 {
     static const char end_sql[] =
         "SELECT " ROW_COLUMNS ", pg_terminate_backend(backend) "
@@ -186,7 +188,7 @@ static int read_access(const struct scl_libpq *pq, struct scl_store_access *acce
     return 0;
 }
 
-int scl_pg_init(int dedicated, struct scl_store_access *access)
+static int scl_pg_init(int dedicated, struct scl_store_access *access)
 {
     const struct scl_libpq *pq;
     int err = EIO, r = -1;
@@ -213,3 +215,13 @@ int scl_pg_init(int dedicated, struct scl_store_access *access)
     errno = err;
     return r;
 }
+
+const struct scl_store_admin scl_store_pg_admin = {
+    .name = "PostgreSQL",
+    .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA,
+    .list = scl_pg_list,
+    .end_holder = scl_pg_end_holder,
+    .init = scl_pg_init,
+    .keep_across_exec = scl_pg_keep_across_exec,
+    .reason = scl_pg_reason,
+};

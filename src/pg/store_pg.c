@@ -573,9 +573,4 @@ const struct scl_store_ops scl_store_pg = {
     .process_ends = pg_process_ends,
     .becoming_user = pg_becoming_user,
     .before_chroot = pg_before_chroot,
-    .list = scl_pg_list,
-    .end_holder = scl_pg_end_holder,
-    .init = scl_pg_init,
-    .keep_across_exec = scl_pg_keep_across_exec,
-    .reason = scl_pg_reason,
 };

@@ -1,7 +1,8 @@
 /*
  * The process lifecycle, as the hooks see it: load, fork, reaping a child,
- * and the end of this process.  Everything called from a hook is
- * async-signal-safe.
+ * exec and the end of this process, each handed to the store in use as
+ * its lifecycle operation (store.h says what each store must do there).
+ * Everything called from a hook is async-signal-safe.
  */
 #ifndef SCL_LIFECYCLE_H
 #define SCL_LIFECYCLE_H
@@ -12,23 +13,22 @@
  * fork, exec, privilege and chroot hooks call it first, since another
  * library's constructor may call them before ours runs.  The exit and
  * wait hooks need not: the real functions they call are bound by
- * scl_real() on demand, and with no claim directory they have nothing to
- * do. */
+ * scl_real() on demand, and a store that was never used has nothing
+ * for them to do. */
 void scl_lifecycle_init(void);
 
 /* The parent's side of a successful fork. */
 void scl_forked(pid_t child);
 
-/* A child was reaped (exited or killed): clears the claims it held. */
+/* A child was reaped (exited or killed): what it held is freed. */
 void scl_child_reaped(pid_t child);
 
-/* This process is about to exec: releases its claims, keeping its
- * registration for the new image, which has the same pid. */
+/* This process is about to exec: what it holds is released; what the new
+ * image needs to join the same claims is kept. */
 void scl_process_execs(void);
 
 /* This process is about to end (exit, _exit, _Exit, quick_exit, return
- * from main): releases its claims; the last member removes the claim
- * directory.  Runs once per process. */
+ * from main): what it holds is released.  Runs once per process. */
 void scl_process_ending(void);
 
 /* 1 when the host's close() is the shim's (hooks_fd.c): not when the

@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include "settings.h"
-#include "store.h"
+#include "store_admin.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -69,11 +69,11 @@ int tool_db(int argc, char **argv)
     }
     if (optind != argc)
         return tool_usage_error("db init takes no arguments");
-    if (scl_store()->init == NULL) {
+    if (!(scl_store_admin()->can & SCL_ADMIN_SCHEMA)) {
         tool_error("db init: SWERVE_CLAIM_STORE is not set: the claims are in local directories, which need no set-up");
         return TOOL_USAGE;
     }
-    if (scl_store()->init(dedicated, &access) != 0) {
+    if (scl_store_admin()->init(dedicated, &access) != 0) {
         char said[8];
         int err = errno, unsaid = tool_store_reason(said, sizeof said) == NULL;
         errno = err;

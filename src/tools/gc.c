@@ -6,7 +6,7 @@
 #include "holder.h"
 #include "inventory.h"
 #include "retire.h"
-#include "store.h"
+#include "store_admin.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -39,7 +39,7 @@ int tool_gc(int argc, char **argv)
     }
     if (optind != argc)
         return tool_usage_error("gc takes no arguments");
-    if (scl_store()->list != NULL) {
+    if (scl_store_admin()->can & SCL_ADMIN_SESSIONS) {
         tool_say(
             "nothing to collect: with SWERVE_CLAIM_STORE, the server frees a claim when its holder's session ends");
         return TOOL_OK;

@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "inventory.h"
-#include "store.h"
+#include "store_admin.h"
 #include "table.h"
 #include "tool.h"
 
@@ -199,7 +199,7 @@ static int list_any(const struct listing *l)
                                     .pid = l->pid,
                                     .host = l->host };
 
-    return scl_store()->list != NULL ? tool_list_store(&s) : list_once(l);
+    return scl_store_admin()->can & SCL_ADMIN_SESSIONS ? tool_list_store(&s) : list_once(l);
 }
 
 /* --watch: the listing again every PERIOD seconds, like watch(1), until
@@ -272,9 +272,9 @@ int tool_list(int argc, char **argv)
     }
     if (optind != argc)
         return tool_usage_error("list takes no arguments");
-    if (scl_store()->list != NULL && l.server != NULL)
+    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && l.server != NULL)
         return tool_usage_error("list: --server is for local claim directories, not SWERVE_CLAIM_STORE");
-    if (scl_store()->list == NULL && l.host != NULL)
+    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && l.host != NULL)
         return tool_usage_error("list: --pid PID@HOST is for SWERVE_CLAIM_STORE: local claims are this host's");
     if (period > 0)
         watch(&l, period);

@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include "settings.h"
-#include "store.h"
+#include "store_admin.h"
 #include "table.h"
 #include "tool.h"
 
@@ -176,7 +176,7 @@ int tool_list_store(const struct tool_store_listing *want)
     }
     if ((l.table = table_new("claims", cols, l.nshown, (enum table_style)want->style, want->noheadings)) == NULL)
         return TOOL_FAILURE;
-    if (scl_store()->list(add, &l) != 0) {
+    if (scl_store_admin()->list(add, &l) != 0) {
         snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
         tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
         r = TOOL_FAILURE;

@@ -6,7 +6,7 @@
 #include "holder.h"
 #include "inventory.h"
 #include "settings.h"
-#include "store.h"
+#include "store_admin.h"
 #include "tool.h"
 #include "wake.h"
 
@@ -24,7 +24,7 @@ static int release_in_store(const char *name)
 {
     struct scl_listed who;
     char session[200], says[300], what[100], token[40];
-    int r = scl_store()->end_holder(name, &who);
+    int r = scl_store_admin()->end_holder(name, &who);
 
     if (r < 0) {
         snprintf(what, sizeof what, "releasing '%s'", name);
@@ -76,7 +76,7 @@ int tool_release(int argc, char **argv)
     if (!force)
         return tool_usage_error("release removes a claim behind its holder's back: say --force");
     name = argv[optind];
-    if (scl_store()->end_holder != NULL) {
+    if (scl_store_admin()->can & SCL_ADMIN_SESSIONS) {
         if (server != NULL)
             return tool_usage_error("release: --server is for local claim directories, not SWERVE_CLAIM_STORE");
         return release_in_store(name);

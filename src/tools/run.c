@@ -24,7 +24,7 @@
 #include "sigsafe.h"
 #include "dir.h"
 #include "swerve/claim.h"
-#include "store.h"
+#include "store_admin.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -142,9 +142,9 @@ static void describe_holder(const char *name, char *out, size_t cap)
     struct inv_dir d;
 
     out[0] = '\0';
-    if (scl_store()->list != NULL) {
+    if (scl_store_admin()->can & SCL_ADMIN_SESSIONS) {
         struct holder_seen h = { name, out, cap };
-        (void)scl_store()->list(remember_holder, &h);
+        (void)scl_store_admin()->list(remember_holder, &h);
         return;
     }
     if (inv_load_dir(joined, &d) != 0)
@@ -210,8 +210,7 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
         char token[24];
         snprintf(token, sizeof token, "%llu", (unsigned long long)issued);
         o.stage = issued == 0 ? STAGE_TOKEN : STAGE_EXEC;
-        if (issued != 0 && setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0 &&
-            (scl_store()->keep_across_exec == NULL || scl_store()->keep_across_exec() == 0))
+        if (issued != 0 && setenv("SWERVE_CLAIM_TOKEN", token, 1) == 0 && scl_store_admin()->keep_across_exec() == 0)
             execvp(command[0], command);
     }
     o.err = errno;
@@ -223,7 +222,7 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
  * preloaded library does when it reaps a child and when it exits. */
 static int leave(struct swerve_claim *claim, pid_t command, int status)
 {
-    int dirfd = scl_store()->list == NULL ? scl_dir_claims_fd() : -1;
+    int dirfd = scl_store_admin()->can & SCL_ADMIN_DIRECTORIES ? scl_dir_claims_fd() : -1;
 
     swerve_claim_free(claim);
     if (dirfd >= 0) {
@@ -286,11 +285,11 @@ int tool_run(int argc, char **argv)
         tool_error("run needs a COMMAND after the claim name");
         return TOOL_USAGE;
     }
-    if (scl_store()->list != NULL && server != NULL) {
+    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && server != NULL) {
         swerve_claim_free(claim);
         return tool_usage_error("run: --server is for local claim directories, not SWERVE_CLAIM_STORE");
     }
-    if (scl_store()->list == NULL && join(server) != 0) {
+    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && join(server) != 0) {
         swerve_claim_free(claim);
         return TOOL_FAILURE;
     }

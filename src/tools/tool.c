@@ -7,7 +7,7 @@
 #include "inventory.h"
 #include "layout.h"
 #include "sigsafe.h"
-#include "store.h"
+#include "store_admin.h"
 #include "table.h"
 #include "tool.h"
 
@@ -144,7 +144,7 @@ void tool_format_time(time_t t, int json, char *out, size_t cap)
 
 const char *tool_store_reason(char *out, size_t cap)
 {
-    const char *said = scl_store()->reason != NULL ? scl_store()->reason() : NULL;
+    const char *said = scl_store_admin()->reason();
     size_t n = 0;
     int gap = 0; /* 1 a space, 2 a line's end, before what comes next */
 

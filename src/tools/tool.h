@@ -64,7 +64,7 @@ void tool_format_time(time_t t, int json, char *out, size_t cap);
 int tool_parse_exit_code(const char *s, int *out);
 
 /* Where `run` keeps its claims when no --server names a directory: BASE
- * and NAME of the user's own namespace (tool_run.c says where), its
+ * and NAME of the user's own namespace (tool.c says where), its
  * directories made first when CREATE. */
 int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create);
 

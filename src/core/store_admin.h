@@ -1,0 +1,88 @@
+/*
+ * What a claim store does for the tools (swerve-claim), and only for
+ * them: this is built into libscl_admin.la, which the tools link and the
+ * preloaded library does not, so that no host under the shim carries the
+ * tools' code (store.h is what the API and the hooks use).
+ *
+ * A store says what it can do in one set of capabilities, `can`; an
+ * operation outside its set is NULL, and the tools ask `can`, never the
+ * pointer.
+ */
+#ifndef SCL_STORE_ADMIN_H
+#define SCL_STORE_ADMIN_H
+
+#include "store.h"
+
+#include <stdint.h>
+#include <time.h>
+
+/* One holder or waiter of a claim, as the tools list them.  In a shared
+ * store, what the server knows of a session (its number, role, address)
+ * is apart from what the session says of itself (its host and pid), which
+ * no server checks: the tools never present the one as the other. */
+struct scl_listed {
+    const char *name;    /* as the application wrote it */
+    int held;            /* 1 its holder, 0 a waiter */
+    int foreign;         /* 1 a session that is not the library's: host is then its address, pid 0 */
+    const char *host;    /* the host the library's session says it runs on, else its address; "" unknown */
+    long pid;            /* its process there, as the session says; 0 when unknown */
+    long session;        /* its session in the store's server, 0 when none */
+    const char *role;    /* the session's role, as the server knows it; "" unknown or none */
+    const char *address; /* where it connects from, as the server saw it ("[local]"); "" unknown */
+    const char *says;    /* what the session calls itself, unverified; "" nothing */
+    time_t connected;    /* when the session began, 0 when unknown */
+    time_t since;        /* held or waiting since, 0 when unknown */
+    uint64_t token;      /* the hold's fencing token, 0 when unknown or waiting */
+};
+typedef void scl_listed_fn(const struct scl_listed *row, void *arg);
+
+/* Who can reach a shared store, as init() leaves it. */
+struct scl_store_access {
+    char database[64];    /* its database's name */
+    int public_connects;  /* 1 every role may connect, and so take any claim */
+    int members_connect;  /* 1 the claims' role may connect */
+    long foreign_holders; /* claims held now by sessions that are not the library's */
+};
+
+/* What a store can do for the tools. */
+enum scl_admin_can {
+    /* Its holders are processes of this machine, in claim directories the
+     * tools read, clear and join (a server's, by --server). */
+    SCL_ADMIN_DIRECTORIES = 1u << 0,
+    /* Its holders are sessions of a server, which it lists (list()) and
+     * ends (end_holder()), from any machine. */
+    SCL_ADMIN_SESSIONS = 1u << 1,
+    /* It makes what it needs in its server, and may shut others out of
+     * it (init(): db init). */
+    SCL_ADMIN_SCHEMA = 1u << 2,
+};
+
+struct scl_store_admin {
+    const char *name; /* the store, as the tools' messages name it */
+    unsigned can;     /* enum scl_admin_can */
+
+    /* SCL_ADMIN_SESSIONS: calls EACH for every holder and waiter of the
+     * namespace in use: 0, or -1 with errno. */
+    int (*list)(scl_listed_fn *each, void *arg);
+    /* SCL_ADMIN_SESSIONS: ends the session that holds NAME, and so every
+     * claim it holds (release --force): 1 and *WHO, 0 when nobody holds
+     * it, or -1 with errno. */
+    int (*end_holder)(const char *name, struct scl_listed *who);
+    /* SCL_ADMIN_SCHEMA: creates what the store needs (its schema), and
+     * when DEDICATED says the database is the claims' own, shuts every
+     * other role out: 0 and *ACCESS, or -1 with errno. */
+    int (*init)(int dedicated, struct scl_store_access *access);
+
+    /* Every store: what this process holds is made to outlive its exec
+     * (swerve-claim run hands its claim to the command): 0, or -1 with
+     * errno. */
+    int (*keep_across_exec)(void);
+    /* Every store: the last message its server gave this process, or
+     * NULL. */
+    const char *(*reason)(void);
+};
+
+/* The store in use, as scl_store() chooses it. */
+const struct scl_store_admin *scl_store_admin(void);
+
+#endif
