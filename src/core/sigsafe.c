@@ -126,6 +126,19 @@ int scl_open_dir_at(int dirfd, const char *name)
     return fd;
 }
 
+int scl_unlink_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+    struct stat now;
+
+    if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (now.st_dev != dev || now.st_ino != ino) {
+        errno = ESTALE;
+        return -1;
+    }
+    return unlinkat(dirfd, name, 0);
+}
+
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
 {
     struct stat before;

@@ -65,6 +65,13 @@ int scl_open_dir_at(int dirfd, const char *name);
  */
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
 
+/* Unlinks NAME of DIRFD only while it is still the inode DEV/INO (what
+ * somebody put in its place in between stays): 0, or -1 with errno
+ * (ESTALE: another inode stands there now).  Between the look and the
+ * unlink the name may still change: callers that others race for it
+ * hold a lock that orders them (holder.c's flock). */
+int scl_unlink_if_same(int dirfd, const char *name, dev_t dev, ino_t ino);
+
 /* Calls FN for every entry of the directory DIRFD, from getdents64 on a
  * stack buffer (opendir() allocates) and a descriptor of its own (the
  * shared one's offset is not ours to move).  Stops at the first non-zero

@@ -12,18 +12,9 @@
 
 int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
 {
-    struct stat now;
-
-    if (fstatat(dirfd, fname, &now, AT_SYMLINK_NOFOLLOW) != 0)
+    if (scl_unlink_if_same(dirfd, fname, dev, ino) != 0)
         return -1;
-    if (now.st_dev != dev || now.st_ino != ino) {
-        errno = ESTALE;
-        return -1;
-    }
-    if (unlinkat(dirfd, fname, 0) != 0)
-        return -1;
-    if (fname[0] != '.')
-        scl_wake(fname); /* a cleared claim: its waiters may take it */
+    scl_wake(fname); /* its waiters may take it */
     return 0;
 }
 

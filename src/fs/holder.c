@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include "claim.h"
 #include "holder.h"
 #include "scratch.h"
 #include "sigsafe.h"
@@ -112,14 +111,19 @@ struct clearing {
     unsigned scan_left;
 };
 
-/* Unlinks claim FNAME when it still links to the inode being cleared. */
+/* Unlinks claim FNAME when it still links to the inode being cleared,
+ * and wakes its waiters (claim.h's scl_claim_remove_if_same(), one level
+ * down: claim.c calls this file, not the other way round). */
 static int clear_claim(const char *fname, void *arg)
 {
     struct clearing *c = arg;
     int saved = errno;
 
-    if (scl_claim_remove_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0 && c->to_find > 0)
-        c->to_find--;
+    if (scl_unlink_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0) {
+        scl_wake(fname);
+        if (c->to_find > 0)
+            c->to_find--;
+    }
     errno = saved;
     return c->to_find == 0; /* all found: the rest of the journal is history */
 }
@@ -177,7 +181,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
     if (also_claim != NULL)
         (void)clear_claim(also_claim, &c);
     scl_holder_path(path, id.pid);
-    if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_claim_remove_if_same(dirfd, path, st.st_dev, st.st_ino) == 0) {
+    if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_unlink_if_same(dirfd, path, st.st_dev, st.st_ino) == 0) {
         /* Its page of times goes with it (times.h): only the tools read it. */
         scl_times_path(path, id.pid);
         if (topfd >= 0)

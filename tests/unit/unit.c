@@ -315,6 +315,44 @@ START_TEST(test_prefix_and_contains)
 }
 END_TEST
 
+/* A clearer unlinks a name only while it is the inode it looked at: one
+ * another process put there since stays. */
+START_TEST(test_unlink_if_same_leaves_a_replacement)
+{
+    char dir[] = "/tmp/scl-unit-unlink.XXXXXX";
+    struct stat first;
+    int dirfd, fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(dirfd, 0);
+    fd = openat(dirfd, "name", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(fstatat(dirfd, "name", &first, 0), 0);
+    /* Replaced by another inode (made while the first still exists, so
+     * that it cannot reuse its number): left, ESTALE. */
+    fd = openat(dirfd, "other", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(renameat(dirfd, "other", dirfd, "name"), 0);
+    errno = 0;
+    ck_assert_int_eq(scl_unlink_if_same(dirfd, "name", first.st_dev, first.st_ino), -1);
+    ck_assert_int_eq(errno, ESTALE);
+    ck_assert_int_eq(faccessat(dirfd, "name", F_OK, 0), 0);
+    /* The inode it looked at: unlinked. */
+    ck_assert_int_eq(fstatat(dirfd, "name", &first, 0), 0);
+    ck_assert_int_eq(scl_unlink_if_same(dirfd, "name", first.st_dev, first.st_ino), 0);
+    ck_assert_int_ne(faccessat(dirfd, "name", F_OK, 0), 0);
+    /* Gone: ENOENT. */
+    errno = 0;
+    ck_assert_int_eq(scl_unlink_if_same(dirfd, "name", first.st_dev, first.st_ino), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    close(dirfd);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* A path one byte longer than a path can be. */
 static char *too_long_path(void)
 {
@@ -1033,6 +1071,7 @@ static Suite *suite(void)
 
     tcase_add_test(strings, test_concat_fits_or_says_so);
     tcase_add_test(strings, test_prefix_and_contains);
+    tcase_add_test(strings, test_unlink_if_same_leaves_a_replacement);
     suite_add_tcase(s, strings);
 
     tcase_add_test(settings, test_settings_defaults);
