@@ -18,7 +18,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$build" -I"$src/src/core"
     -I"$src/src/fs")
-core=("$src/src/core/names.c" "$src/src/core/sha256.c")
+core=("$src/src/fs/names.c" "$src/src/fs/sha256.c")
 declare -A sources=(
     [names]="${core[*]}"
     [holder]="${core[*]} $src/src/fs/holder.c $src/src/fs/claim.c $src/src/core/sigsafe.c $src/src/core/scratch.c $src/src/core/proc.c $src/src/fs/wake.c $src/src/fs/times.c"

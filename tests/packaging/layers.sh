@@ -16,6 +16,7 @@ src/tools/gc.c retire.h
 src/tools/inventory.c holder.h
 src/tools/inventory.c layout.h
 src/tools/inventory.c retire.h
+src/tools/inventory.h names.h
 src/tools/inventory.h times.h
 src/tools/release.c claim.h
 src/tools/release.c holder.h
