@@ -82,6 +82,14 @@ struct scl_store_admin {
     const char *(*reason)(void);
 };
 
+/* How a store's code for the tools tells a person what went wrong (a
+ * directory it will not read): through the tool's own printer, which
+ * escapes what it prints (names and paths may be anybody's).  The tool
+ * sets it before its first operation; until then nothing is said. */
+typedef void scl_admin_report_fn(const char *fmt, ...);
+void scl_admin_set_report(scl_admin_report_fn *fn);
+void scl_admin_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The store in use, as scl_store() chooses it. */
 const struct scl_store_admin *scl_store_admin(void);
 

@@ -11,6 +11,7 @@
  *                                 [--conflict-exit-code N] NAME -- COMMAND...
  *   swerve-claim db init [--dedicated]
  */
+#include "store_admin.h"
 #include "config.h"
 
 #include "settings.h"
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
 
     /* Names in the application's bytes: shown as the terminal's characters. */
     setlocale(LC_ALL, "");
+    scl_admin_set_report(tool_error);
     tool_base = scl_settings()->base_dir;
     while ((c = tool_getopt(argc, argv, "hV", opts)) != -1) {
         switch (c) {

@@ -13,11 +13,6 @@ admin=$(dirname "$lib")/libscl_admin.a
 
 REACHES='src/tools/gc.c holder.h
 src/tools/gc.c retire.h
-src/tools/inventory.c holder.h
-src/tools/inventory.c layout.h
-src/tools/inventory.c retire.h
-src/tools/inventory.h names.h
-src/tools/inventory.h times.h
 src/tools/release.c claim.h
 src/tools/release.c holder.h
 src/tools/release.c wake.h

@@ -6,7 +6,9 @@
 #include "proc.h"
 #include "retire.h"
 #include "sigsafe.h"
-#include "tool.h"
+#include "store_admin.h"
+#include "times.h"
+#include "names.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -432,9 +434,9 @@ static int refuse(const struct inv_dir *d)
     char owner[300];
 
     inv_owner_name(d->owner, owner, sizeof owner);
-    tool_error("%s, of %s: more than %d entries in its claims/ directory, not read; "
-               "its owner can remove what it does not know there",
-               d->path, owner, INV_MAX_ENTRIES);
+    scl_admin_report("%s, of %s: more than %d entries in its claims/ directory, not read; "
+                     "its owner can remove what it does not know there",
+                     d->path, owner, INV_MAX_ENTRIES);
     errno = E2BIG;
     return -1;
 }

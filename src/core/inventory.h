@@ -3,15 +3,15 @@
  * the directories of this user (of all users, for root), their members
  * (processes alive, gone, or whose pid now belongs to another process, and
  * what each waits for) and every held claim, with its name as the
- * application wrote it and when it was taken.  Used by the swerve-claim
- * tool, never by the preloaded library.
+ * application wrote it and when it was taken: the listing of a store of
+ * SCL_ADMIN_DIRECTORIES (store_admin.h).  Defined by src/fs/inventory.c,
+ * in libscl_admin: used by the swerve-claim tool, never by the preloaded
+ * library.
  */
 #ifndef SCL_INVENTORY_H
 #define SCL_INVENTORY_H
 
-#include "names.h"
 #include "proc.h"
-#include "times.h"
 
 #include <limits.h>
 #include <sys/types.h>
