@@ -96,4 +96,39 @@ const char *inv_proc_state(const struct inv_proc *p);
 /* "live", "orphaned" (its master has ended) or "abandoned" (everybody has). */
 const char *inv_dir_state(const struct inv_dir *d);
 
+/*
+ * What the tools do to claim directories, with the library's own code
+ * (src/fs/admin_fs.c).
+ */
+
+/* The names the tools' messages give to a directory's claims directory
+ * and its wake file. */
+extern const char inv_claims_dir[], inv_wake_file[];
+
+/* 1 when NAME (the last part of a path) is a claim directory's name. */
+int inv_is_dir_name(const char *name);
+
+/* Clears the claims and the holder file of member PID of the directory
+ * open as CLAIMSFD and TOPFD (inv_open_dir()), as the library clears a
+ * dead holder: under its holder file's lock, and only while it is dead.
+ * 0, or -1 with errno. */
+int inv_clear_dead(int claimsfd, int topfd, pid_t pid);
+
+/* Removes the claim directory at PATH, clearing its dead holders first,
+ * unless a live member is left: 0, or -1 with errno (EBUSY). */
+int inv_remove_dir(const char *path);
+
+/* release --force, in the directory open as CLAIMSFD and TOPFD: tells
+ * every holder there that a claim may have been taken from it (each
+ * checks whose a name is before its next release), then unlinks claim C
+ * while it is still the link the tool looked at.  0, or -1 with errno
+ * (ESTALE: it was released and taken again meanwhile); *TOLD is 0 when
+ * the holders could not be told (and nothing was unlinked). */
+int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, int *told);
+
+/* Makes this process use the claim directory BASE/NAME, made when it is
+ * not there (swerve-claim run's namespace): 0, or -1 with errno (EPERM:
+ * it is not this user's). */
+int inv_use_named(const char *base, const char *name);
+
 #endif

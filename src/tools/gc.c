@@ -3,9 +3,7 @@
  * clearing. */
 #include "config.h"
 
-#include "holder.h"
 #include "inventory.h"
-#include "retire.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -54,7 +52,7 @@ int tool_gc(int argc, char **argv)
 
         fd = inv_open_dir(d->path, &topfd);
         if (fd < 0) {
-            tool_error("%s/" SCL_CLAIMS_DIR ": %s", d->path, strerror(errno));
+            tool_error("%s/%s: %s", d->path, inv_claims_dir, strerror(errno));
             failed = 1;
             continue;
         }
@@ -64,7 +62,7 @@ int tool_gc(int argc, char **argv)
                 continue;
             /* The same race-free clearing the library does: under the
              * holder's flock, and only while it is dead.  Said once done. */
-            if (!dry && scl_holder_clear(fd, topfd, p->pid, SCL_CLEAR_IF_DEAD) < 0) {
+            if (!dry && inv_clear_dead(fd, topfd, p->pid) != 0) {
                 tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
                 failed = 1;
                 continue;
@@ -77,7 +75,7 @@ int tool_gc(int argc, char **argv)
         close(fd);
         close(topfd);
         if (!d->live) {
-            if (!dry && scl_retire_path(d->path, 0, 0) != 0) {
+            if (!dry && inv_remove_dir(d->path) != 0) {
                 tool_error("removing %s: %s", d->path, strerror(errno));
                 failed = 1;
             } else {

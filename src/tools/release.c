@@ -2,13 +2,10 @@
  * it, loudly when its holder is alive; its holder is told (wake.h). */
 #include "config.h"
 
-#include "claim.h"
-#include "holder.h"
 #include "inventory.h"
 #include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
-#include "wake.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,21 +101,19 @@ int tool_release(int argc, char **argv)
         tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
                    (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
     {
-        int topfd, fd = inv_open_dir(found_dir->path, &topfd);
-        /* The holder is told first (wake.h): its late release must then
-         * check whose the name is.  Only the claim we looked at goes: one
-         * taken since stays. */
-        if (fd >= 0 && scl_wake_revoke(topfd) != 0) {
-            tool_error("releasing '%s' in %s: cannot tell its holder through %s/" SCL_WAKE_FILE
+        int topfd, told = 1, fd = inv_open_dir(found_dir->path, &topfd);
+        /* Only the claim we looked at goes: one taken since stays. */
+        if (fd >= 0 && inv_release_forced(fd, topfd, found, &told) == 0) {
+            tool_say("released '%s' in %s", name, found_dir->path);
+        } else if (!told) {
+            tool_error("releasing '%s' in %s: cannot tell its holder through %s/%s"
                        " (%s): run this as root or as the directory's owner",
-                       name, found_dir->path, found_dir->path, strerror(errno));
+                       name, found_dir->path, found_dir->path, inv_wake_file, strerror(errno));
             r = TOOL_FAILURE;
-        } else if (fd < 0 || scl_claim_remove_if_same(fd, found->fname, found->dev, found->ino) != 0) {
+        } else {
             tool_error("releasing '%s' in %s: %s", name, found_dir->path,
                        errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
             r = TOOL_FAILURE;
-        } else {
-            tool_say("released '%s' in %s", name, found_dir->path);
         }
         if (fd >= 0) {
             close(fd);

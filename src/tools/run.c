@@ -19,11 +19,10 @@
  */
 #include "config.h"
 
-#include "holder.h"
 #include "inventory.h"
 #include "sigsafe.h"
-#include "dir.h"
 #include "swerve/claim.h"
+#include "store.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -101,7 +100,7 @@ static int join(const char *server)
         (void)tool_run_namespace(path, sizeof path, name, sizeof name, 1);
         base = path;
     }
-    r = scl_dir_use_named(base, name);
+    r = inv_use_named(base, name);
     if (r != 0)
         explain_namespace(base, name, errno);
     snprintf(joined, sizeof joined, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name);
@@ -218,17 +217,24 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     _exit(TOOL_FAILURE);
 }
 
-/* Clears what the command held and leaves the namespace, as the
- * preloaded library does when it reaps a child and when it exits. */
+/* The children left when run leaves: none, its command was reaped. */
+static int no_children(void (*fn)(pid_t pid, void *arg), void *arg)
+{
+    (void)fn;
+    (void)arg;
+    return 0;
+}
+
+/* Clears what the command held and leaves the namespace, through the
+ * store's own operations for a reaped child and a process that ends (as
+ * one that forked: the last to leave removes the directory). */
 static int leave(struct swerve_claim *claim, pid_t command, int status)
 {
-    int dirfd = scl_store_admin()->can & SCL_ADMIN_DIRECTORIES ? scl_dir_claims_fd() : -1;
-
     swerve_claim_free(claim);
-    if (dirfd >= 0) {
+    if (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) {
         if (command > 0)
-            (void)scl_holder_clear(dirfd, scl_dir_top_fd(), command, SCL_CLEAR_IF_DEAD);
-        scl_dir_leave(dirfd, 1);
+            scl_store()->child_reaped(command);
+        scl_store()->process_ends(getpid(), no_children);
     }
     return status;
 }

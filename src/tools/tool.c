@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include "inventory.h"
-#include "layout.h"
 #include "sigsafe.h"
 #include "store_admin.h"
 #include "table.h"
@@ -303,7 +302,7 @@ static int check_dir(const char *given, const char *path)
         tool_error("%s: %s", given, strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode) || name == NULL || strncmp(name + 1, SCL_DIR_PREFIX, sizeof SCL_DIR_PREFIX - 1) != 0) {
+    if (!S_ISDIR(st.st_mode) || name == NULL || !inv_is_dir_name(name + 1)) {
         tool_error("%s: not a claim directory", given);
         return -1;
     }
