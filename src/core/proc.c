@@ -67,6 +67,31 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
     return scl_proc_parse_stat(line, st);
 }
 
+ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap)
+{
+    char path[40], num[24];
+    ssize_t n;
+    int fd;
+
+    scl_fmt_ull(num, (unsigned long long)pid);
+    if (scl_concat(path, sizeof path, "/proc/", pid != 0 ? num : "self", "/cmdline", (char *)NULL) != 0)
+        return -1;
+    fd = scl_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    n = scl_read_full(fd, out, cap - 1);
+    scl_close_quietly(fd);
+    if (n < 0)
+        return -1;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+    return n;
+}
+
 static _Atomic(_Atomic pid_t *) pid_page;
 static atomic_int pid_page_unavailable;
 

@@ -30,6 +30,12 @@ int scl_proc_parse_stat(const char *line, struct scl_proc_stat *st);
 /* Reads /proc/PID/stat; -1 with errno (ENOENT: no such process). */
 int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
 
+/* The command line of process PID (0: this one), its arguments joined
+ * by spaces and trailing ones dropped, into OUT (CAP bytes, cut to fit):
+ * its length, or -1 with errno (ENOENT: no such process; 0 bytes for a
+ * kernel thread or a zombie). */
+ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap);
+
 /* This process's pid without a system call once known: kept in a page
  * that the kernel blanks in every child that gets a copy of the memory
  * (MADV_WIPEONFORK, Linux 4.14: fork, or clone without CLONE_VM), so that

@@ -71,10 +71,25 @@ static size_t format_header(char out[64], const struct scl_proc_id *id)
 
 enum { IN_HEADER, IN_NAME, IN_TAIL, IN_JUNK };
 
-void scl_journal_begin(struct scl_journal_reader *r)
+/* A tail too long for the reader's room: it is then given as "". */
+#define TAIL_OVERFLOW ((size_t)-1)
+
+void scl_journal_begin(struct scl_journal_reader *r, char *tail, size_t tail_cap)
 {
     r->len = 0;
     r->state = IN_HEADER;
+    r->tail = tail_cap > 0 ? tail : NULL;
+    r->tail_cap = tail_cap;
+    r->tail_len = 0;
+}
+
+/* The tail of the line just ended, as scl_journal_visit gives it. */
+static const char *line_tail(struct scl_journal_reader *r)
+{
+    if (r->tail == NULL || r->state != IN_TAIL || r->tail_len == TAIL_OVERFLOW)
+        return "";
+    r->tail[r->tail_len] = '\0';
+    return r->tail;
 }
 
 int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, scl_journal_visit *fn, void *arg)
@@ -83,11 +98,13 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
         char c = buf[i];
         if (c == '\n') {
             int named = (r->state == IN_NAME || r->state == IN_TAIL) && scl_name_is_fname(r->fname, r->len);
+            const char *tail = line_tail(r);
             int stop = 0;
             r->fname[r->len] = '\0';
             r->state = IN_NAME;
             r->len = 0;
-            if (named && (stop = fn(r->fname, arg)) != 0)
+            r->tail_len = 0;
+            if (named && (stop = fn(r->fname, tail, arg)) != 0)
                 return stop;
         } else if (r->state == IN_NAME) {
             if (c == '\t')
@@ -96,6 +113,11 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
                 r->fname[r->len++] = c;
             else
                 r->state = IN_JUNK; /* longer than any file name */
+        } else if (r->state == IN_TAIL && r->tail != NULL && r->tail_len != TAIL_OVERFLOW) {
+            if (r->tail_len + 1 < r->tail_cap)
+                r->tail[r->tail_len++] = c;
+            else
+                r->tail_len = TAIL_OVERFLOW;
         }
     }
     return 0;
@@ -114,11 +136,12 @@ struct clearing {
 /* Unlinks claim FNAME when it still links to the inode being cleared,
  * and wakes its waiters (claim.h's scl_claim_remove_if_same(), one level
  * down: claim.c calls this file, not the other way round). */
-static int clear_claim(const char *fname, void *arg)
+static int clear_claim(const char *fname, const char *tail, void *arg)
 {
     struct clearing *c = arg;
     int saved = errno;
 
+    (void)tail;
     if (scl_unlink_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0) {
         scl_wake(fname);
         if (c->to_find > 0)
@@ -136,7 +159,7 @@ static void clear_journal(struct clearing *c, int fd)
     char *buf = scl_scratch_take();
     off_t off = 0;
 
-    scl_journal_begin(&reader);
+    scl_journal_begin(&reader, NULL, 0);
     while (buf != NULL && off < SCL_JOURNAL_MAX && c->to_find > 0) {
         ssize_t n = pread(fd, buf, SCL_SCRATCH_SIZE, off);
         if (n < 0 && errno == EINTR)
@@ -155,7 +178,7 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
     if (c->scan_left == 0)
         return 1;
     c->scan_left--;
-    return d->d_ino == c->st->st_ino && d->d_name[0] != '.' ? clear_claim(d->d_name, c) : 0;
+    return d->d_ino == c->st->st_ino && d->d_name[0] != '.' ? clear_claim(d->d_name, "", c) : 0;
 }
 
 int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim)
@@ -179,7 +202,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
     c.to_find = st.st_nlink - 1;
     clear_journal(&c, fd);
     if (also_claim != NULL)
-        (void)clear_claim(also_claim, &c);
+        (void)clear_claim(also_claim, "", &c);
     scl_holder_path(path, id.pid);
     if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_unlink_if_same(dirfd, path, st.st_dev, st.st_ino) == 0) {
         /* Its page of times goes with it (times.h): only the tools read it. */
@@ -293,19 +316,11 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
 void scl_holder_note_command(int fd)
 {
     char command[512];
-    int saved = errno, proc = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = proc >= 0 ? scl_read_full(proc, command, sizeof command) : -1;
+    int saved = errno;
+    ssize_t n = scl_proc_read_cmdline(0, command, sizeof command);
 
-    if (proc >= 0)
-        scl_close_quietly(proc);
-    if (n > 0) {
-        for (ssize_t i = 0; i < n; i++)
-            if (command[i] == '\0')
-                command[i] = ' ';
-        while (n > 0 && command[n - 1] == ' ')
-            n--;
+    if (n > 0)
         (void)fsetxattr(fd, SCL_COMMAND_XATTR, command, (size_t)n, 0);
-    }
     errno = saved;
 }
 

@@ -55,17 +55,25 @@ int scl_holder_read_id(int fd, struct scl_proc_id *id);
 /*
  * Reading a journal as it comes, in pieces of any size: the header line
  * is skipped, then each line "FNAME\n" or "FNAME\tFULL-NAME\n" whose FNAME
- * is an encoded claim name (scl_name_is_fname) is passed to FN; anything
- * else is skipped, and so is a last line without its newline.  FN returns
- * non-zero to stop; scl_journal_feed() then returns that value.
+ * is an encoded claim name (scl_name_is_fname) is passed to FN, with what
+ * followed its tab; anything else is skipped, and so is a last line
+ * without its newline.  FN returns non-zero to stop; scl_journal_feed()
+ * then returns that value.  The one journal parser: the library's
+ * clearing and the tools' listing both read journals with it, and
+ * tests/fuzz/fuzz_holder.c fuzzes it.
  */
 struct scl_journal_reader {
     char fname[SCL_FNAME_MAX];
     size_t len;
     int state;
+    char *tail; /* where a line's FULL-NAME is kept, or NULL: not kept */
+    size_t tail_cap, tail_len;
 };
-typedef int scl_journal_visit(const char *fname, void *arg);
-void scl_journal_begin(struct scl_journal_reader *r);
+/* TAIL: the line's FULL-NAME, or "" (none, not kept, or longer than the
+ * reader's room for it). */
+typedef int scl_journal_visit(const char *fname, const char *tail, void *arg);
+/* TAIL (TAIL_CAP bytes) keeps each line's FULL-NAME, or NULL. */
+void scl_journal_begin(struct scl_journal_reader *r, char *tail, size_t tail_cap);
 int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, scl_journal_visit *fn, void *arg);
 
 /*

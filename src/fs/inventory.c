@@ -35,98 +35,42 @@ const char *inv_dir_state(const struct inv_dir *d)
 }
 
 /* Whether PID is stopped: the state letter after the command's ')'. */
+/* Alive, but stopped (SIGSTOP, a debugger's trace stop). */
 static int is_stopped(pid_t pid)
 {
-    char path[64], stat[512], *paren;
-    ssize_t n;
-    int fd;
+    struct scl_proc_stat st;
 
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    n = read(fd, stat, sizeof stat - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    stat[n] = '\0';
-    paren = strrchr(stat, ')');
-    return paren != NULL && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+    return scl_proc_read_stat(pid, &st) == 0 && (st.state == 'T' || st.state == 't');
 }
 
-static void read_command(pid_t pid, char *out, size_t cap)
+/*
+ * Calls FN for each line of P's journal (its first SCL_JOURNAL_MAX bytes,
+ * read from a regular file only, as the library reads it), the file name
+ * and what follows its tab ("" for none) apart, until FN returns non-zero:
+ * that value, or 0.  The library's own reader parses it (holder.h).
+ */
+static int each_journal_line(int dirfd, const struct inv_proc *p, scl_journal_visit *fn, void *arg)
 {
-    char path[64];
-    ssize_t n;
-    int fd;
-
-    out[0] = '\0';
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    n = read(fd, out, cap - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    out[n] = '\0';
-    for (ssize_t i = 0; i < n - 1; i++)
-        if (out[i] == '\0')
-            out[i] = ' ';
-}
-
-/* P's journal, as the library reads journals (a regular file only, its
- * first SCL_JOURNAL_MAX bytes), as a string cut after its last whole
- * line; NULL when there is none. */
-static char *read_journal(int dirfd, const struct inv_proc *p)
-{
-    char holder[SCL_PID_NAME_MAX], *journal, *end;
+    char holder[SCL_PID_NAME_MAX], *journal, *tail;
+    struct scl_journal_reader reader;
     struct stat st;
     ssize_t n;
-    int fd;
+    int fd, r = 0;
 
     scl_holder_path(holder, p->pid);
     fd = scl_open_file_at(dirfd, holder, O_RDONLY, &st);
     if (fd < 0)
-        return NULL;
-    journal = malloc(SCL_JOURNAL_MAX + 1);
-    n = journal == NULL ? -1 : scl_read_full(fd, journal, SCL_JOURNAL_MAX);
-    close(fd);
-    if (n < 0) {
-        free(journal);
-        return NULL;
-    }
-    journal[n] = '\0';
-    end = strrchr(journal, '\n'); /* a line without its end is not whole */
-    *(end != NULL ? end + 1 : journal) = '\0';
-    return journal;
-}
-
-/*
- * Calls FN for each line of P's journal after its header, the file name
- * and what follows its tab ("" for none) apart, until FN returns non-zero:
- * that value, or 0.
- */
-typedef int journal_line_fn(const char *fname, const char *full, void *arg);
-static int each_journal_line(int dirfd, const struct inv_proc *p, journal_line_fn *fn, void *arg)
-{
-    char *journal = read_journal(dirfd, p), *line, *next;
-    int r = 0;
-
-    if (journal == NULL)
         return 0;
-    for (line = strchr(journal, '\n'); r == 0 && line != NULL && line[1] != '\0'; line = next) {
-        char *tab;
-        line++;
-        next = strchr(line, '\n');
-        *next = '\0';
-        tab = strchr(line, '\t');
-        if (tab != NULL)
-            *tab = '\0';
-        if (scl_name_is_fname(line, strlen(line)))
-            r = fn(line, tab != NULL ? tab + 1 : "", arg);
+    journal = malloc(SCL_JOURNAL_MAX);
+    tail = malloc(SCL_JOURNAL_MAX);
+    n = journal == NULL || tail == NULL ? -1 : scl_read_full(fd, journal, SCL_JOURNAL_MAX);
+    close(fd);
+    if (n > 0) {
+        scl_journal_begin(&reader, tail, SCL_JOURNAL_MAX);
+        r = scl_journal_feed(&reader, journal, (size_t)n, fn, arg);
     }
     free(journal);
+    free(tail);
     return r;
 }
 
@@ -270,7 +214,8 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
     p->dev = st.st_dev;
     p->ino = st.st_ino;
     if (p->state == SCL_PROC_ALIVE) {
-        read_command(p->pid, command, sizeof command);
+        if (scl_proc_read_cmdline(p->pid, command, sizeof command) < 0)
+            command[0] = '\0';
         p->stopped = is_stopped(p->pid);
     }
     if ((p->command = strdup(command)) == NULL)

@@ -183,31 +183,44 @@ struct names_seen {
     char all[256];
 };
 
-static int collect(const char *fname, void *arg)
+static int collect(const char *fname, const char *tail, void *arg)
 {
     struct names_seen *seen = arg;
 
     strcat(seen->all, fname);
+    if (*tail != '\0') {
+        strcat(seen->all, "=");
+        strcat(seen->all, tail);
+    }
     strcat(seen->all, ";");
     return 0;
 }
 
 /* Only lines that are one encoded name are used, however the journal is
- * cut into reads; a last line without its newline is not. */
+ * cut into reads; a last line without its newline is not.  What follows a
+ * tab comes with its name when the reader keeps it and it fits. */
 START_TEST(test_journal_reader_takes_names_only)
 {
     static const char journal[] = "123 456\nok\n/etc/passwd\n../x\n.holder.1\nlong%2Fname\tlong%2Fname\n"
-                                  "two words\n\nlast\ttail\ntorn";
+                                  "two words\n\nlast\ttail\twith a tab\ntorn";
     struct scl_journal_reader r;
-    struct names_seen whole = { "" }, bytes = { "" };
+    struct names_seen whole = { "" }, bytes = { "" }, tails = { "" }, cut = { "" };
+    char tail[64], small[5];
 
-    scl_journal_begin(&r);
+    scl_journal_begin(&r, NULL, 0);
     ck_assert_int_eq(scl_journal_feed(&r, journal, sizeof journal - 1, collect, &whole), 0);
     ck_assert_str_eq(whole.all, "ok;long%2Fname;last;");
-    scl_journal_begin(&r);
+    scl_journal_begin(&r, NULL, 0);
     for (size_t i = 0; i < sizeof journal - 1; i++)
         (void)scl_journal_feed(&r, journal + i, 1, collect, &bytes);
     ck_assert_str_eq(bytes.all, whole.all);
+    scl_journal_begin(&r, tail, sizeof tail);
+    for (size_t i = 0; i < sizeof journal - 1; i++)
+        (void)scl_journal_feed(&r, journal + i, 1, collect, &tails);
+    ck_assert_str_eq(tails.all, "ok;long%2Fname=long%2Fname;last=tail\twith a tab;");
+    scl_journal_begin(&r, small, sizeof small); /* room for 4 bytes: longer tails are "" */
+    ck_assert_int_eq(scl_journal_feed(&r, "0 0\na\tabcd\nb\tabcde\n", 20, collect, &cut), 0);
+    ck_assert_str_eq(cut.all, "a=abcd;b;");
 }
 END_TEST
 
@@ -279,6 +292,42 @@ START_TEST(test_proc_liveness)
     ck_assert_int_eq(scl_proc_alive(&other), 0);
     ck_assert_int_eq(wait_exit_code(child), 0);
     ck_assert_int_eq(scl_proc_alive(&other), 0);
+}
+END_TEST
+
+/* The command line the tools show and a holder notes: arguments joined
+ * by spaces, trailing empty ones dropped, cut to the buffer. */
+START_TEST(test_proc_cmdline)
+{
+    char out[64], byte;
+    int ready[2];
+    pid_t child;
+    ssize_t n;
+
+    ck_assert_int_eq(pipe(ready), 0);
+    child = fork();
+    if (child == 0) {
+        close(ready[0]);
+        if (dup2(ready[1], 3) != 3)
+            _exit(127);
+        execl("/bin/sh", "sh", "-c", "echo >&3; sleep 5; :", "sh", "arg two", "", "", (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    ck_assert_int_eq(read(ready[0], &byte, 1), 1); /* the shell runs */
+    close(ready[0]);
+    n = scl_proc_read_cmdline(child, out, sizeof out);
+    ck_assert_str_eq(out, "sh -c echo >&3; sleep 5; : sh arg two");
+    ck_assert_int_eq((int)n, (int)strlen(out));
+    ck_assert_int_eq(scl_proc_read_cmdline(child, out, 6), 5); /* cut to the buffer */
+    ck_assert_str_eq(out, "sh -c");
+    kill(child, SIGKILL);
+    (void)wait_exit_code(child);
+    errno = 0;
+    ck_assert_int_eq(scl_proc_read_cmdline(child, out, sizeof out), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_int_gt(scl_proc_read_cmdline(0, out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "unit"));
 }
 END_TEST
 
@@ -1067,6 +1116,7 @@ static Suite *suite(void)
 
     tcase_add_test(proc, test_proc_parse_odd_command_names);
     tcase_add_test(proc, test_proc_liveness);
+    tcase_add_test(proc, test_proc_cmdline);
     suite_add_tcase(s, proc);
 
     tcase_add_test(strings, test_concat_fits_or_says_so);
