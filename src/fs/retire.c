@@ -180,38 +180,35 @@ static void sweep_one(int basefd, const char *name)
 #define SWEEP_MAX_ENTRIES    4096
 #define SWEEP_MAX_CANDIDATES 64
 
+/* The sweep of a base: its descriptor, and how far it has gone. */
+struct sweep {
+    int basefd, entries, candidates;
+};
+
+static int sweep_entry(const struct dirent64 *d, void *arg)
+{
+    struct sweep *s = arg;
+
+    if (++s->entries > SWEEP_MAX_ENTRIES)
+        return 1;
+    /* d_type spares a stat of what is plainly not a directory. */
+    if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
+        sweep_one(s->basefd, d->d_name);
+        if (++s->candidates >= SWEEP_MAX_CANDIDATES)
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * Claim directories of this user below BASEFD that no live process uses
  * any more (a server SIGKILLed whole) are removed by the next one made
  * beside them.  This may run in a hook (a drop of root, a chroot), in a
- * signal handler: its getdents64 buffer is a scratch block.
+ * signal handler: scl_each_entry() reads into a scratch block.
  */
 void scl_sweep_abandoned(int basefd)
 {
-    char *buf = scl_scratch_take();
-    int fd = buf != NULL ? scl_open_dir_at(basefd, ".") : -1, entries = 0, candidates = 0;
+    struct sweep s = { .basefd = basefd };
 
-    if (fd < 0) {
-        scl_scratch_give(buf);
-        return;
-    }
-    while (entries < SWEEP_MAX_ENTRIES && candidates < SWEEP_MAX_CANDIDATES) {
-        ssize_t n = getdents64(fd, buf, SCL_SCRATCH_SIZE);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        for (ssize_t off = 0; off < n && candidates < SWEEP_MAX_CANDIDATES; entries++) {
-            struct dirent64 *d = (struct dirent64 *)(buf + off);
-            off += d->d_reclen;
-            /* d_type spares a stat of what is plainly not a directory. */
-            if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL &&
-                (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
-                candidates++;
-                sweep_one(basefd, d->d_name);
-            }
-        }
-    }
-    scl_close_quietly(fd);
-    scl_scratch_give(buf);
+    (void)scl_each_entry(basefd, sweep_entry, &s);
 }
