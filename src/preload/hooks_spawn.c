@@ -256,27 +256,61 @@ static int close_others(posix_spawn_file_actions_t *actions, int child_fd)
 }
 
 /* glibc's _IO_new_proc_open(), over a stream of fdopen's. */
-SCL_EXPORT FILE *popen(const char *command, const char *mode)
+/* popen's MODE: "r" or "w", with "e" for close-on-exec.  0, *READING and
+ * *CLOEXEC, or -1 with errno EINVAL (as glibc says of "rw" or "x"). */
+static int parse_mode(const char *mode, int *reading, int *cloexec)
 {
-    int reading = 0, writing = 0, cloexec = 0, fds[2], parent_end, child_end, child_fd, started;
-    posix_spawn_file_actions_t actions;
-    struct piped *p;
+    int writing = 0;
 
-    scl_lifecycle_init();
+    *reading = *cloexec = 0;
     for (const char *m = mode; *m != '\0'; m++) {
         if (*m == 'r')
-            reading = 1;
+            *reading = 1;
         else if (*m == 'w')
             writing = 1;
         else if (*m == 'e')
-            cloexec = 1;
+            *cloexec = 1;
         else
-            reading = writing = 1; /* refused below, as "rw" is */
+            *reading = writing = 1; /* refused below, as "rw" is */
     }
-    if (reading == writing) {
+    if (*reading == writing) {
         errno = EINVAL;
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+/* Starts COMMAND's shell with CHILD_END (a descriptor of P's pipe) as its
+ * CHILD_FD and no other stream of ours, and lists P: 1, or 0 when it
+ * could not. */
+static int start_piped(struct piped *p, int child_end, int child_fd, const char *command)
+{
+    posix_spawn_file_actions_t actions;
+    int started;
+
+    posix_spawn_file_actions_init(&actions);
+    (void)pthread_once(&piped_atfork_once, piped_register_atfork);
+    piped_lock_take();
+    started = posix_spawn_file_actions_adddup2(&actions, child_end, child_fd) == 0 &&
+              close_others(&actions, child_fd) == 0 && spawn_shell(&p->pid, &actions, NULL, command) == 0;
+    if (started) {
+        p->next = piped_streams;
+        piped_streams = p;
+        atomic_fetch_add(&piped_count, 1);
+    }
+    piped_lock_give();
+    posix_spawn_file_actions_destroy(&actions);
+    return started;
+}
+
+SCL_EXPORT FILE *popen(const char *command, const char *mode)
+{
+    int reading, cloexec, fds[2], parent_end, child_end, child_fd, started;
+    struct piped *p;
+
+    scl_lifecycle_init();
+    if (parse_mode(mode, &reading, &cloexec) != 0)
+        return NULL;
     if (scl_real()->fclose == NULL) {
         scl_real_missing();
         return NULL;
@@ -301,21 +335,7 @@ SCL_EXPORT FILE *popen(const char *command, const char *mode)
     }
     p->fd = fds[parent_end];
     p->stream = fds[child_end] >= 0 ? fdopen(p->fd, reading ? "r" : "w") : NULL;
-    started = 0;
-    if (p->stream != NULL) {
-        posix_spawn_file_actions_init(&actions);
-        (void)pthread_once(&piped_atfork_once, piped_register_atfork);
-        piped_lock_take();
-        started = posix_spawn_file_actions_adddup2(&actions, fds[child_end], child_fd) == 0 &&
-                  close_others(&actions, child_fd) == 0 && spawn_shell(&p->pid, &actions, NULL, command) == 0;
-        if (started) {
-            p->next = piped_streams;
-            piped_streams = p;
-            atomic_fetch_add(&piped_count, 1);
-        }
-        piped_lock_give();
-        posix_spawn_file_actions_destroy(&actions);
-    }
+    started = p->stream != NULL && start_piped(p, fds[child_end], child_fd, command);
     if (fds[child_end] >= 0)
         close(fds[child_end]);
     if (!started) {

@@ -15,6 +15,48 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Removes what is dead in directory D (says what it would remove, when
+ * DRY), counting in *REMOVED: 1 when something could not be, else 0. */
+static int collect_dir(const struct inv_dir *d, int dry, size_t *removed)
+{
+    const char *verb = dry ? "would remove" : "removed";
+    int fd, topfd, failed = 0;
+
+    fd = inv_open_dir(d->path, &topfd);
+    if (fd < 0) {
+        tool_error("%s/%s: %s", d->path, inv_claims_dir, strerror(errno));
+        return 1;
+    }
+    for (size_t j = 0; j < d->nprocs; j++) {
+        const struct inv_proc *p = &d->procs[j];
+        if (p->state == SCL_PROC_ALIVE)
+            continue;
+        /* The same race-free clearing the library does: under the
+         * holder's flock, and only while it is dead.  Said once done. */
+        if (!dry && inv_clear_dead(fd, topfd, p->pid) != 0) {
+            tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
+            failed = 1;
+            continue;
+        }
+        for (size_t k = p->claim0; k < p->claim0 + p->nheld; k++)
+            tool_say("%s claim %s of dead process %d in %s", verb, d->claims[k].name, (int)p->pid, d->path);
+        tool_say("%s holder file of dead process %d in %s", verb, (int)p->pid, d->path);
+        (*removed)++;
+    }
+    close(fd);
+    close(topfd);
+    if (!d->live) {
+        if (!dry && inv_remove_dir(d->path) != 0) {
+            tool_error("removing %s: %s", d->path, strerror(errno));
+            failed = 1;
+        } else {
+            tool_say("%s abandoned directory %s", verb, d->path);
+            (*removed)++;
+        }
+    }
+    return failed;
+}
+
 int tool_gc(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -23,7 +65,7 @@ int tool_gc(int argc, char **argv)
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
-    const char *server = NULL, *verb;
+    const char *server = NULL;
     int dry = 0, c, failed, loaded;
     struct inv_dir *dirs;
     size_t n, removed = 0;
@@ -45,45 +87,8 @@ int tool_gc(int argc, char **argv)
     if ((loaded = tool_load_selected(server, &dirs, &n)) < 0)
         return TOOL_FAILURE;
     failed = loaded > 0; /* a directory not read: said */
-    verb = dry ? "would remove" : "removed";
-    for (size_t i = 0; i < n; i++) {
-        struct inv_dir *d = &dirs[i];
-        int fd, topfd;
-
-        fd = inv_open_dir(d->path, &topfd);
-        if (fd < 0) {
-            tool_error("%s/%s: %s", d->path, inv_claims_dir, strerror(errno));
-            failed = 1;
-            continue;
-        }
-        for (size_t j = 0; j < d->nprocs; j++) {
-            const struct inv_proc *p = &d->procs[j];
-            if (p->state == SCL_PROC_ALIVE)
-                continue;
-            /* The same race-free clearing the library does: under the
-             * holder's flock, and only while it is dead.  Said once done. */
-            if (!dry && inv_clear_dead(fd, topfd, p->pid) != 0) {
-                tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
-                failed = 1;
-                continue;
-            }
-            for (size_t k = p->claim0; k < p->claim0 + p->nheld; k++)
-                tool_say("%s claim %s of dead process %d in %s", verb, d->claims[k].name, (int)p->pid, d->path);
-            tool_say("%s holder file of dead process %d in %s", verb, (int)p->pid, d->path);
-            removed++;
-        }
-        close(fd);
-        close(topfd);
-        if (!d->live) {
-            if (!dry && inv_remove_dir(d->path) != 0) {
-                tool_error("removing %s: %s", d->path, strerror(errno));
-                failed = 1;
-            } else {
-                tool_say("%s abandoned directory %s", verb, d->path);
-                removed++;
-            }
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        failed |= collect_dir(&dirs[i], dry, &removed);
     if (removed == 0)
         tool_say("nothing to remove");
     inv_free(dirs, n);

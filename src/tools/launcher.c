@@ -104,6 +104,48 @@ static int is_static_elf(const char *file)
     return is_static;
 }
 
+/* The library to preload, made absolute (the loader would read a
+ * relative one from each program's cwd) into LIBRARY (PATH_MAX bytes):
+ * CHOSEN (--library or the environment), else the one found.  0, or -1
+ * (said). */
+static int choose_library(const char *chosen, char *library)
+{
+    if (chosen != NULL && *chosen != '\0') {
+        if (realpath(chosen, library) == NULL || access(library, R_OK) != 0) {
+            fprintf(stderr, "swerve-claim-preload: %s: %s\n", chosen, strerror(errno));
+            return -1;
+        }
+    } else if (find_library(library, PATH_MAX) != 0) {
+        fprintf(stderr,
+                "swerve-claim-preload: %s not found (looked beside this program and in %s); "
+                "point at it with --library PATH or %s=PATH\n",
+                LIBRARY, SCL_LIBDIR, LIBRARY_ENV);
+        return -1;
+    }
+    return 0;
+}
+
+/* Warns when the loader will not preload anything into COMMAND. */
+static void warn_if_not_preloaded(const char *command)
+{
+    char target[PATH_MAX];
+    struct stat st;
+
+    resolve(command, target, sizeof target);
+    if (target[0] == '\0' || stat(target, &st) != 0)
+        return;
+    if (st.st_mode & (S_ISUID | S_ISGID))
+        fprintf(stderr,
+                "swerve-claim-preload: warning: %s is setuid/setgid: the dynamic loader ignores "
+                "LD_PRELOAD for it, so it will run without claims\n",
+                target);
+    else if (is_static_elf(target))
+        fprintf(stderr,
+                "swerve-claim-preload: warning: %s is statically linked: LD_PRELOAD does not "
+                "apply to it, so it will run without claims\n",
+                target);
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -112,9 +154,8 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    char library[PATH_MAX], target[PATH_MAX], *preload;
+    char library[PATH_MAX], *preload;
     const char *old, *chosen = getenv(LIBRARY_ENV);
-    struct stat st;
     int c;
 
     opterr = 0;
@@ -134,19 +175,8 @@ int main(int argc, char **argv)
         return 2;
     }
     argv += optind - 1; /* argv[1] is COMMAND from here on */
-    if (chosen != NULL && *chosen != '\0') {
-        /* Absolute: the loader would read a relative one from each program's cwd. */
-        if (realpath(chosen, library) == NULL || access(library, R_OK) != 0) {
-            fprintf(stderr, "swerve-claim-preload: %s: %s\n", chosen, strerror(errno));
-            return LAUNCHER_FAILED;
-        }
-    } else if (find_library(library, sizeof library) != 0) {
-        fprintf(stderr,
-                "swerve-claim-preload: %s not found (looked beside this program and in %s); "
-                "point at it with --library PATH or %s=PATH\n",
-                LIBRARY, SCL_LIBDIR, LIBRARY_ENV);
+    if (choose_library(chosen, library) != 0)
         return LAUNCHER_FAILED;
-    }
     old = getenv("LD_PRELOAD");
     if (old != NULL && *old != '\0' && strstr(old, library) == NULL) {
         preload = malloc(strlen(library) + strlen(old) + 2);
@@ -156,19 +186,7 @@ int main(int argc, char **argv)
     } else {
         preload = old != NULL && *old != '\0' ? (char *)old : library;
     }
-    resolve(argv[1], target, sizeof target);
-    if (target[0] != '\0' && stat(target, &st) == 0) {
-        if (st.st_mode & (S_ISUID | S_ISGID))
-            fprintf(stderr,
-                    "swerve-claim-preload: warning: %s is setuid/setgid: the dynamic loader ignores "
-                    "LD_PRELOAD for it, so it will run without claims\n",
-                    target);
-        else if (is_static_elf(target))
-            fprintf(stderr,
-                    "swerve-claim-preload: warning: %s is statically linked: LD_PRELOAD does not "
-                    "apply to it, so it will run without claims\n",
-                    target);
-    }
+    warn_if_not_preloaded(argv[1]);
     if (setenv("LD_PRELOAD", preload, 1) != 0) {
         perror("swerve-claim-preload: setenv");
         return 126;

@@ -120,10 +120,58 @@ static int choose_columns(const struct listing *l, int *shown, struct table_colu
 }
 
 /* Prints the listing once: the exit status. */
+/* The rows of directory D (its processes and its claims, with their
+ * waiters) that L selects: how many claims matched. */
+static int add_dir(struct table *tb, const struct inv_dir *d, const int *shown, int nshown, const struct listing *l)
+{
+    int json = l->style == TABLE_JSON, matched = 0;
+    struct table_row *top = table_row(tb, NULL);
+    size_t w = 0;
+    /* The path is the DIR column's: the tree stays narrow.  The row
+     * names the server: its master's pid and command line. */
+    const char *slash = strrchr(d->path, '/');
+    const struct inv_proc *master = d->master >= 0 ? &d->procs[d->master] : NULL;
+    struct row r = { .type = "dir",
+                     .name = slash ? slash + 1 : d->path,
+                     .pid = master ? master->pid : 0,
+                     .state = inv_dir_state(d),
+                     .command = master ? master->command : "",
+                     .dir = d->path };
+
+    add_row(top, shown, nshown, &r, json);
+    for (size_t j = 0; j < d->nprocs && l->name == NULL; j++) {
+        const struct inv_proc *p = &d->procs[j];
+        struct row pr = {
+            .type = "process", .pid = p->pid, .state = inv_proc_state(p), .command = p->command, .dir = d->path
+        };
+        if (l->pid == 0 || l->pid == p->pid)
+            add_row(table_row(tb, top), shown, nshown, &pr, json);
+    }
+    for (size_t j = 0; j < d->nclaims; j++) {
+        const struct inv_claim *cl = &d->claims[j];
+        const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
+        struct row cr = { .type = "claim",
+                          .name = cl->name,
+                          .pid = p ? p->pid : 0,
+                          .state = p ? inv_proc_state(p) : "no-holder",
+                          .command = p ? p->command : "",
+                          .since = cl->since,
+                          .dir = d->path };
+        struct table_row *claim_row = NULL;
+        if ((l->name == NULL || strcmp(l->name, cl->name) == 0) && (l->pid == 0 || (p && p->pid == l->pid))) {
+            add_row(claim_row = table_row(tb, top), shown, nshown, &cr, json);
+            matched++;
+        }
+        add_waiters(tb, claim_row != NULL ? claim_row : top, d, j, &w, shown, nshown, l);
+    }
+    add_waiters(tb, top, d, d->nclaims, &w, shown, nshown, l);
+    return matched;
+}
+
 static int list_once(const struct listing *l)
 {
     struct table_column cols[NCOLUMNS];
-    int shown[NCOLUMNS], nshown, matched = 0, json = l->style == TABLE_JSON, loaded;
+    int shown[NCOLUMNS], nshown, matched = 0, loaded;
     struct table *tb;
     struct inv_dir *dirs;
     size_t n;
@@ -136,48 +184,8 @@ static int list_once(const struct listing *l)
         inv_free(dirs, n);
         return TOOL_FAILURE;
     }
-    for (size_t i = 0; i < n; i++) {
-        struct inv_dir *d = &dirs[i];
-        struct table_row *top = table_row(tb, NULL);
-        size_t w = 0;
-        /* The path is the DIR column's: the tree stays narrow.  The row
-         * names the server: its master's pid and command line. */
-        const char *slash = strrchr(d->path, '/');
-        const struct inv_proc *master = d->master >= 0 ? &d->procs[d->master] : NULL;
-        struct row r = { .type = "dir",
-                         .name = slash ? slash + 1 : d->path,
-                         .pid = master ? master->pid : 0,
-                         .state = inv_dir_state(d),
-                         .command = master ? master->command : "",
-                         .dir = d->path };
-        add_row(top, shown, nshown, &r, json);
-        for (size_t j = 0; j < d->nprocs && l->name == NULL; j++) {
-            const struct inv_proc *p = &d->procs[j];
-            struct row pr = {
-                .type = "process", .pid = p->pid, .state = inv_proc_state(p), .command = p->command, .dir = d->path
-            };
-            if (l->pid == 0 || l->pid == p->pid)
-                add_row(table_row(tb, top), shown, nshown, &pr, json);
-        }
-        for (size_t j = 0; j < d->nclaims; j++) {
-            const struct inv_claim *cl = &d->claims[j];
-            const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
-            struct row cr = { .type = "claim",
-                              .name = cl->name,
-                              .pid = p ? p->pid : 0,
-                              .state = p ? inv_proc_state(p) : "no-holder",
-                              .command = p ? p->command : "",
-                              .since = cl->since,
-                              .dir = d->path };
-            struct table_row *claim_row = NULL;
-            if ((l->name == NULL || strcmp(l->name, cl->name) == 0) && (l->pid == 0 || (p && p->pid == l->pid))) {
-                add_row(claim_row = table_row(tb, top), shown, nshown, &cr, json);
-                matched++;
-            }
-            add_waiters(tb, claim_row != NULL ? claim_row : top, d, j, &w, shown, nshown, l);
-        }
-        add_waiters(tb, top, d, d->nclaims, &w, shown, nshown, l);
-    }
+    for (size_t i = 0; i < n; i++)
+        matched += add_dir(tb, &dirs[i], shown, nshown, l);
     table_print_and_free(tb);
     inv_free(dirs, n);
     if (l->name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */

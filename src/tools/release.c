@@ -47,6 +47,56 @@ static int release_in_store(const char *name)
     return TOOL_OK;
 }
 
+/* The one claim named NAME among the N directories DIRS, in *DIR and
+ * *FOUND: TOOL_OK, or TOOL_FAILURE when there is none, or more than one
+ * (said). */
+static int find_claim(struct inv_dir *dirs, size_t n, const char *name, const char *server, struct inv_dir **dir,
+                      struct inv_claim **found)
+{
+    *found = NULL;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < dirs[i].nclaims; j++)
+            if (strcmp(dirs[i].claims[j].name, name) == 0) {
+                if (*found != NULL) {
+                    tool_error("'%s' is held in %s and in %s: say which with --server", name, (*dir)->path,
+                               dirs[i].path);
+                    return TOOL_FAILURE;
+                }
+                *found = &dirs[i].claims[j];
+                *dir = &dirs[i];
+            }
+    if (*found == NULL) {
+        tool_error("no claim named '%s'%s%s", name, server ? " in " : "", server ? server : "");
+        return TOOL_FAILURE;
+    }
+    return TOOL_OK;
+}
+
+/* Releases claim FOUND, named NAME, of directory DIR. */
+static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *found, const char *name)
+{
+    int topfd, told = 1, r = TOOL_OK, fd = inv_open_dir(dir->path, &topfd);
+
+    /* Only the claim we looked at goes: one taken since stays. */
+    if (fd >= 0 && inv_release_forced(fd, topfd, found, &told) == 0) {
+        tool_say("released '%s' in %s", name, dir->path);
+    } else if (!told) {
+        tool_error("releasing '%s' in %s: cannot tell its holder through %s/%s"
+                   " (%s): run this as root or as the directory's owner",
+                   name, dir->path, dir->path, inv_wake_file, strerror(errno));
+        r = TOOL_FAILURE;
+    } else {
+        tool_error("releasing '%s' in %s: %s", name, dir->path,
+                   errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
+        r = TOOL_FAILURE;
+    }
+    if (fd >= 0) {
+        close(fd);
+        close(topfd);
+    }
+    return r;
+}
+
 int tool_release(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -80,45 +130,12 @@ int tool_release(int argc, char **argv)
     }
     if (tool_load_selected(server, &dirs, &n) < 0)
         return TOOL_FAILURE;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < dirs[i].nclaims; j++)
-            if (strcmp(dirs[i].claims[j].name, name) == 0) {
-                if (found != NULL) {
-                    tool_error("'%s' is held in %s and in %s: say which with --server", name, found_dir->path,
-                               dirs[i].path);
-                    inv_free(dirs, n);
-                    return TOOL_FAILURE;
-                }
-                found = &dirs[i].claims[j];
-                found_dir = &dirs[i];
-            }
-    if (found == NULL) {
-        tool_error("no claim named '%s'%s%s", name, server ? " in " : "", server ? server : "");
-        inv_free(dirs, n);
-        return TOOL_FAILURE;
-    }
-    if (found->holder >= 0 && found_dir->procs[found->holder].state == SCL_PROC_ALIVE)
-        tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
-                   (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
-    {
-        int topfd, told = 1, fd = inv_open_dir(found_dir->path, &topfd);
-        /* Only the claim we looked at goes: one taken since stays. */
-        if (fd >= 0 && inv_release_forced(fd, topfd, found, &told) == 0) {
-            tool_say("released '%s' in %s", name, found_dir->path);
-        } else if (!told) {
-            tool_error("releasing '%s' in %s: cannot tell its holder through %s/%s"
-                       " (%s): run this as root or as the directory's owner",
-                       name, found_dir->path, found_dir->path, inv_wake_file, strerror(errno));
-            r = TOOL_FAILURE;
-        } else {
-            tool_error("releasing '%s' in %s: %s", name, found_dir->path,
-                       errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
-            r = TOOL_FAILURE;
-        }
-        if (fd >= 0) {
-            close(fd);
-            close(topfd);
-        }
+    r = find_claim(dirs, n, name, server, &found_dir, &found);
+    if (r == TOOL_OK) {
+        if (found->holder >= 0 && found_dir->procs[found->holder].state == SCL_PROC_ALIVE)
+            tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
+                       (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
+        r = release_in_dir(found_dir, found, name);
     }
     inv_free(dirs, n);
     return r;

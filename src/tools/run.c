@@ -239,7 +239,15 @@ static int leave(struct swerve_claim *claim, pid_t command, int status)
     return status;
 }
 
-int tool_run(int argc, char **argv)
+/* What run's options say. */
+struct run_options {
+    const char *server;
+    double wait;
+    int conflict, verbose;
+};
+
+/* Reads run's options into *O: 0, or the usage status (said). */
+static int parse_options(int argc, char **argv, struct run_options *o)
 {
     static const struct option opts[] = {
         { "wait", required_argument, NULL, 'w' },
@@ -249,60 +257,34 @@ int tool_run(int argc, char **argv)
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
-    const char *server = NULL;
-    double wait = 0;
-    int conflict = TOOL_CONFLICT_DEFAULT, c, status, report[2], verbose = 0;
-    double started;
-    struct swerve_claim *claim;
-    struct sigaction fwd = { .sa_handler = forward };
-    struct outcome o;
-    ssize_t got;
-    pid_t pid, reaped;
+    int c;
 
+    *o = (struct run_options){ .conflict = TOOL_CONFLICT_DEFAULT };
     while ((c = tool_getopt(argc, argv, "w:s:E:v", opts)) != -1) {
         switch (c) {
         case 'w':
-            if (parse_seconds(optarg, &wait) != 0) {
+            if (parse_seconds(optarg, &o->wait) != 0) {
                 tool_error("--wait takes seconds (0 or more), not '%s'", optarg);
                 return TOOL_USAGE;
             }
             break;
-        case 's': server = optarg; break;
-        case 'v': verbose = 1; break;
+        case 's': o->server = optarg; break;
+        case 'v': o->verbose = 1; break;
         case 'E':
-            if (tool_parse_exit_code(optarg, &conflict) != 0)
+            if (tool_parse_exit_code(optarg, &o->conflict) != 0)
                 return TOOL_USAGE;
             break;
         default: return TOOL_USAGE;
         }
     }
-    if (optind >= argc) {
-        tool_error("run needs a claim NAME and a COMMAND (try 'swerve-claim --help')");
-        return TOOL_USAGE;
-    }
-    claim = swerve_claim_new(argv[optind++]);
-    if (claim == NULL) {
-        tool_error("bad claim name: %s", strerror(errno));
-        return TOOL_USAGE;
-    }
-    if (optind < argc && strcmp(argv[optind], "--") == 0)
-        optind++;
-    if (optind >= argc) {
-        tool_error("run needs a COMMAND after the claim name");
-        return TOOL_USAGE;
-    }
-    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && server != NULL) {
-        swerve_claim_free(claim);
-        return tool_usage_error("run: --server is for local claim directories, not SWERVE_CLAIM_STORE");
-    }
-    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && join(server) != 0) {
-        swerve_claim_free(claim);
-        return TOOL_FAILURE;
-    }
-    if (pipe2(report, O_CLOEXEC) != 0) {
-        tool_error("pipe: %s", strerror(errno));
-        return leave(claim, 0, TOOL_FAILURE);
-    }
+    return 0;
+}
+
+/* The signals run takes for itself while its command runs (the command
+ * gets what run inherited: hold_and_exec() gives it back). */
+static void take_signals(void)
+{
+    struct sigaction fwd = { .sa_handler = forward };
 
     for (size_t i = 0; i < sizeof own_signals / sizeof own_signals[0]; i++)
         sigaction(own_signals[i], NULL, &inherited[i]);
@@ -316,20 +298,94 @@ int tool_run(int argc, char **argv)
     sigaction(SIGHUP, &fwd, NULL);
     signal(SIGINT, SIG_IGN); /* the terminal sends it to the command too */
     signal(SIGQUIT, SIG_IGN);
-    if (verbose) {
-        char holder[700];
-        describe_holder(swerve_claim_name(claim), holder, sizeof holder);
-        if (wait > 0)
-            tool_error("waiting up to %g s for '%s'%s", wait, swerve_claim_name(claim), holder);
-        else
-            tool_error("trying '%s' once%s", swerve_claim_name(claim), holder);
+}
+
+/* The claim named after the options, in *CLAIM, its namespace joined
+ * (optind then at the command): 0, or run's status (said). */
+static int open_claim(int argc, char **argv, const struct run_options *opt, struct swerve_claim **claim)
+{
+    if (optind >= argc) {
+        tool_error("run needs a claim NAME and a COMMAND (try 'swerve-claim --help')");
+        return TOOL_USAGE;
     }
+    *claim = swerve_claim_new(argv[optind++]);
+    if (*claim == NULL) {
+        tool_error("bad claim name: %s", strerror(errno));
+        return TOOL_USAGE;
+    }
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    if (optind >= argc) {
+        tool_error("run needs a COMMAND after the claim name");
+        swerve_claim_free(*claim);
+        return TOOL_USAGE;
+    }
+    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && opt->server != NULL) {
+        swerve_claim_free(*claim);
+        return tool_usage_error("run: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+    }
+    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && join(opt->server) != 0) {
+        swerve_claim_free(*claim);
+        return TOOL_FAILURE;
+    }
+    return 0;
+}
+
+/* --verbose: what run is about to try, and who holds NAME now. */
+static void say_trying(const char *name, double wait)
+{
+    char holder[700];
+
+    describe_holder(name, holder, sizeof holder);
+    if (wait > 0)
+        tool_error("waiting up to %g s for '%s'%s", wait, name, holder);
+    else
+        tool_error("trying '%s' once%s", name, holder);
+}
+
+/* run's status once its child PID (reaped, with STATUS, unless REAPED is
+ * -1) has run COMMAND, or told in O (GOT bytes of it) why it did not. */
+static int outcome_status(const struct outcome *o, ssize_t got, pid_t reaped, int status, int conflict,
+                          const char *name, const char *command)
+{
+    if (got != (ssize_t)sizeof *o) /* the pipe closed at exec: the command ran */
+        return reaped < 0 ? TOOL_FAILURE : status_of(status);
+    if (o->stage == STAGE_CLAIM && (o->err == EWOULDBLOCK || o->err == ETIMEDOUT))
+        return conflict; /* quiet, as flock(1) is: cron mails what it says */
+    if (o->stage != STAGE_EXEC) {
+        tool_error("%s '%s': %s", o->stage == STAGE_CLAIM ? "taking" : "getting the fencing token of", name,
+                   strerror(o->err));
+        return TOOL_FAILURE;
+    }
+    tool_error("%s: %s", command, strerror(o->err));
+    return o->err == ENOENT ? TOOL_NOT_FOUND : TOOL_CANNOT_EXEC;
+}
+
+int tool_run(int argc, char **argv)
+{
+    struct run_options opt;
+    int status = 0, report[2], r;
+    double started;
+    struct swerve_claim *claim;
+    struct outcome o;
+    ssize_t got;
+    pid_t pid, reaped;
+
+    if ((r = parse_options(argc, argv, &opt)) != 0 || (r = open_claim(argc, argv, &opt, &claim)) != 0)
+        return r;
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        tool_error("pipe: %s", strerror(errno));
+        return leave(claim, 0, TOOL_FAILURE);
+    }
+    take_signals();
+    if (opt.verbose)
+        say_trying(swerve_claim_name(claim), opt.wait);
     started = now_seconds();
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
         close(report[0]);
-        hold_and_exec(claim, wait, argv + optind, report[1]);
+        hold_and_exec(claim, opt.wait, argv + optind, report[1]);
     }
     close(report[1]);
     if (pid < 0) {
@@ -338,11 +394,11 @@ int tool_run(int argc, char **argv)
         return leave(claim, 0, TOOL_FAILURE);
     }
     child_pid = pid;
-    got = await_outcome(report[0], &o, swerve_claim_name(claim), verbose);
+    got = await_outcome(report[0], &o, swerve_claim_name(claim), opt.verbose);
     close(report[0]);
-    if (verbose && got != (ssize_t)sizeof o)
+    if (opt.verbose && got != (ssize_t)sizeof o)
         tool_error("took '%s' after %.1f s", swerve_claim_name(claim), now_seconds() - started);
-    else if (verbose && o.stage == STAGE_CLAIM)
+    else if (opt.verbose && o.stage == STAGE_CLAIM)
         tool_error("gave up on '%s' after %.1f s: %s", swerve_claim_name(claim), now_seconds() - started,
                    strerror(o.err));
     do
@@ -350,15 +406,6 @@ int tool_run(int argc, char **argv)
     while (reaped < 0 && errno == EINTR);
     if (reaped < 0) /* its status is lost: never make one up */
         tool_error("waiting for process %d: %s", (int)pid, strerror(errno));
-    if (got != (ssize_t)sizeof o) /* the pipe closed at exec: the command ran */
-        return leave(claim, pid, reaped < 0 ? TOOL_FAILURE : status_of(status));
-    if (o.stage == STAGE_CLAIM && (o.err == EWOULDBLOCK || o.err == ETIMEDOUT))
-        return leave(claim, pid, conflict); /* quiet, as flock(1) is: cron mails what it says */
-    if (o.stage != STAGE_EXEC) {
-        tool_error("%s '%s': %s", o.stage == STAGE_CLAIM ? "taking" : "getting the fencing token of",
-                   swerve_claim_name(claim), strerror(o.err));
-        return leave(claim, pid, TOOL_FAILURE);
-    }
-    tool_error("%s: %s", argv[optind], strerror(o.err));
-    return leave(claim, pid, o.err == ENOENT ? TOOL_NOT_FOUND : TOOL_CANNOT_EXEC);
+    return leave(claim, pid,
+                 outcome_status(&o, got, reaped, status, opt.conflict, swerve_claim_name(claim), argv[optind]));
 }

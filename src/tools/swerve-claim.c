@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+/* One string, the whole --help text: long as the text is, not as code. */
 static void help(void)
 {
     printf("Usage: swerve-claim [--base DIR] COMMAND [OPTION...]\n"
