@@ -1,5 +1,6 @@
-/* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c),
- * and what they share (tool.c). */
+/* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c,
+ * db.c), and what they share: options and parsing (tool.c), messages
+ * (output.c), the claim directories a command works on (dirs.c). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
 
@@ -41,7 +42,7 @@ int tool_usage_error(const char *what);
 
 /* The claim directory --server names (a member's pid, or a path), into
  * OUT; says why not and returns -1 when there is none, or when the pid is
- * a member of more than one (tool.c says what makes a member). */
+ * a member of more than one (dirs.c says what makes a member). */
 int tool_select_dir(const char *server, char *out, size_t cap);
 
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
@@ -64,7 +65,7 @@ void tool_format_time(time_t t, int json, char *out, size_t cap);
 int tool_parse_exit_code(const char *s, int *out);
 
 /* Where `run` keeps its claims when no --server names a directory: BASE
- * and NAME of the user's own namespace (tool.c says where), its
+ * and NAME of the user's own namespace (dirs.c says where), its
  * directories made first when CREATE. */
 int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create);
 

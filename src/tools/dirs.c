@@ -1,0 +1,288 @@
+/* Which claim directories a command works on: every one below the base
+ * (this user's, or every user's for root), the one --server names, and
+ * run's own namespace. */
+#include "config.h"
+
+#include "inventory.h"
+#include "sigsafe.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Opens directory NAME of DIRFD (made first when CREATE), which must be
+ * this user's and writable by nobody else; its descriptor, or -1. */
+static int private_dir_at(int dirfd, const char *name, int create)
+{
+    struct stat st;
+    int fd;
+
+    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+        return -1;
+    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 022) != 0) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+/* $HOME/.cache/swerve-claim from the password database (not from the
+ * environment, which cron and a login shell set differently), when the
+ * home directory is this user's and nobody else can write it. */
+static int home_base(char *out, size_t cap, int create)
+{
+    struct passwd *pw = getpwuid(getuid());
+    struct stat st;
+    int home, cache, mine;
+
+    if (pw == NULL || pw->pw_dir[0] != '/' || stat(pw->pw_dir, &st) != 0 || st.st_uid != getuid() ||
+        (st.st_mode & 022) != 0)
+        return -1;
+    home = open(pw->pw_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (home < 0)
+        return -1;
+    cache = private_dir_at(home, ".cache", create);
+    close(home);
+    if (cache < 0)
+        return -1;
+    mine = private_dir_at(cache, "swerve-claim", create);
+    close(cache);
+    if (mine < 0)
+        return -1;
+    close(mine);
+    return snprintf(out, cap, "%s/.cache/swerve-claim", pw->pw_dir) < (int)cap ? 0 : -1;
+}
+
+int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create)
+{
+    char host[256] = "localhost";
+
+    /* In the user's home, named for the machine: a home shared over NFS
+     * must not join two machines' claims (a live holder on one looks dead
+     * from the other). */
+    if (!tool_base_explicit && home_base(base, base_cap, create) == 0) {
+        (void)gethostname(host, sizeof host - 1);
+        snprintf(name, name_cap, "swerve-claim.run-%s", host);
+        return 0;
+    }
+    snprintf(base, base_cap, "%s", tool_base);
+    snprintf(name, name_cap, "swerve-claim.run-%d", (int)getuid());
+    return 0;
+}
+
+/* Every claim directory below the base, and those of the user's own
+ * `run` namespace when it lives elsewhere. */
+int tool_load_all(struct inv_dir **dirs, size_t *n)
+{
+    char base[PATH_MAX], name[NAME_MAX + 1];
+    struct inv_dir *more, *all;
+    size_t nmore, hidden, ignored, refused, refused_more = 0;
+
+    if (inv_load(tool_base, dirs, n, &hidden, &refused) != 0) {
+        tool_error("%s: %s", tool_base, strerror(errno));
+        return -1;
+    }
+    if (hidden > 0)
+        tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
+                   hidden == 1 ? "directory" : "directories");
+    if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) != 0 || strcmp(base, tool_base) == 0 ||
+        inv_load(base, &more, &nmore, &ignored, &refused_more) != 0)
+        return refused > 0;
+    all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
+    if (all == NULL) {
+        inv_free(more, nmore);
+        return refused > 0;
+    }
+    memcpy(all + *n, more, nmore * sizeof *more);
+    free(more);
+    *dirs = all;
+    *n += nmore;
+    return refused + refused_more > 0;
+}
+
+/* PATH (resolved) is a claim directory the caller may work on: this
+ * user's, or any user's for root, and writable by no other user. */
+static int check_dir(const char *given, const char *path)
+{
+    const char *name = strrchr(path, '/');
+    struct stat st;
+
+    if (lstat(path, &st) != 0) {
+        tool_error("%s: %s", given, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || name == NULL || !inv_is_dir_name(name + 1)) {
+        tool_error("%s: not a claim directory", given);
+        return -1;
+    }
+    if ((st.st_uid != geteuid() && geteuid() != 0) || (st.st_mode & S_IWOTH) != 0) {
+        tool_error("%s: not a claim directory of yours (owner uid %d, mode %o)", given, (int)st.st_uid,
+                   (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+/* The uids of live process PID (real, effective, saved, filesystem), as
+ * /proc/PID/status says; 0, or -1. */
+static int proc_uids(pid_t pid, uid_t uids[4])
+{
+    char path[64], status[4096], *line;
+    unsigned u[4];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = scl_read_full(fd, status, sizeof status - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    status[n] = '\0';
+    line = strstr(status, "\nUid:");
+    if (line == NULL || sscanf(line + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        uids[i] = (uid_t)u[i];
+    return 0;
+}
+
+static int one_of(uid_t uid, const uid_t uids[4])
+{
+    return uid == 0 || uid == uids[0] || uid == uids[1] || uid == uids[2] || uid == uids[3];
+}
+
+/*
+ * Whether D is a directory of process PID (UIDS its uids when it is alive,
+ * else NULL).  Its pid and start time are public, so anybody can write
+ * them in a holder file of a directory of their own: D and that holder
+ * file must also be root's or one of the process's users' (a worker's
+ * holder may be its root master's making).  A dead process's uids are
+ * gone: then only directories of root and of the caller count.
+ */
+static int is_members(const struct inv_dir *d, pid_t pid, const uid_t *uids)
+{
+    const struct inv_proc *p = inv_member(d, pid);
+    uid_t mine[4] = { geteuid(), geteuid(), geteuid(), geteuid() };
+
+    if (p == NULL)
+        return 0;
+    if (uids == NULL)
+        return p->state != SCL_PROC_ALIVE && one_of(d->owner, mine) && one_of(p->uid, mine);
+    return p->state == SCL_PROC_ALIVE && p->start != 0 && one_of(d->owner, uids) && one_of(p->uid, uids);
+}
+
+/* The directory of DIRS that process PID is a member of (when it has
+ * ended, one it was a member of: a dead master's directory, still there);
+ * says why not and returns NULL when there is none, or more than one. */
+static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n, pid_t pid)
+{
+    uid_t uids[4];
+    const uid_t *of = proc_uids(pid, uids) == 0 ? uids : NULL;
+    const struct inv_dir *chosen = NULL;
+    size_t found = 0, named = 0;
+    char owner[300];
+
+    for (size_t i = 0; i < n; i++) {
+        named += inv_member(&dirs[i], pid) != NULL;
+        if (is_members(&dirs[i], pid, of) && found++ == 0)
+            chosen = &dirs[i];
+    }
+    /* The uids read were those of the process its holder file names, not
+     * of one that took its pid since. */
+    if (of != NULL && found > 0) {
+        struct scl_proc_id id = { .pid = pid, .start = inv_member(chosen, pid)->start };
+        if (!scl_proc_alive(&id))
+            found = 0;
+    }
+    if (found == 0) {
+        tool_error("process %ld is not a member of any claim directory in %s%s", (long)pid, tool_base,
+                   named > 0 ? " (some name it, but are not its: another user's)" : "");
+        return NULL;
+    }
+    if (found > 1) {
+        tool_error("process %ld is a member of %zu claim directories; name one with --server DIR:", (long)pid, found);
+        for (size_t i = 0; i < n; i++)
+            if (is_members(&dirs[i], pid, of)) {
+                inv_owner_name(dirs[i].owner, owner, sizeof owner);
+                tool_error("  %s, of %s", dirs[i].path, owner);
+            }
+        return NULL;
+    }
+    /* Never another user's without saying so: what it shows is theirs. */
+    if (chosen->owner != 0 && chosen->owner != geteuid()) {
+        inv_owner_name(chosen->owner, owner, sizeof owner);
+        tool_error("note: %s is the claim directory of %s", chosen->path, owner);
+    }
+    return chosen;
+}
+
+int tool_select_dir(const char *server, char *out, size_t cap)
+{
+    const struct inv_dir *d;
+    struct inv_dir *dirs;
+    size_t n;
+    char *end, resolved[PATH_MAX];
+    long pid;
+
+    if (strchr(server, '/') != NULL) {
+        if (realpath(server, resolved) == NULL) {
+            tool_error("%s: %s", server, strerror(errno));
+            return -1;
+        }
+        if (check_dir(server, resolved) != 0)
+            return -1;
+        if (snprintf(out, cap, "%s", resolved) >= (int)cap) {
+            tool_error("%s: %s", server, strerror(ENAMETOOLONG));
+            return -1;
+        }
+        return 0;
+    }
+    errno = 0;
+    pid = strtol(server, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid > INT_MAX || errno != 0) {
+        tool_error("--server takes a pid or a directory path, not '%s'", server);
+        return -1;
+    }
+    if (tool_load_all(&dirs, &n) < 0)
+        return -1;
+    d = choose_member(dirs, n, (pid_t)pid);
+    if (d != NULL)
+        snprintf(out, cap, "%s", d->path);
+    inv_free(dirs, n);
+    return d != NULL ? 0 : -1;
+}
+
+/* The directories a command works on: one (--server) or all of ours;
+ * 1 when one of them was too big to read (said), -1 when none can be. */
+int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n)
+{
+    char path[PATH_MAX];
+
+    if (server == NULL)
+        return tool_load_all(dirs, n);
+    if (tool_select_dir(server, path, sizeof path) != 0)
+        return -1;
+    *dirs = calloc(1, sizeof **dirs);
+    *n = 1;
+    if (*dirs == NULL || inv_load_dir(path, *dirs) != 0) {
+        if (*dirs == NULL || errno != E2BIG)
+            tool_error("%s: %s", path, strerror(*dirs == NULL ? ENOMEM : errno));
+        free(*dirs);
+        return -1;
+    }
+    return 0;
+}

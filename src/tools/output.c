@@ -1,0 +1,103 @@
+/* Every message of every command, escaped: what it prints may be
+ * anybody's (names, paths, command lines), and root's tools print it. */
+#include "config.h"
+
+#include "tool.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <wchar.h>
+#include <wctype.h>
+
+void tool_put_escaped(FILE *to, const char *s, int raw)
+{
+    size_t left = strlen(s);
+    mbstate_t state;
+
+    memset(&state, 0, sizeof state);
+    while (left > 0) {
+        unsigned char c = (unsigned char)*s;
+        wchar_t wc;
+        size_t n = raw ? 1 : mbrtowc(&wc, s, left, &state);
+        int plain = raw ? c > ' ' && c != '\\' && c < 0x7f
+                        : n != (size_t)-1 && n != (size_t)-2 && n != 0 && iswprint((wint_t)wc) && wc != L'\\';
+        if (!plain) {
+            /* Byte by byte, the state afresh: a bad sequence hides nothing after it. */
+            fprintf(to, "\\x%02x", c);
+            memset(&state, 0, sizeof state);
+            n = 1;
+        } else {
+            fwrite(s, 1, n, to);
+        }
+        s += n;
+        left -= n;
+    }
+}
+
+/* Every message of every command: LEAD (ours, as it is), then FMT with AP
+ * escaped (what it says may be others': names, paths, command lines),
+ * then END. */
+static void message(FILE *to, const char *lead, const char *end, const char *fmt, va_list ap)
+{
+    char *text;
+
+    fputs(lead, to);
+    if (vasprintf(&text, fmt, ap) < 0) {
+        fputs("(out of memory)", to);
+    } else {
+        tool_put_escaped(to, text, 0);
+        free(text);
+    }
+    fputs(end, to);
+}
+
+void tool_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    message(stderr, "swerve-claim: ", "\n", fmt, ap);
+    va_end(ap);
+}
+
+void tool_say(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    message(stdout, "", "\n", fmt, ap);
+    va_end(ap);
+}
+
+void tool_progress(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    message(stderr, "\rswerve-claim: ", "", fmt, ap);
+    va_end(ap);
+}
+
+int tool_usage_error(const char *what)
+{
+    tool_error("%s (try 'swerve-claim --help')", what);
+    return TOOL_USAGE;
+}
+
+void tool_format_time(time_t t, int json, char *out, size_t cap)
+{
+    struct tm tm;
+    long off;
+
+    if (json) {
+        snprintf(out, cap, "%lld", (long long)t);
+        return;
+    }
+    localtime_r(&t, &tm);
+    off = tm.tm_gmtoff / 60;
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
