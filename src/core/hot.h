@@ -8,8 +8,8 @@
  * dynamic loader writes the pages of a small .data anyway (it relocates
  * the GOT just before it and zeroes the start of .bss just after it), so
  * state kept there costs no fault of its own.  The start of .bss shares
- * that page as long as nothing in .bss is aligned to a page: there sits
- * crtstuff's completed.0, which exit() reads then writes
+ * that page as long as nothing in .bss is aligned to more than a cache
+ * line: there sits crtstuff's completed.0, which exit() reads then writes
  * (tests/packaging/layout.sh checks it).
  */
 #ifndef SCL_HOT_H

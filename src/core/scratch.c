@@ -16,7 +16,8 @@
 _Static_assert(POOL_BLOCKS <= 32, "the bitmap is 32 bits");
 
 /* Not aligned to a page: that would start .bss on a page of its own
- * (tests/packaging/layout.sh).  A block spans two pages, touched once. */
+ * (tests/packaging/layout.sh).  A block spans two pages, touched once
+ * per process. */
 static struct {
     _Alignas(64) char blocks[POOL_BLOCKS][SCL_SCRATCH_SIZE];
     _Atomic uint32_t taken;

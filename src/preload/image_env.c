@@ -10,13 +10,14 @@
 #include <sys/mman.h>
 
 /* Both static rooms on one page: a fork child that execs writes them, at
- * the cost of one copy-on-write fault.  Aligned to their size rather than
- * to a page, which would start .bss on a page of its own
- * (tests/packaging/layout.sh). */
+ * the cost of one copy-on-write fault.  Aligned to their size, and kept
+ * out of .bss (in .lbss, which the linker puts after it): in .bss, that
+ * alignment would start .bss on a page of its own whenever .data ended
+ * in the second half of one (tests/packaging/layout.sh). */
 static struct {
     _Alignas(2048) struct scl_room rooms[2];
     atomic_int taken[2];
-} statics;
+} statics __attribute__((section(".lbss.scl_rooms")));
 
 _Static_assert(sizeof statics <= 2048, "aligned to 2048, the static rooms share a page");
 

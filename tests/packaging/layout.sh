@@ -4,8 +4,10 @@
 # zeroes the start of .bss after it), so what lives there (crtstuff's
 # completed.0, which every exit() reads then writes, and the hot state of
 # src/core/hot.h) costs no page fault of its own.  One object in .bss
-# aligned to a page would start .bss on a page of its own: two faults in
-# every process that calls exit(), and one in every exec'd image.
+# aligned to a page (or to half of one, once .data ends past the middle of
+# its last page) would start .bss on a page of its own: two faults in
+# every process that calls exit(), and one in every exec'd image.  What
+# must be aligned more goes to .lbss, after .bss (image_env.c).
 set -eu
 lib=${SCL_PRELOAD:?run through make check}
 sections=$(readelf -SW "$lib" | sed -n 's/^ *\[ *[0-9]*\] *//p')
