@@ -1,7 +1,7 @@
 /*
  * Buffers of a page for the hook paths, off the stack: a host may run
  * them in a signal handler on a small alternate stack (doc/HACKING.md,
- * "Small, fixed frames"), and a getdents64 or journal buffer nested three
+ * "A stack budget"), and a getdents64 or journal buffer nested three
  * deep would overflow it.
  *
  * Taken from a static pool with an atomic bitmap, so any thread, and any

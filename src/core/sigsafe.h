@@ -72,11 +72,11 @@ int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
  * hold a lock that orders them (holder.c's flock). */
 int scl_unlink_if_same(int dirfd, const char *name, dev_t dev, ino_t ino);
 
-/* Calls FN for every entry of the directory DIRFD, from getdents64 on a
- * stack buffer (opendir() allocates) and a descriptor of its own (the
- * shared one's offset is not ours to move).  Stops at the first non-zero
- * return and passes it on; -1 with errno when the directory cannot be
- * read. */
+/* Calls FN for every entry of the directory DIRFD, from getdents64 into a
+ * scratch block (scratch.h: opendir() allocates, and a hook's stack has
+ * no room) and a descriptor of its own (the shared one's offset is not
+ * ours to move).  Stops at the first non-zero return and passes it on;
+ * -1 with errno when the directory cannot be read. */
 struct dirent64;
 typedef int scl_entry_fn(const struct dirent64 *d, void *arg);
 int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
