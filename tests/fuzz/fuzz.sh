@@ -6,6 +6,7 @@
 # would only repeat it).  A crash fails the test and leaves its input in
 # the scratch directory named on standard error.
 set -u
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 src=${SCL_SRCDIR:?run through make check}
 build=${SCL_HELPERS:?}/..
 seconds=${SCL_FUZZ_SECONDS:-30}
@@ -23,14 +24,12 @@ declare -A sources=(
     [names]="${core[*]}"
     [holder]="${core[*]} $src/src/fs/holder.c $src/src/fs/claim.c $src/src/core/sigsafe.c $src/src/core/scratch.c $src/src/core/proc.c $src/src/fs/wake.c $src/src/fs/times.c"
 )
-passed=0 failed=0
 for target in names holder; do
     # shellcheck disable=SC2086 # the source lists are word lists
     if ! "$clang" "${flags[@]}" -o "$scratch/fuzz_$target" "$src/tests/fuzz/fuzz_$target.c" ${sources[$target]} \
         2>"$scratch/$target.build"; then
-        echo "FAIL: fuzz_$target does not build:" >&2
+        fail "fuzz_$target does not build:"
         cat "$scratch/$target.build" >&2
-        failed=$((failed + 1))
         continue
     fi
     mkdir -p "$scratch/corpus-$target" "$scratch/crash-$target"
@@ -38,14 +37,12 @@ for target in names holder; do
     if (cd "$scratch/crash-$target" && ASAN_OPTIONS=detect_leaks=1 "$scratch/fuzz_$target" -max_total_time="$seconds" \
         -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$scratch/corpus-$target") >"$scratch/$target.log" 2>&1; then
         echo "fuzz_$target: $(grep -E 'stat::number_of_executed_units' "$scratch/$target.log" | awk '{print $2}') runs in ${seconds} s, no failure"
-        passed=$((passed + 1))
+        pass
     else
-        echo "FAIL: fuzz_$target found a failing input:" >&2
+        fail "fuzz_$target found a failing input:"
         tail -n 40 "$scratch/$target.log" >&2
         cp -r "$scratch/crash-$target" "${TMPDIR:-/tmp}/swerve-claim-fuzz-crash-$target.$$"
         echo "the input is kept in ${TMPDIR:-/tmp}/swerve-claim-fuzz-crash-$target.$$" >&2
-        failed=$((failed + 1))
     fi
 done
-echo "fuzz.sh: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

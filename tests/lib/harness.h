@@ -44,7 +44,4 @@ int http_get(int port, const char *path, char *body, size_t cap);
  * reaps what we launched.  0 when it stopped in time. */
 int server_stop(struct server *s);
 
-/* Milliseconds since an arbitrary start. */
-double harness_now_ms(void);
-
 #endif

@@ -5,13 +5,12 @@
 # so and exits 2.  python3 and php (with FFI) are needed: scripts/
 # install-deps.sh installs them, and their absence is a failure here.
 set -u
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 src=${SCL_SRCDIR:?run through make check}
 lib=${SCL_PRELOAD:?run through make check}
 preload=$lib
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$lib
 export ASAN_OPTIONS=detect_leaks=0
-passed=0 failed=0
-fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
 
 run_example() { # LANGUAGE EXAMPLE
     local base out err status
@@ -34,7 +33,7 @@ run_example() { # LANGUAGE EXAMPLE
     elif [ -n "$(ls -A "$base")" ]; then
         fail "$1 $2 left $(ls -A "$base")"
     else
-        passed=$((passed + 1))
+        pass
     fi
     rm -rf "$base" "$out" "$err"
 }
@@ -58,14 +57,14 @@ if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/packaging/
     ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
     fail "python without the shim: $out"
 else
-    passed=$((passed + 1))
+    pass
 fi
 if [ $php -eq 1 ]; then
     if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/packaging/bindings/seed_examples.php" class-1 2>&1) ||
         ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
         fail "php without the shim: $out"
     else
-        passed=$((passed + 1))
+        pass
     fi
 fi
 # Names with a NUL byte are refused with the language's own error, not cut
@@ -75,7 +74,7 @@ expect() { # DESCRIPTION WANTED-OUTPUT COMMAND...
     local what=$1 want=$2 out
     shift 2
     out=$("$@" 2>&1)
-    if [ "$out" = "$want" ]; then passed=$((passed + 1)); else fail "$what: got '$out'"; fi
+    if [ "$out" = "$want" ]; then pass; else fail "$what: got '$out'"; fi
 }
 expect "python: a name with a NUL byte is a ValueError" ValueError \
     env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR=/tmp /usr/bin/python3 -c '
@@ -99,5 +98,4 @@ if [ $php -eq 1 ]; then
     expect "php: FfiUnavailable is not a ShimNotLoaded" nothing env php -n -r "require '$src/bindings/php/Swerve.php';
         if (!is_subclass_of('Swerve\FfiUnavailable', 'Swerve\ShimNotLoaded')) echo 'nothing';"
 fi
-echo "bindings.sh: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

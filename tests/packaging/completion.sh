@@ -3,6 +3,7 @@
 # bash-completion itself: commands, each command's options, columns, and
 # the command line after `run ... --`.
 set -u
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 src=${SCL_SRCDIR:?run through make check}
 completion=/usr/share/bash-completion/bash_completion
 if ! [ -r "$completion" ]; then
@@ -11,7 +12,6 @@ if ! [ -r "$completion" ]; then
 fi
 . "$completion"
 . "$src/completion/swerve-claim"
-passed=0 failed=0
 completes() { # WANTED WORD...: completing the last WORD offers exactly WANTED
     local want=$1 got
     shift
@@ -24,10 +24,9 @@ completes() { # WANTED WORD...: completing the last WORD offers exactly WANTED
     "$(complete -p "$1" | sed 's/.*-F \([^ ]*\) .*/\1/')" "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
     got=$(printf '%s\n' "${COMPREPLY[@]}" | sort -u | tr '\n' ' ')
     if [ "$got" = "$want " ]; then
-        passed=$((passed + 1))
+        pass
     else
-        echo "FAIL: '$*' completes to '$got', not '$want'" >&2
-        failed=$((failed + 1))
+        fail "'$*' completes to '$got', not '$want'"
     fi
 }
 completes "list" swerve-claim li
@@ -43,5 +42,4 @@ completes "--library" swerve-claim-preload --li
 # After `run NAME --` and after the launcher's options: the command's own completion
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim run x -- npro
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim-preload npro
-echo "completion.sh: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

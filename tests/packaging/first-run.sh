@@ -19,6 +19,7 @@ if [ "${SCL_FIRST_RUN:-}" != 1 ]; then
     echo "SKIP: first-run.sh runs as a step of scripts/test.sh (SCL_FIRST_RUN=1): a whole make check inside"
     exit 77
 fi
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 src=${SCL_SRCDIR:?run through make check}
 if ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     echo "SKIP: first-run.sh: $src is no git checkout (scripts/format.sh needs one)"
@@ -27,12 +28,6 @@ fi
 work=$(mktemp -d /tmp/swerve-claim-first-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work" # the tests' unprivileged users reach the copy's build
-passed=0 failed=0
-check() { # DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
-}
 
 copy=$work/swerve-claim
 mkdir "$copy"
@@ -86,5 +81,4 @@ check "test.sh counted the planted failure, and only it: $(tail -1 "$work/test.o
 check "the report shows the failing test's log" grep -q -- "-$planted" "$work/test.out"
 check "the report finds its logs" bash -c "! grep -qE '^(grep|tail): ' '$work/test.out'"
 
-echo "first-run.sh: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

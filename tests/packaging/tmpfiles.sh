@@ -4,6 +4,7 @@
 # server's claim directory however old its entries, while junk beside it
 # goes.  The control run, without the exclusion, shows the test can fail.
 set -u
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 src=${SCL_SRCDIR:?run through make check}
 tool=${SCL_HELPERS:?run through make check}/../swerve-claim
 if ! command -v systemd-tmpfiles >/dev/null; then
@@ -14,8 +15,6 @@ work=$(mktemp -d)
 holder=
 cleanup() { [ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-passed=0 failed=0
-check() { if "$@"; then passed=$((passed + 1)); else echo "FAIL: $*" >&2; failed=$((failed + 1)); fi; }
 
 # Holds 'nightly-report' in BASE until killed; waits until it is held.
 hold() {
@@ -51,21 +50,20 @@ mkdir "$work/protected" "$work/control"
 } >"$work/protected.conf"
 echo "d $work/control - - - 1s" >"$work/control.conf"
 
-check hold "$work/protected"
+check "with the exclusion: a holder holds nightly-report" hold "$work/protected"
 clean "$work/protected" "$work/protected.conf"
-check intact "$work/protected"
-check test ! -e "$work/protected/junk"
+check "with the exclusion: the live claim is intact" intact "$work/protected"
+check "with the exclusion: the junk beside it is gone" test ! -e "$work/protected/junk"
 kill "$holder"
 wait "$holder" 2>/dev/null
 
-check hold "$work/control"
+check "control: a holder holds nightly-report" hold "$work/control"
 clean "$work/control" "$work/control.conf"
-check test ! -e "$work/control/junk"
+check "control: the junk is gone" test ! -e "$work/control/junk"
 if intact "$work/control"; then
-    echo "FAIL: the control run left the live claim intact: this test could not fail" >&2
-    failed=$((failed + 1))
+    fail "the control run left the live claim intact: this test could not fail"
 else
-    passed=$((passed + 1))
+    pass
 fi
 # configure says so when the file would land where systemd-tmpfiles never
 # reads (#12): --prefix=/opt/... does; --with-tmpfilesdir puts it right.
@@ -73,9 +71,10 @@ if [ -x "$src/configure" ]; then
     (cd "$work" && mkdir conf1 conf2 &&
         (cd conf1 && "$src/configure" --prefix=/opt/swerve-claim >out 2>&1) &&
         (cd conf2 && "$src/configure" --prefix=/opt/swerve-claim --with-tmpfilesdir=/usr/lib/tmpfiles.d >out 2>&1))
-    check grep -q "systemd-tmpfiles does not read /opt/swerve-claim/lib/tmpfiles.d" "$work/conf1/out"
-    check grep -q "^tmpfilesdir = /usr/lib/tmpfiles.d" "$work/conf2/Makefile"
-    check bash -c "! grep -q 'systemd-tmpfiles does not read' '$work/conf2/out'"
+    check "configure --prefix=/opt/swerve-claim says systemd-tmpfiles does not read its tmpfiles.d" \
+        grep -q "systemd-tmpfiles does not read /opt/swerve-claim/lib/tmpfiles.d" "$work/conf1/out"
+    check "--with-tmpfilesdir=/usr/lib/tmpfiles.d puts the file there" \
+        grep -q "^tmpfilesdir = /usr/lib/tmpfiles.d" "$work/conf2/Makefile"
+    check "(and configure has nothing to say then)" bash -c "! grep -q 'systemd-tmpfiles does not read' '$work/conf2/out'"
 fi
-echo "tmpfiles.sh: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -392,8 +392,7 @@ if pg_as_postgres env PGPASSWORD="$(cat "$PG_DIR/pw")" "$pg_bin/pg_basebackup" -
     check "a standby is refused: EROFS" grep -qx "failed EROFS" "$work/standby"
     pg_as_postgres "$pg_bin/pg_ctl" -D "$standby" -m immediate stop >/dev/null
 else
-    echo "FAIL: cannot make a standby to test against" >&2
-    failed=$((failed + 1))
+    fail "cannot make a standby to test against"
 fi
 
 # ---- fork without exec in a holder: the child's exit ends nothing; nor

@@ -34,8 +34,6 @@ struct run {
     char out[16384], err[16384];
 };
 
-#define base testdir_base
-
 static void drain(int *fd, char *buf, size_t cap, size_t *len)
 {
     ssize_t n = read(*fd, buf + *len, cap - 1 - *len);
@@ -67,7 +65,7 @@ static void run_helper(struct run *r, int preload, const char *helper, const cha
     for (int i = 0; args[i] != NULL && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    harness_env(&env, base, preload, extra_env);
+    harness_env(&env, testdir_base, preload, extra_env);
 
     ck_assert_int_eq(pipe(out), 0);
     ck_assert_int_eq(pipe(err), 0);
@@ -122,8 +120,8 @@ static void expect_run(const char *helper, const char *const *args, const char *
     ck_assert_msg(r.status == 0, "%s %s: status %d, stderr: %s", helper, args[0], r.status, r.err);
     ck_assert_msg(r.err[0] == '\0', "%s %s wrote to stderr: %s", helper, args[0], r.err);
     ck_assert_str_eq(r.out, expected);
-    ck_assert_msg(testdir_count(base) == 0, "%s %s left %d entries in the base directory", helper, args[0],
-                  testdir_count(base));
+    ck_assert_msg(testdir_count(testdir_base) == 0, "%s %s left %d entries in the base directory", helper, args[0],
+                  testdir_count(testdir_base));
 }
 
 /* ---------------------------------------------------------- the seed */
@@ -193,7 +191,7 @@ START_TEST(test_loader_reports_absent_shim)
     run_helper(&r, 0, "preload/helper_seed", args, NULL, 30);
     ck_assert_int_eq(r.status, 2);
     ck_assert_str_eq(r.err, "helper_seed: libswerveclaim_preload.so is not loaded\n");
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -229,7 +227,7 @@ START_TEST(test_launcher_after_claim)
     const char *args[] = { SCN_LAUNCHER, "claimed", NULL };
 
     expect_run("preload/helper_scenarios", args, "ok " SCN_LAUNCHER "\n", 60);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -295,7 +293,7 @@ START_TEST(test_stress_sigkill)
     ck_assert_str_eq(r.err, "");
     ck_assert_ptr_nonnull(strstr(r.out, " 0 violations"));
     ck_assert_ptr_nonnull(strstr(r.out, " 0 stale claims left"));
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
     fprintf(stderr, "%s", r.out);
 }
 END_TEST
@@ -309,7 +307,7 @@ START_TEST(test_bad_base_is_an_error_not_a_crash)
     FILE *f;
 
     /* A base that is a file: nothing can be made below it. */
-    snprintf(file, sizeof file, "%s/not-a-directory", base);
+    snprintf(file, sizeof file, "%s/not-a-directory", testdir_base);
     f = fopen(file, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
@@ -318,7 +316,7 @@ START_TEST(test_bad_base_is_an_error_not_a_crash)
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     ck_assert_str_eq(r.out, "ok bad-base\n");
     ck_assert_str_eq(r.err, "");
-    ck_assert_int_eq(testdir_count(base), 1); /* the file alone */
+    ck_assert_int_eq(testdir_count(testdir_base), 1); /* the file alone */
 }
 END_TEST
 
@@ -426,7 +424,7 @@ START_TEST(test_handoff_wakes_before_the_next_tick)
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
     snprintf(expected, sizeof expected, "ok %s\n", handoffs[_i]);
     ck_assert_ptr_nonnull(strstr(r.out, expected));
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -450,7 +448,7 @@ START_TEST(test_transparent_to_the_host)
     ck_assert_str_eq(with.err, "");
     ck_assert_ptr_nonnull(strstr(without.out, "fexecve: exec'd echo says hello"));
     ck_assert_str_eq(with.out, without.out);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -479,7 +477,7 @@ START_TEST(test_library_constructor_forks_or_exits)
     ck_assert_str_eq(r.err, "");
     if (early_cases[_i].status == 0)
         ck_assert_str_eq(r.out, "bool(true)\nbool(true)\nNULL\nbool(true)\nbool(false)\nbool(true)\n");
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -507,7 +505,7 @@ static int run_on_stack(const char *path, int preload, size_t size, size_t *used
     size_t i = 0;
 
     ck_assert_ptr_nonnull(stack);
-    snprintf(file, sizeof file, "%s.stack", base);
+    snprintf(file, sizeof file, "%s.stack", testdir_base);
     snprintf(size_arg, sizeof size_arg, "%zu", size);
     run_helper(&r, preload, "preload/helper_guest", args, NULL, 30);
     ck_assert_msg(strstr(r.err, "failed:") == NULL, "%s: %s", path, r.err);
@@ -551,20 +549,20 @@ START_TEST(test_fork_child_binds_nothing)
     struct dirent *e;
     DIR *d;
 
-    snprintf(log_prefix, sizeof log_prefix, "%s/bindings", base);
+    snprintf(log_prefix, sizeof log_prefix, "%s/bindings", testdir_base);
     snprintf(output, sizeof output, "LD_DEBUG_OUTPUT=%s", log_prefix);
     run_helper(&r, 1, "preload/helper_scenarios", args, env, 60);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     ck_assert_int_eq(sscanf(r.out, "child %d", &child), 1);
     snprintf(tag, sizeof tag, "%d:", child);
-    d = opendir(base);
+    d = opendir(testdir_base);
     ck_assert_ptr_nonnull(d);
     while ((e = readdir(d)) != NULL) {
         char path[8192];
         FILE *f;
         if (strncmp(e->d_name, "bindings.", 9) != 0)
             continue;
-        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", testdir_base, e->d_name);
         f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);
         logs++;
@@ -584,7 +582,7 @@ START_TEST(test_fork_child_binds_nothing)
         fprintf(stderr, "fork child: %d lazy bindings (sanitizer build: not checked)\n", lazy);
     else
         ck_assert_msg(lazy == 0, "the forked child bound %d functions lazily before its exec", lazy);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -603,7 +601,7 @@ START_TEST(test_stack_budget)
             (long)with - (long)without);
     ck_assert_int_eq(status_without, 7);
     ck_assert_int_eq(status_with, 7);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
     if (!sanitized())
         ck_assert_msg(with <= without + STACK_BUDGET, "%s: %zu bytes of stack with the shim, %zu without",
                       stack_paths[_i], with, without);
@@ -629,7 +627,7 @@ START_TEST(test_nested_handler_on_alternate_stack)
 
     ck_assert_int_eq(run_on_stack("reap-nested", 0, 65536, &used), 7);
     ck_assert_int_eq(run_on_stack("reap-nested", 1, 65536, &used), 7);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 

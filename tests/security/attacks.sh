@@ -9,6 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP: the attacks need root (throwaway users, a root master)"
     exit 77
 fi
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 helpers=${SCL_HELPERS:?run through make check}
 attacker=$helpers/security/attacker
 tool=$helpers/../swerve-claim
@@ -21,12 +22,8 @@ att=scl-a$$
 oth=scl-o$$
 pids=()
 secure_lib=
-passed=0 failed=0
 cleanup() {
-    for p in "${pids[@]}"; do
-        kill -9 -- -"$p" 2>/dev/null
-        kill -9 "$p" 2>/dev/null
-    done
+    kill_pids "${pids[@]}"
     for m in "$top/a8/base" "$top/a14/base"; do
         mountpoint -q "$m" && umount "$m"
     done
@@ -43,11 +40,6 @@ install -d -m 700 -o "$att" "$top/home-att"
 att_uid=$(id -u "$att")
 oth_uid=$(id -u "$oth")
 
-pass() { passed=$((passed + 1)); }
-fail() {
-    echo "FAIL: $*" >&2
-    failed=$((failed + 1))
-}
 as_user_options() { # USER: setpriv's options to become USER, no supplementary groups
     local uid
     uid=$(id -u "$1")
@@ -747,5 +739,4 @@ secure_execution() {
 for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}; do
     "attack_$n"
 done
-echo "attacks.sh: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

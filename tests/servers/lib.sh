@@ -1,10 +1,11 @@
 # Common parts of the real-server tests (sourced): install what is missing,
 # pick a free loopback port, wait for it, drive the server with curl, stop
 # it by pid, read its logs.  Every wait is bounded; servers listen on
-# 127.0.0.1 only and are stopped by pid at the end, whatever happens.
+# 127.0.0.1 only and are stopped by pid at the end, whatever happens.  The
+# checks, the closing line and the stopping by pid are tests/lib/check.sh's.
 
 : "${SCL_PRELOAD:?run through make check}" "${SCL_SRCDIR:?run through make check}"
-passed=0 failed=0
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh" || exit 99
 server_pids=()
 work=$(mktemp -d /tmp/scl-server.XXXXXX)
 chmod 755 "$work"
@@ -20,16 +21,10 @@ lacks() { ! grep -Eq "$1" "$2" || { sed "s|^|$(basename "$2"): |" "$2" >&2; retu
 export ASAN_OPTIONS=detect_leaks=0
 
 finish_servers() {
-    for p in "${server_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    kill_pids "${server_pids[@]}"
     rm -rf "$work"
 }
 trap finish_servers EXIT
-
-check() { # DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
-}
 
 # SCL_STORE=postgresql (tests/pg/*-server.sh): the same test with the claims
 # in a private PostgreSQL cluster (tests/pg/cluster.sh) instead of $base,
@@ -85,22 +80,6 @@ wait_port() {
 }
 
 get() { curl -s --max-time 10 "http://127.0.0.1:$1$2"; }
-
-# Sends SIGNAL to PID and waits (at most SECONDS) until it is gone; SIGKILL
-# after that.  Fails if it had to, and shows where PID and its children
-# were waiting.
-stop_pid() {
-    local pid=$1 signal=$2 seconds=${3:-15}
-    kill -"$signal" "$pid" 2>/dev/null || return 0
-    for _ in $(seq $((seconds * 10))); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    echo "still running ${seconds} s after SIG$signal:" >&2
-    ps -o pid,ppid,stat,wchan:24,etime,args -p "$pid" --ppid "$pid" >&2
-    kill -9 "$pid" 2>/dev/null
-    return 1
-}
 
 # 8 concurrent GET PATH: exactly one answer contains "runs the report".
 exactly_one_runs() {
@@ -162,13 +141,12 @@ expect_freed_after_kill() {
     for _ in $(seq 250); do
         if [ "$("$@")" = free ]; then
             echo "claim free $(( ($(date +%s%N) - start) / 1000000 )) ms after SIGKILL of worker $holder"
-            passed=$((passed + 1))
+            pass
             return 0
         fi
         sleep 0.02
     done
-    echo "FAIL: the SIGKILLed holder's claim was not freed" >&2
-    failed=$((failed + 1))
+    fail "the SIGKILLed holder's claim was not freed"
 }
 
 # The long report's holder, once there: its user is USER (or "-": not
@@ -203,11 +181,6 @@ no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -la "$base" >&2; return 
 log_is_clean() {
     local log=$1
     ! grep -E "swerve-claim\[|Traceback|Segmentation|segfault|core dumped|AddressSanitizer" "$log" >&2
-}
-
-finish() {
-    echo "$(basename "$0"): $passed passed, $failed failed"
-    [ $failed -eq 0 ]
 }
 
 # A php-fpm pool of four www-data workers on 127.0.0.1:PORT, with FFI (the

@@ -3,16 +3,11 @@
 # LD_PRELOAD, passes its exit status through, and warns for static and
 # setuid programs.
 set -u
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 launcher=${SCL_HELPERS:?run through make check}/../swerve-claim-preload
 seed=$SCL_HELPERS/preload/helper_seed
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what" >&2; failed=$((failed + 1)); fi
-}
 export SWERVE_TMPDIR=$work
 if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
     # A sanitizer build: the runtime must be loaded for the shim, and the
@@ -51,5 +46,4 @@ check "--library points a moved launcher at the library" \
 check "so does SWERVE_CLAIM_PRELOAD_LIBRARY" \
     bash -c "[ \"\$(SWERVE_CLAIM_PRELOAD_LIBRARY='$SCL_PRELOAD' '$moved' '$seed' class-1 | head -1)\" = 'bool(true)' ]"
 check "a --library that is not there: exit 125" bash -c "'$launcher' --library /nonexistent/lib.so true 2>/dev/null; [ \$? -eq 125 ]"
-echo "launcher.sh: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -3,26 +3,16 @@
 # -- sleep`, so no preloading is needed.  Every wait is bounded; every
 # process started here is killed by pid at the end.
 set -u
+. "$(dirname "$0")/../lib/check.sh" || exit 99
 tool=${SCL_HELPERS:?run through make check}/../swerve-claim
 base=$(mktemp -d)
 pids=()
-passed=0 failed=0
 cleanup() {
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    kill_pids "${pids[@]}"
     rm -rf "$base" ${lone:+"$lone"}
 }
 trap cleanup EXIT
 
-check() { # DESCRIPTION COMMAND...: the command must succeed
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: $what" >&2
-        failed=$((failed + 1))
-    fi
-}
 status_is() { # EXPECTED COMMAND...
     local want=$1
     shift
@@ -281,5 +271,4 @@ fi
 
 kill $runner
 wait $runner 2>/dev/null
-echo "tool.sh: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -41,8 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define base testdir_base
-
 /* ---------------------------------------------------------------- names */
 
 static const char *encode(const char *name)
@@ -478,7 +476,7 @@ START_TEST(test_nothing_on_disk_until_used)
 
     ck_assert_ptr_nonnull(c);
     swerve_claim_free(c);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
 }
 END_TEST
 
@@ -492,11 +490,11 @@ START_TEST(test_journal_only_into_own_holder)
     int fd;
 
     ck_assert_ptr_eq(swerve_claim_acquire(a, 0.0), a);
-    dir = testdir_claim_dir(base);
+    dir = testdir_claim_dir(testdir_base);
     ck_assert_ptr_nonnull(dir);
     ck_assert_int_ne(asprintf(&holder, "%s/claims/.holder.%d", dir, (int)getpid()), -1);
     ck_assert_int_ne(asprintf(&tmp, "%s/claims/.swap", dir), -1);
-    ck_assert_int_ne(asprintf(&decoy, "%s/decoy", base), -1);
+    ck_assert_int_ne(asprintf(&decoy, "%s/decoy", testdir_base), -1);
     fd = open(decoy, O_WRONLY | O_CREAT | O_EXCL, 0644);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "precious\n", 9), 9);
@@ -525,7 +523,7 @@ static int make_wake_file(const char *name, char **top)
 {
     int topfd;
 
-    ck_assert_int_ne(asprintf(top, "%s/%s", base, name), -1);
+    ck_assert_int_ne(asprintf(top, "%s/%s", testdir_base, name), -1);
     ck_assert_int_eq(mkdir(*top, 0700), 0);
     topfd = open(*top, O_RDONLY | O_DIRECTORY);
     ck_assert_int_ge(topfd, 0);
@@ -542,7 +540,7 @@ START_TEST(test_wake_file_with_two_names_is_not_mapped)
     int topfd = make_wake_file("swerve-claim.test", &top);
 
     ck_assert_int_ne(asprintf(&path, "%s/wake", top), -1);
-    ck_assert_int_ne(asprintf(&other, "%s/other-name", base), -1);
+    ck_assert_int_ne(asprintf(&other, "%s/other-name", testdir_base), -1);
     ck_assert_int_eq(link(path, other), 0);
     scl_wake_map(topfd, 1001);
     ck_assert_int_eq(scl_wake_revocations(&count), -1);
@@ -680,13 +678,13 @@ START_TEST(test_named_directory_open_to_others_is_eperm)
 {
     char *top, *claims;
 
-    ck_assert_int_ne(asprintf(&top, "%s/swerve-claim.named", base), -1);
+    ck_assert_int_ne(asprintf(&top, "%s/swerve-claim.named", testdir_base), -1);
     ck_assert_int_ne(asprintf(&claims, "%s/claims", top), -1);
     ck_assert_int_eq(mkdir(top, 0700), 0);
     ck_assert_int_eq(mkdir(claims, 0700), 0);
     ck_assert_int_eq(chmod(top, 0707), 0);
     errno = 0;
-    ck_assert_int_eq(scl_dir_use_named(base, "swerve-claim.named"), -1);
+    ck_assert_int_eq(scl_dir_use_named(testdir_base, "swerve-claim.named"), -1);
     ck_assert_int_eq(errno, EPERM);
     free(top);
     free(claims);
@@ -707,8 +705,8 @@ START_TEST(test_path_like_names_stay_inside)
     }
     /* Distinct names never conflict, and all of it lives in one claim
      * directory below the base. */
-    ck_assert_int_eq(testdir_count(base), 1);
-    dir = testdir_claim_dir(base);
+    ck_assert_int_eq(testdir_count(testdir_base), 1);
+    dir = testdir_claim_dir(testdir_base);
     ck_assert_ptr_nonnull(dir);
     ck_assert_int_ne(asprintf(&claims, "%s/claims", dir), -1);
     /* Claims are the entries not starting with '.' (holder files do). */
@@ -730,7 +728,7 @@ START_TEST(test_directory_is_private)
     unsigned long pid;
 
     ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
-    dir = testdir_claim_dir(base);
+    dir = testdir_claim_dir(testdir_base);
     ck_assert_int_eq(stat(dir, &st), 0);
     ck_assert_int_eq(st.st_mode & 07777, 0700);
     /* `cat claims/NAME` shows the holder's pid. */
@@ -768,7 +766,7 @@ START_TEST(test_journal_records_each_name_once)
             swerve_claim_free(c);
         }
     }
-    dir = testdir_claim_dir(base);
+    dir = testdir_claim_dir(testdir_base);
     ck_assert_int_ne(asprintf(&path, "%s/claims/.holder.%d", dir, (int)getpid()), -1);
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
@@ -794,7 +792,7 @@ static void use_a_claim_first(void)
 
 static int claim_file_exists(const char *name)
 {
-    int exists = testdir_claim_exists(base, name);
+    int exists = testdir_claim_exists(testdir_base, name);
 
     ck_assert_int_ge(exists, 0);
     return exists;
@@ -815,7 +813,7 @@ START_TEST(test_dead_holder_counts_as_free)
     ck_assert(claim_file_exists("stale"));
     ck_assert_int_eq(swerve_claim_available(c), 1);
     ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
-    ck_assert_int_eq(testdir_count(base), 1); /* one shared directory */
+    ck_assert_int_eq(testdir_count(testdir_base), 1); /* one shared directory */
     swerve_claim_free(c);
 }
 END_TEST
@@ -934,7 +932,7 @@ END_TEST
  * it. */
 static int read_page(pid_t pid, struct scl_times_page *page)
 {
-    char *dir = testdir_claim_dir(base);
+    char *dir = testdir_claim_dir(testdir_base);
     int fd, r;
 
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1029,13 +1027,13 @@ START_TEST(test_left_page_does_not_keep_the_directory)
         _exit(swerve_claim_acquire(c, 0.0) == c ? 0 : 1);
     }
     ck_assert_int_eq(wait_exit_code(child), 0);
-    dir = testdir_claim_dir(base);
+    dir = testdir_claim_dir(testdir_base);
     ck_assert_int_ne(asprintf(&page, "%s/.times.%d", dir, INT_MAX), -1);
     fd = open(page, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     ck_assert_int_ge(fd, 0);
     close(fd);
     ck_assert_int_eq(scl_retire_path(dir, 0, 0), 0);
-    ck_assert_int_eq(testdir_count(base), 0);
+    ck_assert_int_eq(testdir_count(testdir_base), 0);
     free(page);
     free(dir);
 }
@@ -1090,7 +1088,7 @@ START_TEST(test_stale_clearing_is_race_free)
             ck_assert_int_eq(wait_exit_code(kids[k]), 0);
         ck_assert_msg(winners[r] == 1, "round %d: %d holders at once", r, winners[r]);
     }
-    ck_assert_int_eq(testdir_count(base), 1);
+    ck_assert_int_eq(testdir_count(testdir_base), 1);
     swerve_claim_free(c);
 }
 END_TEST

@@ -1,0 +1,62 @@
+# What every script test shares (sourced): the tally, its checks, the
+# closing line that scripts/test.sh adds up, and the ending of the
+# processes a test started, by pid.  A script sources it by its path
+# beside the script's own folder, and fails hard (99) without it:
+#
+#   . "$(dirname "$0")/../lib/check.sh" || exit 99
+#
+# and ends with `finish`, whose status is the script's: 0 when every check
+# passed, 1 when one failed (a test that cannot run exits 77 with a SKIP
+# line saying why, or fails; never quietly).
+
+passed=0 failed=0
+
+# One check that passed.
+pass() { passed=$((passed + 1)); }
+
+# One check that failed: MESSAGE... goes to standard error after "FAIL: ".
+fail() {
+    echo "FAIL: $*" >&2
+    failed=$((failed + 1))
+}
+
+# One check: COMMAND... must succeed; else "FAIL: DESCRIPTION".
+check() { # DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then pass; else fail "$what"; fi
+}
+
+# The closing line, "NAME.sh: N passed, N failed" (NAME.sh the script run,
+# $0); its status is the script's.
+finish() {
+    echo "$(basename "$0"): $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
+
+# SIGKILL to each PID, and to the process group it leads if it leads one (a
+# background job started with setsid: its children too).  For the cleanup
+# at exit: pids that are gone already are no error.
+kill_pids() { # PID...
+    local p
+    for p; do
+        kill -9 -- -"$p" 2>/dev/null
+        kill -9 "$p" 2>/dev/null
+    done
+}
+
+# Sends SIGNAL to PID and waits (at most SECONDS) until it is gone; SIGKILL
+# after that.  Fails if it had to, and shows where PID and its children
+# were waiting.
+stop_pid() { # PID SIGNAL [SECONDS]
+    local pid=$1 signal=$2 seconds=${3:-15}
+    kill -"$signal" "$pid" 2>/dev/null || return 0
+    for _ in $(seq $((seconds * 10))); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    echo "still running ${seconds} s after SIG$signal:" >&2
+    ps -o pid,ppid,stat,wchan:24,etime,args -p "$pid" --ppid "$pid" >&2
+    kill -9 "$pid" 2>/dev/null
+    return 1
+}
