@@ -1,5 +1,5 @@
 #!/bin/bash
-# The main job: a small, unmodified prefork server of ours (tests/
+# The main job: a small, unmodified prefork server of ours (tests/prefork/
 # prefork_server.c) runs under the shim on 127.0.0.1, and concurrent
 # requests show the seed's nightly-report behaviour: one worker runs the
 # report, the others hear that someone else is on it; when it is done the
@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/build.sh" "$top/_build" --enable-werror
 
 build=$top/_build
-make -C "$build" -s tests/server/prefork_server >/dev/null
+make -C "$build" -s tests/prefork/prefork_server >/dev/null
 lib=$build/.libs/libswerveclaim_preload.so
 work=$(mktemp -d /tmp/swerve-claim-demo.XXXXXX)
 server_pid=
@@ -36,7 +36,7 @@ wait_for_file() {
 mkdir "$work/base"
 echo "== starting: LD_PRELOAD=libswerveclaim_preload.so prefork_server --workers 4 (127.0.0.1)"
 SWERVE_TMPDIR=$work/base LD_PRELOAD=$lib \
-    "$build/tests/server/prefork_server" --workers 4 --report-ms 1500 \
+    "$build/tests/prefork/prefork_server" --workers 4 --report-ms 1500 \
     --port-file "$work/port" --pid-file "$work/pid" &
 server_pid=$!
 wait_for_file "$work/pid"

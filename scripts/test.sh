@@ -127,7 +127,7 @@ fi
 # tests may be running on the same machine.
 sleep 1
 leaked=()
-for pid in $(pgrep -f tests/server/prefork_server); do
+for pid in $(pgrep -f tests/prefork/prefork_server); do
     case $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null) in
     "$top"/*) leaked+=("$pid") ;;
     esac

@@ -118,7 +118,7 @@ int server_start(struct server *s, const char *base, const char *dir, const char
     snprintf(pid_file, sizeof pid_file, "%s/pid", dir);
     unlink(port_file);
     unlink(pid_file);
-    harness_program(program, sizeof program, "server/prefork_server");
+    harness_program(program, sizeof program, "prefork/prefork_server");
     argv[n++] = program;
     argv[n++] = "--port-file";
     argv[n++] = port_file;

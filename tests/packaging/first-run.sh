@@ -64,7 +64,7 @@ sed 's/^/   | /' "$work/test.out"
 # configure found), ran: PASS, but for the planted failure and this test.
 expected=$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$copy/Makefile.am" | sed -n -E 's/^(CHECK_)?TESTS = //p' |
     tr -s ' \t' '\n\n' | grep -vxF '$(CHECK_TESTS)' | grep . | sort -u)
-for t in tests/unit/unit tests/contract/contract tests/preload/integration tests/server/server; do
+for t in tests/unit/unit tests/contract/contract tests/preload/integration tests/prefork/server; do
     check "Makefile.am's TESTS names $t" grep -qxF "$t" <<<"$expected"
 done
 for t in $expected; do

@@ -1,3 +1,3 @@
 #!/bin/bash
-# tests/servers/gunicorn.sh, unchanged, with the claims in PostgreSQL.
-SCL_STORE=postgresql exec "$(dirname "$0")/../servers/gunicorn.sh"
+# tests/real-servers/gunicorn.sh, unchanged, with the claims in PostgreSQL.
+SCL_STORE=postgresql exec "$(dirname "$0")/../real-servers/gunicorn.sh"

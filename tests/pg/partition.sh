@@ -9,7 +9,7 @@ if [ "${SCL_IN_NETNS:-}" != 1 ]; then
     unshare -n true 2>/dev/null || { echo "SKIP: cannot make a network namespace (needs root)"; exit 77; }
     exec env SCL_IN_NETNS=1 unshare -n "$0" "$@"
 fi
-. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/../real-servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 trap 'finish_servers; pg_cluster_stop' EXIT
 ip link set lo up

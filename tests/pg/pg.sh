@@ -5,7 +5,7 @@
 # database restarted, a standby), fork without exec, two "machines" of
 # prefork servers sharing one database, and the tools.  The silent
 # partition is partition.sh, in a network namespace of its own.
-. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/../real-servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 trap 'finish_servers; pg_cluster_stop' EXIT
 
@@ -412,7 +412,7 @@ kill -9 "$sleeper"
 # ---- two machines: two prefork servers, two SWERVE_TMPDIRs, one database
 for m in 1 2; do
     mkdir -p "$work/machine$m"
-    SWERVE_TMPDIR=$work/machine$m "${under_shim[@]}" "$SCL_HELPERS/server/prefork_server" --port 0 --workers 4 \
+    SWERVE_TMPDIR=$work/machine$m "${under_shim[@]}" "$SCL_HELPERS/prefork/prefork_server" --port 0 --workers 4 \
         --report-ms 1500 --port-file "$work/port$m" >"$work/server$m.log" 2>&1 &
     server_pids+=($!)
 done

@@ -1,3 +1,3 @@
 #!/bin/bash
-# tests/servers/php-fpm.sh, unchanged, with the claims in PostgreSQL.
-SCL_STORE=postgresql exec "$(dirname "$0")/../servers/php-fpm.sh"
+# tests/real-servers/php-fpm.sh, unchanged, with the claims in PostgreSQL.
+SCL_STORE=postgresql exec "$(dirname "$0")/../real-servers/php-fpm.sh"

@@ -8,7 +8,7 @@
 # the server.  In session mode claims work as without it, a killed holder's
 # claim is freed, and a client that waits for a pool slot gets the
 # acquire's timeout, not a hang.
-. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/../real-servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/pgbouncer.sh"
 trap 'pgb_stop; finish_servers; pg_cluster_stop' EXIT

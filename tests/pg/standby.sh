@@ -5,7 +5,7 @@
 # may have it: while the standby is away every timeout is honoured (a
 # commit waits for it; acquire and token() may not wait for ever), and
 # after a failover to it no token goes back.
-. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/../real-servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 standby=
 standby_ctl() { pg_as_postgres "$pg_bin/pg_ctl" -D "$standby" -l "$PG_DIR/standby.log" -w -t 30 "$@" >/dev/null; }

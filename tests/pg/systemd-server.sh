@@ -1,4 +1,4 @@
 #!/bin/bash
-# tests/servers/systemd.sh: php-fpm started as a systemd unit would, the claims
+# tests/real-servers/systemd.sh: php-fpm started as a systemd unit would, the claims
 # in PostgreSQL, the credentials from Environment= and EnvironmentFile= only.
-SCL_STORE=postgresql exec "$(dirname "$0")/../servers/systemd.sh"
+SCL_STORE=postgresql exec "$(dirname "$0")/../real-servers/systemd.sh"

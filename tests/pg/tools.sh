@@ -6,7 +6,7 @@
 # blank, never made up, when nobody knows them; a release leaves no lock of
 # the library's behind; release --force names the token only when known;
 # and every failure of the store says the server's words.
-. "$(dirname "$0")/../servers/lib.sh"
+. "$(dirname "$0")/../real-servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 trap 'finish_servers; pg_cluster_stop' EXIT
 

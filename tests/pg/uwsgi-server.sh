@@ -1,3 +1,3 @@
 #!/bin/bash
-# tests/servers/uwsgi.sh, unchanged, with the claims in PostgreSQL.
-SCL_STORE=postgresql exec "$(dirname "$0")/../servers/uwsgi.sh"
+# tests/real-servers/uwsgi.sh, unchanged, with the claims in PostgreSQL.
+SCL_STORE=postgresql exec "$(dirname "$0")/../real-servers/uwsgi.sh"

@@ -1,4 +1,4 @@
--- For tests/servers/nginx.sh with the claims in PostgreSQL: the seed's
+-- For tests/real-servers/nginx.sh with the claims in PostgreSQL: the seed's
 -- nightly-report pattern in nginx's workers, on the shim's API through
 -- LuaJIT's FFI (the preloaded library's symbols are in ffi.C).
 -- ?seconds=N: how long the report takes (1.5); /status: free or held.

@@ -1,4 +1,4 @@
-"""A WSGI app for tests/servers/gunicorn.sh: the seed's nightly-report
+"""A WSGI app for tests/real-servers/gunicorn.sh: the seed's nightly-report
 pattern through the Python binding (swerve_claim)."""
 import os
 import time

@@ -170,7 +170,7 @@ php_www() {
     fi
     www=$work/www
     mkdir "$www"
-    cp "$SCL_SRCDIR/bindings/php/Swerve.php" "$SCL_SRCDIR/tests/servers/fpm_report.php" "$www/"
+    cp "$SCL_SRCDIR/bindings/php/Swerve.php" "$SCL_SRCDIR/tests/real-servers/fpm_report.php" "$www/"
     chmod -R a+rX "$www"
 }
 

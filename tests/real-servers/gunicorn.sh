@@ -19,7 +19,7 @@ port=$(free_port)
 start() {
     SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$SCL_SRCDIR/bindings/python \
         /usr/bin/gunicorn --workers 4 --worker-class sync --bind "127.0.0.1:$port" \
-        --chdir "$SCL_SRCDIR/tests/servers" --pid "$work/gunicorn.pid" --timeout 60 --graceful-timeout 5 \
+        --chdir "$SCL_SRCDIR/tests/real-servers" --pid "$work/gunicorn.pid" --timeout 60 --graceful-timeout 5 \
         --error-logfile "$work/error.log" gunicorn_app:app >"$work/stdout.log" 2>&1 &
     master=$!
     server_pids+=("$master")

@@ -1,5 +1,5 @@
 /*
- * The prefork server (tests/prefork_server.c) under the shim, in the ways
+ * The prefork server (prefork_server.c) under the shim, in the ways
  * real servers run: daemonized or not, reaping in a SIGCHLD handler, in
  * the main loop or not at all, dropping privileges, closing every
  * descriptor, chrooting, exec'ing helpers, re-exec'ing itself.  Each test

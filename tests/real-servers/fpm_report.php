@@ -1,5 +1,5 @@
 <?php
-/* For tests/servers/php-fpm.sh: the seed's nightly-report pattern through
+/* For tests/real-servers/php-fpm.sh: the seed's nightly-report pattern through
  * the PHP binding.  ?seconds=N: how long the report takes (1.5);
  * ?status: whether nightly-report is free. */
 require __DIR__ . '/Swerve.php';

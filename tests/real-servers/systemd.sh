@@ -34,7 +34,7 @@ units=$work/units
 mkdir -p "$units/scl-fpm.service.d" "$work/run"
 cat >"$units/scl-fpm.service" <<UNIT
 [Unit]
-Description=php-fpm under the claim shim (tests/servers/systemd.sh)
+Description=php-fpm under the claim shim (tests/real-servers/systemd.sh)
 
 [Service]
 Type=simple

@@ -14,7 +14,7 @@ need_packages uwsgi-core uwsgi-plugin-python3 curl
 port=$(free_port)
 app=$work/app
 mkdir "$app"
-cp "$SCL_SRCDIR/tests/servers/gunicorn_app.py" "$SCL_SRCDIR/bindings/python/swerve_claim.py" "$app/"
+cp "$SCL_SRCDIR/tests/real-servers/gunicorn_app.py" "$SCL_SRCDIR/bindings/python/swerve_claim.py" "$app/"
 chmod -R a+rX "$app"
 workers_run_as www-data
 master() { cat "$work/uwsgi.pid" 2>/dev/null; }

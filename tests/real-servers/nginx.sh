@@ -30,7 +30,7 @@ write_conf() {
     if [ -n "$pg" ]; then
         lua="load_module /usr/lib/nginx/modules/ndk_http_module.so;
 load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;"
-        init="lua_package_path '$SCL_SRCDIR/tests/servers/?.lua;;';
+        init="lua_package_path '$SCL_SRCDIR/tests/real-servers/?.lua;;';
     init_by_lua_block { require 'nginx_report' }"
         routes='
         location = /report { content_by_lua_block { report() } }
