@@ -106,6 +106,11 @@ utf=$'r\xc3\xa9sum\xc3\xa9'
 # (--raw escapes what is not ASCII, as lslocks --raw does: it is for scripts)
 check "UTF-8 names show as UTF-8 in the table under a UTF-8 locale" sc run "$utf" -- \
     bash -c 'LANG=C.UTF-8 "$0" --base "$1" list --noheadings -o NAME | grep -qF "$2"' "$tool" "$base" "$utf"
+# A name too long for a file name is hashed on disk; its holder's journal
+# keeps it whole, and the list shows it so.
+long=$(printf 'n%.0s' $(seq 300))/x
+check "a name too long for a file name shows whole" sc run "$long" -- \
+    bash -c '"$0" --base "$1" list --raw --noheadings -o TYPE,NAME | grep -qxF "claim $2"' "$tool" "$base" "$long"
 
 # release --force on a live holder: done, with a warning.
 check "release --force removes a live holder's claim, loudly" \
