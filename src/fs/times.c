@@ -183,8 +183,13 @@ int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page)
         return -1;
     n = scl_read_full(fd, page, sizeof *page);
     scl_close_quietly(fd);
-    if (n != (ssize_t)sizeof *page || page->magic != SCL_TIMES_MAGIC) {
-        errno = n < 0 ? errno : EINVAL;
+    return n < 0 ? -1 : scl_times_parse(page, (size_t)n);
+}
+
+int scl_times_parse(struct scl_times_page *page, size_t n)
+{
+    if (n != sizeof *page || page->magic != SCL_TIMES_MAGIC) {
+        errno = EINVAL;
         return -1;
     }
     if (page->used > SCL_TIMES_SLOTS) /* written by somebody else: bound it */

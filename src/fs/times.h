@@ -94,6 +94,11 @@ void scl_times_remove_left(int topfd);
  * not a page of times). */
 int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page);
 
+/* Checks the N bytes read into PAGE (anybody may have written them):
+ * 0, its count of entries bounded, or -1 with errno EINVAL.  Fuzzed by
+ * tests/fuzz/fuzz_holder.c. */
+int scl_times_parse(struct scl_times_page *page, size_t n);
+
 /* Entry E's time in PAGE in seconds since the epoch, or 0: none. */
 time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e);
 

@@ -1,7 +1,9 @@
 /*
  * libFuzzer target: what a root process reads from files a worker can
- * write (src/holder.c): the holder header, and the journal, fed to the
- * reader in pieces whose sizes come from the input.  Whatever the bytes,
+ * write, and from a /proc a worker names its command in: the holder
+ * header, a page of times (src/fs/times.c), a /proc/PID/stat line
+ * (src/core/proc.c), and the journal, fed to the reader in pieces whose
+ * sizes come from the input.  Whatever the bytes,
  * every name the reader reports is a single encoded claim name, and how
  * the journal is cut into reads, or whether it keeps what follows a
  * name's tab, never changes which names it reports.  Run by
@@ -10,6 +12,8 @@
 #include "config.h"
 
 #include "holder.h"
+#include "proc.h"
+#include "times.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +48,41 @@ static int note(const char *fname, const char *tail, void *arg)
     return 0;
 }
 
+/* The bytes as a page of times, read whole or short: what the tools show
+ * of it is bounded, and no time precedes 1970. */
+static void check_times(const uint8_t *data, size_t n)
+{
+    static struct scl_times_page page;
+    size_t len = n < sizeof page ? n : sizeof page;
+
+    memset(&page, 0, sizeof page);
+    memcpy(&page, data, len);
+    if (n > 0 && data[0] == 0xff) { /* now and then a whole page, zero-padded, that passes the magic */
+        page.magic = SCL_TIMES_MAGIC;
+        len = sizeof page;
+    }
+    if (scl_times_parse(&page, len) != 0)
+        return;
+    must(page.used <= SCL_TIMES_SLOTS);
+    must(scl_times_when(&page, &page.waiting) >= 0);
+    for (uint32_t i = 0; i < page.used; i++)
+        must(scl_times_when(&page, &page.taken[i]) >= 0);
+    must(scl_times_of(&page, "name") >= 0);
+}
+
+/* The bytes as a /proc/PID/stat line, whose command name is anybody's. */
+static void check_stat(const uint8_t *data, size_t n)
+{
+    static char line[512];
+    struct scl_proc_stat st;
+    size_t len = n < sizeof line - 1 ? n : sizeof line - 1;
+
+    memcpy(line, data, len);
+    line[len] = '\0';
+    if (scl_proc_parse_stat(line, &st) == 0)
+        must(st.state != '\0');
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct seen whole, pieces;
@@ -55,6 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (scl_holder_parse_id((const char *)data + 1, size - 1, &id) == 0)
         must(id.pid > 0);
+    check_times(data + 1, size - 1);
+    check_stat(data + 1, size - 1);
     /* The first byte sets the piece sizes; the rest is the journal. */
     whole.n = whole.total = pieces.n = pieces.total = 0;
     scl_journal_begin(&r, NULL, 0);
