@@ -21,7 +21,7 @@
 int scl_acl_grant(int topfd, int claimsfd, uid_t uid);
 
 /* For a process that becomes UID for good: gives UID its holder file,
- * open as HOLDER_FD (when not -1; scl_dir_open_own_holder() opened it),
+ * open as HOLDER_FD (when not -1; scl_member_open_own_holder() opened it),
  * which the process must still link and append to, and, when TOP_TOO, the
  * claim directory itself (TOPFD), so that its last member may remove it from a
  * sticky base.  0, or -1 with errno. */

@@ -1,12 +1,12 @@
 /*
  * The claim directory this process uses (dir.h): making it in a checked
  * base, joining one named by SWERVE_CLAIM_DIR or by the tool, keeping its
- * descriptor safe from the host, registering this process, and leaving.
+ * descriptors safe from the host, and retiring it as its last member
+ * leaves.  Its holder file there is member.c's.
  */
 #include "config.h"
 
 #include "bound.h"
-#include "claim.h"
 #include "dir.h"
 #include "fork_page.h"
 #include "holder.h"
@@ -14,7 +14,7 @@
 #include "kept_fds.h"
 #include "retire.h"
 #include "log.h"
-#include "proc.h"
+#include "member.h"
 #include "settings.h"
 #include "sigsafe.h"
 #include "wake.h"
@@ -74,13 +74,7 @@ static _Atomic uintptr_t slot_owner;
  * (siblings would then miss each other's claims). */
 SCL_HOT static atomic_int place_reserved;
 SCL_HOT static atomic_int dir_fd = -1;
-SCL_HOT static _Atomic pid_t member_pid;
 static atomic_uint generation;
-/* This process's own holder file, once registered: a claim is released
- * only while it is still a link to it (release --force may have given the
- * name to somebody else meanwhile). */
-static dev_t own_holder_dev;
-static ino_t own_holder_ino;
 /* The process whose children this process's are (itself once it has
  * forked), and the one that forked this process before that: 0 where it is
  * not known (an exec'd image: its parent may not be the server's).  Both
@@ -355,7 +349,7 @@ unsigned scl_dir_generation(void)
 
 int scl_dir_is_member(pid_t self)
 {
-    return scl_dir_in_use() && atomic_load(&member_pid) == self;
+    return scl_dir_in_use() && scl_member_registered() == self;
 }
 
 int scl_dir_claims_fd_unchecked(void)
@@ -366,15 +360,6 @@ int scl_dir_claims_fd_unchecked(void)
 int scl_dir_made_by(pid_t self)
 {
     return atomic_load(&creator_pid) == self;
-}
-
-int scl_dir_has_holder(int dirfd, pid_t pid)
-{
-    char path[SCL_PID_NAME_MAX];
-
-    /* No struct stat: this runs on every reap, on the host's stack. */
-    scl_holder_path(path, pid);
-    return scl_bound.faccessat(dirfd, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /*
@@ -482,44 +467,6 @@ void scl_dir_reserve(void)
     atomic_store(&pending, 1);
 }
 
-/* Remembers which inode this process's holder file is, just registered. */
-static int note_own_holder(int claimsfd)
-{
-    char path[SCL_PID_NAME_MAX];
-    struct stat st;
-
-    scl_holder_path(path, getpid());
-    if (fstatat(claimsfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return -1;
-    own_holder_dev = st.st_dev;
-    own_holder_ino = st.st_ino;
-    return 0;
-}
-
-int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st)
-{
-    char path[SCL_PID_NAME_MAX];
-    int fd;
-
-    scl_holder_path(path, getpid());
-    fd = scl_open_file_at(dirfd, path, flags, st);
-    if (fd >= 0 && (st->st_dev != own_holder_dev || st->st_ino != own_holder_ino)) {
-        scl_close_quietly(fd);
-        errno = ESTALE;
-        return -1;
-    }
-    return fd;
-}
-
-int scl_dir_remove_own_claim(const char *fname)
-{
-    int fd = scl_dir_claims_fd();
-
-    if (fd < 0)
-        return -1;
-    return scl_claim_remove_if_same(fd, fname, own_holder_dev, own_holder_ino);
-}
-
 /* Removes what build() made in a directory that never got published. */
 static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
 {
@@ -541,7 +488,6 @@ static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
  * in *TOPFD_OUT, or -1 with errno. */
 static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims, int *topfd_out)
 {
-    struct scl_proc_id self = scl_proc_self();
     int topfd, claimsfd = -1, saved;
 
     if (mkdirat(basefd, new_name, 0700) != 0)
@@ -563,8 +509,7 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
     if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_holder_register(claimsfd, &self, 1) != 0 ||
-        note_own_holder(claimsfd) != 0)
+    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_member_register_self(claimsfd) != 0)
         goto failed;
     *topfd_out = topfd;
     return claimsfd;
@@ -594,7 +539,7 @@ static int publish(const char *base, const char *name, const struct stat *top, c
     atomic_store(&dir_fd, move_high(fd, kept_claims.at));
     atomic_store(&top_fd, move_high(topfd, kept_top.at));
     scl_kept_fds_touched(0, ~0U); /* no check of the directory before stands */
-    atomic_store(&member_pid, member);
+    scl_member_set_registered(member);
     atomic_fetch_add(&generation, 1);
     atomic_store_explicit(&ready, 1, memory_order_release);
     /* Mapped now, while this process surely may: its children inherit the
@@ -647,26 +592,6 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     return -1;
 }
 
-int scl_dir_register_live(int dirfd, pid_t pid, int is_parent)
-{
-    struct scl_proc_stat st;
-    struct scl_proc_id id = { .pid = pid, .start = 0 };
-
-    if (scl_proc_read_stat(pid, &st) == 0) {
-        if (st.state == 'Z' || st.state == 'X' || (!is_parent && st.ppid != getpid()))
-            return 0;
-        id.start = st.start;
-    } else if (!scl_proc_alive(&id)) {
-        return 0;
-    }
-    /* Still our parent after the read: what was read was its, not a
-     * process that took its pid after it ended (we would have been
-     * reparented first). */
-    if (is_parent && getppid() != pid)
-        return 0;
-    return scl_holder_register(dirfd, &id, 0);
-}
-
 /* Registers this process's parent, alive, in the directory it just made
  * at its server's place, when that parent forked it (and so had the place
  * too): the parent keeps the directory then, and no worker's end removes
@@ -676,7 +601,7 @@ static void register_parent(int fd)
 {
     pid_t parent = getppid();
 
-    if (parent > 1 && parent == forker_of(getpid()) && scl_dir_register_live(fd, parent, 1) != 0)
+    if (parent > 1 && parent == forker_of(getpid()) && scl_member_register_live(fd, parent, 1) != 0)
         scl_debug("could not register parent %d in %s: errno %d", (int)parent, dir_path, errno);
 }
 
@@ -859,7 +784,6 @@ failed:
 
 int scl_dir_join_locked(void)
 {
-    struct scl_proc_id self;
     int fd = scl_dir_claims_fd();
 
     if (fd < 0) {
@@ -877,50 +801,24 @@ int scl_dir_join_locked(void)
         }
         return create_locked();
     }
-    if (atomic_load(&member_pid) == getpid())
+    if (scl_member_registered() == getpid())
         return fd;
-    self = scl_proc_self();
-    if (scl_holder_register(fd, &self, 1) != 0 || note_own_holder(fd) != 0)
+    if (scl_member_register_self(fd) != 0)
         return -1;
-    atomic_store(&member_pid, self.pid);
+    scl_member_set_registered(getpid());
     return fd;
-}
-
-int scl_dir_clear_own(int dirfd, int topfd, enum scl_clear_mode mode)
-{
-    struct stat st;
-    int fd = scl_dir_open_own_holder(dirfd, O_RDONLY, &st), r;
-
-    if (fd < 0)
-        return mode == SCL_CLEAR_OWN ? scl_holder_clear(dirfd, topfd, getpid(), SCL_CLEAR_ALWAYS) : -1;
-    r = scl_holder_clear_open(dirfd, topfd, fd, mode, NULL);
-    scl_close_quietly(fd); /* drops the flock */
-    return r;
-}
-
-/* 1 when this process's parent is a live member of the directory: it
- * keeps it, and removes it or hands it on as it ends. */
-static int parent_is_member(int dirfd)
-{
-    char path[SCL_PID_NAME_MAX];
-    struct scl_proc_id id;
-    struct stat st;
-    pid_t parent = getppid();
-
-    scl_holder_path(path, parent);
-    return parent > 0 && scl_claim_holder(dirfd, path, &id, &st) == 0 && id.pid == parent && scl_proc_alive(&id);
 }
 
 void scl_dir_leave(int dirfd, int may_remove)
 {
-    (void)scl_dir_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
-    atomic_store(&member_pid, 0);
+    (void)scl_member_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
+    scl_member_set_registered(0);
     /* Only the last live member removes it, and looks after its own
      * holder file is gone: of two ending at once, the later finds the
      * other gone.  A live parent that is a member is not gone: no need
      * to look at every member.  The parent from the path itself: an
      * exec'd member may not have been given the SWERVE_TMPDIR its server
      * was started with. */
-    if (may_remove && !parent_is_member(dirfd) && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
+    if (may_remove && !scl_member_parent_is_live(dirfd) && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
         scl_debug("removed claim directory %s", dir_path);
 }

@@ -21,8 +21,6 @@
 #ifndef SCL_DIR_H
 #define SCL_DIR_H
 
-#include "holder.h"
-
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -87,11 +85,6 @@ void scl_dir_after_fork_in_child(void);
  * ends: a host that never claims pays no file work. */
 void scl_dir_reserve(void);
 
-/* Registers PID, alive, in the claims directory DIRFD: a child of this
- * process, or when IS_PARENT its parent (only while it still is).  0 when
- * registered or not alive, -1 with errno. */
-int scl_dir_register_live(int dirfd, pid_t pid, int is_parent);
-
 /* Uses the claim directory SWERVE_CLAIM_DIR names, made by another
  * process of the server (it execs us), from its first use on: accepted
  * then only when it is a claim directory owned by this user or by root.
@@ -114,32 +107,9 @@ int scl_dir_use_named(const char *base, const char *name);
  * with errno. */
 int scl_dir_join_locked(void);
 
-/* Unlinks claim FNAME only while it is a link to this process's own
- * holder file: 0, or -1 with errno (ENOENT: it, or the directory, is gone;
- * ESTALE: somebody else holds it now). */
-int scl_dir_remove_own_claim(const char *fname);
-
-/* Opens this process's own holder file in the claims directory DIRFD with
- * FLAGS, filling ST: only the inode it registered (a worker may have put
- * a hard link to another file in its place).  -1 with errno (ESTALE:
- * something else stands there). */
-int scl_dir_open_own_holder(int dirfd, int flags, struct stat *st);
-
-/* Clears this process's own claims, with MODE SCL_CLEAR_OWN (it ends) or
- * SCL_CLEAR_CLAIMS_ONLY (it execs), through the holder inode it
- * registered, whose links are searched for in all of the claims
- * directory; its page of times goes in TOPFD.  When that inode is not in
- * its name (never registered here, or a worker put a file in its place),
- * an ending process clears that name as another's would, and one that
- * execs nothing.  As scl_holder_clear() returns; async-signal-safe. */
-int scl_dir_clear_own(int dirfd, int topfd, enum scl_clear_mode mode);
-
 /* 1 when this process, whose pid is SELF, made its claim directory or
  * reserved its place (it was not handed it). */
 int scl_dir_made_by(pid_t self);
-
-/* 1 when PID's holder file exists: somebody registered PID. */
-int scl_dir_has_holder(int dirfd, pid_t pid);
 
 /* As this process ends (async-signal-safe): clears its claims and holder
  * file, then, when MAY_REMOVE, removes the directory if no live member is

@@ -100,7 +100,7 @@ void scl_holder_note_command(int fd);
  * did not name; the others read at most SCL_SCAN_MAX of its entries.  The
  * caller of those is the holder, with the inode it registered open (a
  * worker may put a file of its own, with any number of links, in its
- * holder file's name): scl_dir_clear_own(). */
+ * holder file's name): scl_member_clear_own(). */
 enum scl_clear_mode {
     SCL_CLEAR_IF_DEAD,     /* only when the holder has ended */
     SCL_CLEAR_ALWAYS,      /* the caller knows the holder has ended */

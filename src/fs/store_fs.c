@@ -8,6 +8,7 @@
 #include "journaled.h"
 #include "kept_fds.h"
 #include "log.h"
+#include "member.h"
 #include "own_stack.h"
 #include "proc.h"
 #include "settings.h"
@@ -111,7 +112,7 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
     scl_journaled_for(self, gen);
     if (!scl_journaled_has(key->fname)) {
         struct stat st;
-        int fd = scl_dir_open_own_holder(dirfd, O_WRONLY | O_APPEND, &st), r;
+        int fd = scl_member_open_own_holder(dirfd, O_WRONLY | O_APPEND, &st), r;
         if (fd < 0)
             return -1;
         r = scl_holder_journal(fd, &st, key->journal_line, key->journal_len);
@@ -314,7 +315,8 @@ static int fs_release(struct scl_key *key)
     }
     /* Otherwise only while it still links to our holder file: release
      * --force may have given it to somebody else. */
-    if (scl_dir_remove_own_claim(key->fname) != 0)
+    dirfd = scl_dir_claims_fd();
+    if (dirfd < 0 || scl_member_remove_own_claim(dirfd, key->fname) != 0)
         return errno == ENOENT || errno == ESTALE ? 0 : -1;
     return 0;
 }
@@ -480,7 +482,7 @@ static void fs_child_reaped(pid_t child)
      * at the top (only its page of times needs it), no switch of stacks,
      * no check of the descriptor (the clearing checks it). */
     if (scl_dir_in_use() && dir_opened() && (dirfd = scl_dir_claims_fd_trusted()) >= 0 &&
-        scl_dir_has_holder(dirfd, child))
+        scl_member_has_holder(dirfd, child))
         scl_on_own_stack(clear_reaped, &child);
     errno = saved;
 }
@@ -490,7 +492,7 @@ static void clear_before_exec(void *arg)
     int dirfd = scl_dir_claims_fd();
 
     if (dirfd >= 0)
-        (void)scl_dir_clear_own(dirfd, -1, SCL_CLEAR_CLAIMS_ONLY);
+        (void)scl_member_clear_own(dirfd, -1, SCL_CLEAR_CLAIMS_ONLY);
     scl_times_forget_wait(*(const pid_t *)arg); /* the exec ends every thread, waiting or not */
 }
 
@@ -521,7 +523,7 @@ static int fs_exec_env(const char **name, const char **value)
 /* Registers a live child as a member, so the directory outlives us. */
 static void hand_over(pid_t child, void *arg)
 {
-    if (scl_dir_register_live(*(int *)arg, child, 0) != 0)
+    if (scl_member_register_live(*(int *)arg, child, 0) != 0)
         scl_debug("could not hand the claim directory to child %d: errno %d", (int)child, errno);
 }
 
@@ -543,7 +545,7 @@ static void leave_at_end(void *arg)
      * member would, registered or not (a worker may have made it, and
      * registered only its own parent): it hands it on to them, or as the
      * last, removes it, which a worker that dropped root could not. */
-    if (dirfd < 0 || (!e->member && !e->forked && !scl_dir_has_holder(dirfd, e->self)))
+    if (dirfd < 0 || (!e->member && !e->forked && !scl_member_has_holder(dirfd, e->self)))
         return;
     if (e->each_child(hand_over, &dirfd) != 0)
         scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
@@ -603,7 +605,7 @@ static void hand_to_user(void *arg)
      * would not join it. */
     if ((dirfd = dir_made_now()) >= 0) {
         struct stat st;
-        int holder = scl_dir_is_member(self) ? scl_dir_open_own_holder(dirfd, O_RDONLY, &st) : -1;
+        int holder = scl_dir_is_member(self) ? scl_member_open_own_holder(dirfd, O_RDONLY, &st) : -1;
         int topfd = scl_dir_top_fd();
         if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
             scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)

@@ -1,0 +1,123 @@
+/*
+ * This process's holder file in a claim directory, and the members it
+ * registers for others (member.h).
+ */
+#include "config.h"
+
+#include "bound.h"
+#include "claim.h"
+#include "member.h"
+#include "hot.h"
+#include "proc.h"
+#include "sigsafe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+/* This process's own holder file, once registered: a claim is released
+ * only while it is still a link to it (release --force may have given the
+ * name to somebody else meanwhile). */
+static dev_t own_holder_dev;
+static ino_t own_holder_ino;
+SCL_HOT static _Atomic pid_t member_pid;
+
+pid_t scl_member_registered(void)
+{
+    return atomic_load(&member_pid);
+}
+
+void scl_member_set_registered(pid_t pid)
+{
+    atomic_store(&member_pid, pid);
+}
+
+int scl_member_register_self(int claimsfd)
+{
+    struct scl_proc_id self = scl_proc_self();
+    char path[SCL_PID_NAME_MAX];
+    struct stat st;
+
+    if (scl_holder_register(claimsfd, &self, 1) != 0)
+        return -1;
+    scl_holder_path(path, self.pid);
+    if (fstatat(claimsfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    own_holder_dev = st.st_dev;
+    own_holder_ino = st.st_ino;
+    return 0;
+}
+
+int scl_member_register_live(int claimsfd, pid_t pid, int is_parent)
+{
+    struct scl_proc_stat st;
+    struct scl_proc_id id = { .pid = pid, .start = 0 };
+
+    if (scl_proc_read_stat(pid, &st) == 0) {
+        if (st.state == 'Z' || st.state == 'X' || (!is_parent && st.ppid != getpid()))
+            return 0;
+        id.start = st.start;
+    } else if (!scl_proc_alive(&id)) {
+        return 0;
+    }
+    /* Still our parent after the read: what was read was its, not a
+     * process that took its pid after it ended (we would have been
+     * reparented first). */
+    if (is_parent && getppid() != pid)
+        return 0;
+    return scl_holder_register(claimsfd, &id, 0);
+}
+
+int scl_member_has_holder(int claimsfd, pid_t pid)
+{
+    char path[SCL_PID_NAME_MAX];
+
+    /* No struct stat: this runs on every reap, on the host's stack. */
+    scl_holder_path(path, pid);
+    return scl_bound.faccessat(claimsfd, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int scl_member_parent_is_live(int claimsfd)
+{
+    char path[SCL_PID_NAME_MAX];
+    struct scl_proc_id id;
+    struct stat st;
+    pid_t parent = getppid();
+
+    scl_holder_path(path, parent);
+    return parent > 0 && scl_claim_holder(claimsfd, path, &id, &st) == 0 && id.pid == parent &&
+           scl_proc_alive(&id);
+}
+
+int scl_member_open_own_holder(int claimsfd, int flags, struct stat *st)
+{
+    char path[SCL_PID_NAME_MAX];
+    int fd;
+
+    scl_holder_path(path, getpid());
+    fd = scl_open_file_at(claimsfd, path, flags, st);
+    if (fd >= 0 && (st->st_dev != own_holder_dev || st->st_ino != own_holder_ino)) {
+        scl_close_quietly(fd);
+        errno = ESTALE;
+        return -1;
+    }
+    return fd;
+}
+
+int scl_member_remove_own_claim(int claimsfd, const char *fname)
+{
+    return scl_claim_remove_if_same(claimsfd, fname, own_holder_dev, own_holder_ino);
+}
+
+int scl_member_clear_own(int claimsfd, int topfd, enum scl_clear_mode mode)
+{
+    struct stat st;
+    int fd = scl_member_open_own_holder(claimsfd, O_RDONLY, &st), r;
+
+    if (fd < 0)
+        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claimsfd, topfd, getpid(), SCL_CLEAR_ALWAYS) : -1;
+    r = scl_holder_clear_open(claimsfd, topfd, fd, mode, NULL);
+    scl_close_quietly(fd); /* drops the flock */
+    return r;
+}

@@ -1,0 +1,58 @@
+/*
+ * This process as a member of a claim directory: its holder file there,
+ * which inode it is (a worker may put a hard link to another file in its
+ * name), and the members it registers on others' behalf (a child, its
+ * parent).  Each call is given the claims directory's descriptor: this
+ * file knows nothing of where the directory is or how it is kept (dir.h,
+ * which calls down to it).
+ */
+#ifndef SCL_MEMBER_H
+#define SCL_MEMBER_H
+
+#include "holder.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Registers this process's holder file in the claims directory CLAIMSFD
+ * and remembers which inode it is.  0, or -1 with errno. */
+int scl_member_register_self(int claimsfd);
+
+/* The pid that is a registered member of the directory in use (set by
+ * dir.c as it publishes or joins one; 0 when none). */
+pid_t scl_member_registered(void);
+void scl_member_set_registered(pid_t pid);
+
+/* Registers PID, alive, in the claims directory CLAIMSFD: a child of this
+ * process, or when IS_PARENT its parent (only while it still is).  0 when
+ * registered or not alive, -1 with errno. */
+int scl_member_register_live(int claimsfd, pid_t pid, int is_parent);
+
+/* 1 when PID's holder file exists: somebody registered PID.  One
+ * faccessat, nothing big on the stack: it runs on every reap. */
+int scl_member_has_holder(int claimsfd, pid_t pid);
+
+/* 1 when this process's parent is a live member: it keeps the directory,
+ * and removes it or hands it on as it ends. */
+int scl_member_parent_is_live(int claimsfd);
+
+/* Opens this process's own holder file with FLAGS, filling ST: only the
+ * inode it registered.  -1 with errno (ESTALE: something else stands
+ * there). */
+int scl_member_open_own_holder(int claimsfd, int flags, struct stat *st);
+
+/* Unlinks claim FNAME only while it is a link to this process's own
+ * holder file: 0, or -1 with errno (ENOENT: it is gone; ESTALE: somebody
+ * else holds it now). */
+int scl_member_remove_own_claim(int claimsfd, const char *fname);
+
+/* Clears this process's own claims, with MODE SCL_CLEAR_OWN (it ends) or
+ * SCL_CLEAR_CLAIMS_ONLY (it execs), through the holder inode it
+ * registered, whose links are searched for in all of the claims
+ * directory; its page of times goes in TOPFD.  When that inode is not in
+ * its name (never registered here, or a worker put a file in its place),
+ * an ending process clears that name as another's would, and one that
+ * execs nothing.  As scl_holder_clear() returns; async-signal-safe. */
+int scl_member_clear_own(int claimsfd, int topfd, enum scl_clear_mode mode);
+
+#endif
