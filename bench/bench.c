@@ -34,6 +34,8 @@
  */
 #include "config.h"
 
+#include "clock.h"
+
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
@@ -65,14 +67,6 @@
 
 static struct swerve_claim_api api;
 static const char *scratch;
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what)
 {

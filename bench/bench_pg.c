@@ -20,6 +20,8 @@
  */
 #include "config.h" /* _GNU_SOURCE: sched_getaffinity */
 
+#include "clock.h"
+
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
@@ -42,14 +44,6 @@
 #define HANDOFFS  201
 
 static struct swerve_claim_api api;
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what)
 {

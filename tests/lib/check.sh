@@ -34,6 +34,10 @@ finish() {
     [ "$failed" -eq 0 ]
 }
 
+# The scripts' clock: nanoseconds since the epoch, comparable with the
+# wall_ns() timestamps the C helpers print (tests/lib/clock.h).
+now_ns() { date +%s%N; }
+
 # SIGKILL to each PID, and to the process group it leads if it leads one (a
 # background job started with setsid: its children too).  For the cleanup
 # at exit: pids that are gone already are no error.

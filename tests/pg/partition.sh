@@ -35,7 +35,7 @@ sleep 0.5
 nft add chain inet scl_partition out '{ type filter hook output priority 0; }'
 nft add rule inet scl_partition out tcp sport "$port" drop
 nft add rule inet scl_partition out tcp dport "$port" drop
-cut_at=$(date +%s%N)
+cut_at=$(now_ns)
 for _ in $(seq 450); do grep -q took "$work/taker" && break; sleep 0.1; done
 lost_at=$(awk '/^lost/ { print $2 }' "$work/holder")
 took_at=$(awk '/^took/ { print $3 }' "$work/taker")

@@ -11,7 +11,6 @@ trap 'finish_servers; pg_cluster_stop' EXIT
 
 helper=$SCL_HELPERS/pg/pg_helper
 tool=$SCL_HELPERS/../swerve-claim
-now_ns() { date +%s%N; }
 
 pg_cluster_start || exit 1
 check "swerve-claim db init makes the schema" pg_cluster_init "$tool"
@@ -159,11 +158,11 @@ for _ in $(seq 100); do
         WHERE c.relname = 'holds' AND l.pid <> pg_backend_pid()")" -gt 0 ] && break
     sleep 0.05
 done
-started=$(date +%s%N)
+started=$(now_ns)
 SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL timeout 30 "$tool" db init >/dev/null 2>"$work/init.blocked"
 init_status=$?
 check "db init behind a member's open table: fails (status $init_status)" test "$init_status" -eq 1
-check "(within 7 s)" test $(($(date +%s%N) - started)) -lt 7000000000
+check "(within 7 s)" test $(($(now_ns) - started)) -lt 7000000000
 check "(saying what it waited for)" has "lock timeout.*another session" "$work/init.blocked"
 end_member_psql "${server_pids[-1]}"
 kill -9 "$guarded_holder"

@@ -68,6 +68,8 @@
  *                       that call's time, monotonic)
  */
 #define _GNU_SOURCE 1 /* strerrorname_np */
+#include "clock.h"
+
 #include <swerve/claim-loader.h>
 
 #include <errno.h>
@@ -85,22 +87,6 @@
 #include <unistd.h>
 
 static struct swerve_claim_api api;
-
-static long long realtime_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static double monotonic_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -136,7 +122,7 @@ static int hold(const char *name, int with_token)
     say("held %llu", with_token ? (unsigned long long)api.token(c) : 0ULL);
     for (int ms = 0; ms < 120000; ms++) {
         if (!api.held(c)) {
-            say("lost %lld", realtime_ns());
+            say("lost %lld", wall_ns());
             return 0;
         }
         usleep(1000);
@@ -168,7 +154,7 @@ static int take(const char *name, double seconds)
     if (r)
         say("failed %s", strerrorname_np(errno));
     else
-        say("took %llu %lld", (unsigned long long)api.token(c), realtime_ns());
+        say("took %llu %lld", (unsigned long long)api.token(c), wall_ns());
     api.free(c);
     return r;
 }
@@ -306,13 +292,13 @@ static int slip(const char *name, int rounds)
 static int contend(const char *name, double seconds, int hold_ms, double wait)
 {
     struct swerve_claim *c = claim(name);
-    double end = monotonic_ms() + seconds * 1e3;
+    double end = now_s() + seconds;
 
-    for (int i = 0; i < 2000 && monotonic_ms() < end; i++) {
+    for (int i = 0; i < 2000 && now_s() < end; i++) {
         if (api.acquire(c, wait) == c) {
-            long long begin = realtime_ns();
+            long long begin = wall_ns();
             usleep((useconds_t)hold_ms * 1000);
-            say("held %lld %lld", begin, realtime_ns());
+            say("held %lld %lld", begin, wall_ns());
             api.release(c);
         } else {
             say("failed %s", strerrorname_np(errno));
@@ -374,13 +360,13 @@ static void *wait_busy(void *arg)
 {
     struct waiter *w = arg;
     struct swerve_claim *c = claim(w->name);
-    double start = monotonic_ms();
+    double start = now_s();
 
     if (w->with_token)
         w->err = api.acquire(c, 0.0) == NULL || api.token(c) == 0 ? errno : 0;
     else
         w->err = api.acquire(c, 3.0) == NULL ? errno : 0;
-    w->ms = monotonic_ms() - start;
+    w->ms = (now_s() - start) * 1e3;
     api.free(c);
     return NULL;
 }
@@ -410,13 +396,13 @@ static int threads(const char *busy, const char *prefix, int pairs, int with_tok
         return 1;
     usleep(200000);
     for (; n < pairs; n++) {
-        double t0 = monotonic_ms(), t1, t2;
+        double t0 = now_s(), t1, t2;
         int ok = api.acquire(cs[n], 0.0) == cs[n];
 
-        t1 = monotonic_ms();
+        t1 = now_s();
         ok = ok && api.release(cs[n]) == 0;
-        t2 = monotonic_ms();
-        slowest = fmax(slowest, fmax(t1 - t0, t2 - t1));
+        t2 = now_s();
+        slowest = fmax(slowest, 1e3 * fmax(t1 - t0, t2 - t1));
         if (!ok) {
             say("failed %s at %d", strerrorname_np(errno), n);
             break;
@@ -468,10 +454,10 @@ static int token_twice(const char *name)
 static int tokens(const char *name, double seconds)
 {
     struct swerve_claim *c = claim(name);
-    double end = monotonic_ms() + seconds * 1e3;
+    double end = now_s() + seconds;
     int n = 0;
 
-    for (; n < 100000 && monotonic_ms() < end; n++) {
+    for (; n < 100000 && now_s() < end; n++) {
         unsigned long long t;
 
         if (api.acquire(c, 5.0) != c) {
@@ -492,22 +478,22 @@ static int tokens(const char *name, double seconds)
 static int timed(const char *name, double seconds, int with_token)
 {
     struct swerve_claim *c = claim(name);
-    double start = monotonic_ms();
+    double start = now_s();
     unsigned long long t;
 
     if (api.acquire(c, seconds) != c) {
-        say("failed %s %.0f", strerrorname_np(errno), monotonic_ms() - start);
+        say("failed %s %.0f", strerrorname_np(errno), (now_s() - start) * 1e3);
         return 1;
     }
-    say("acquired %.0f", monotonic_ms() - start);
+    say("acquired %.0f", (now_s() - start) * 1e3);
     if (!with_token)
         return 0;
-    start = monotonic_ms();
+    start = now_s();
     if ((t = api.token(c)) == 0) {
-        say("token-failed %s %.0f", strerrorname_np(errno), monotonic_ms() - start);
+        say("token-failed %s %.0f", strerrorname_np(errno), (now_s() - start) * 1e3);
         return 1;
     }
-    say("token %llu %.0f", t, monotonic_ms() - start);
+    say("token %llu %.0f", t, (now_s() - start) * 1e3);
     return 0;
 }
 

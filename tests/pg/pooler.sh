@@ -15,7 +15,6 @@ trap 'pgb_stop; finish_servers; pg_cluster_stop' EXIT
 
 need_packages pgbouncer
 helper=$SCL_HELPERS/pg/pg_helper
-now_ns() { date +%s%N; }
 ours() { pg_sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1398231638"; }
 
 pg_cluster_start || exit 1

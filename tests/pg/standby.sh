@@ -13,7 +13,6 @@ stop_standby() { [ -n "$standby" ] && [ -f "$standby/postmaster.pid" ] && standb
 trap 'finish_servers; stop_standby; pg_cluster_stop' EXIT
 
 helper=$SCL_HELPERS/pg/pg_helper
-now_ns() { date +%s%N; }
 
 pg_cluster_start || exit 1
 check "db init" pg_cluster_init "$SCL_HELPERS/../swerve-claim"

@@ -120,10 +120,10 @@ wait_holder() {
 
 # Waits (at most SECONDS) until /status on PORT says WANT; prints how long.
 wait_status() {
-    local port=$1 want=$2 seconds=${3:-5} start=$(date +%s%N)
+    local port=$1 want=$2 seconds=${3:-5} start=$(now_ns)
     for _ in $(seq $((seconds * 50))); do
         if [ "$(get "$port" /status)" = "$want" ]; then
-            echo "$(( ($(date +%s%N) - start) / 1000000 )) ms"
+            echo "$(( ($(now_ns) - start) / 1000000 )) ms"
             return 0
         fi
         sleep 0.02
@@ -137,10 +137,10 @@ expect_freed_after_kill() {
     local holder=$1 start
     shift
     kill -9 "$holder"
-    start=$(date +%s%N)
+    start=$(now_ns)
     for _ in $(seq 250); do
         if [ "$("$@")" = free ]; then
-            echo "claim free $(( ($(date +%s%N) - start) / 1000000 )) ms after SIGKILL of worker $holder"
+            echo "claim free $(( ($(now_ns) - start) / 1000000 )) ms after SIGKILL of worker $holder"
             pass
             return 0
         fi
