@@ -13,6 +13,7 @@
 
 #include "store.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -44,6 +45,52 @@ struct scl_store_access {
     long foreign_holders; /* claims held now by sessions that are not the library's */
 };
 
+/* A column of a store's listing (swerve-claim list -o NAME). */
+struct scl_admin_column {
+    const char *name;
+    double width;   /* characters, or a fraction of the terminal below 1 */
+    unsigned flags; /* enum scl_admin_column_flag */
+};
+
+enum scl_admin_column_flag {
+    SCL_COLUMN_USUAL = 1u << 0,    /* shown when no columns are asked for */
+    SCL_COLUMN_TREE = 1u << 1,     /* draws the tree of rows */
+    SCL_COLUMN_RIGHT = 1u << 2,    /* right-aligned */
+    SCL_COLUMN_TRUNCATE = 1u << 3, /* may be cut to fit */
+    SCL_COLUMN_NUMBER = 1u << 4,   /* a number in JSON */
+    SCL_COLUMN_TIME = 1u << 5,     /* epoch seconds: a date for people, a number in JSON */
+};
+
+struct inv_dir;
+
+/* Which rows a listing shows (list's -n and -p). */
+struct scl_admin_select {
+    const char *name; /* only this claim's rows, or NULL */
+    long pid;         /* only this process's rows, or 0 */
+    const char *host; /* SCL_ADMIN_SESSIONS: -p's host; NULL: this machine's name */
+    /* SCL_ADMIN_DIRECTORIES: the directories to list, as the tool chose
+     * and read them (inventory.h). */
+    const struct inv_dir *dirs;
+    size_t ndirs;
+};
+
+/* One row of a listing: VALUES holds one per column of the store's, ""
+ * when empty (a time column's: epoch seconds, or "").  It goes at DEPTH:
+ * 0 a top row, deeper rows under the last row one level up. */
+typedef void scl_admin_row_fn(int depth, const char *const *values, void *arg);
+
+/* How a store lists its claims for people: its columns (at most
+ * SCL_ADMIN_MAX_COLUMNS), and its rows. */
+#define SCL_ADMIN_MAX_COLUMNS 24
+struct scl_admin_listing {
+    const char *json_name; /* what JSON calls the rows */
+    const struct scl_admin_column *columns;
+    int ncolumns;
+    /* Calls EACH for every row SEL selects: how many of them show a claim
+     * that list --name counts (its exit status), or -1 with errno. */
+    int (*rows)(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg);
+};
+
 /* What a store can do for the tools. */
 enum scl_admin_can {
     /* Its holders are processes of this machine, in claim directories the
@@ -60,6 +107,8 @@ enum scl_admin_can {
 struct scl_store_admin {
     const char *name; /* the store, as the tools' messages name it */
     unsigned can;     /* enum scl_admin_can */
+    /* Every store: swerve-claim list's columns and rows. */
+    const struct scl_admin_listing *listing;
 
     /* SCL_ADMIN_SESSIONS: calls EACH for every holder and waiter of the
      * namespace in use: 0, or -1 with errno. */

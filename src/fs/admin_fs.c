@@ -61,9 +61,12 @@ static const char *no_reason(void)
     return NULL;
 }
 
+extern const struct scl_admin_listing scl_fs_listing; /* listing_fs.c */
+
 const struct scl_store_admin scl_store_fs_admin = {
     .name = "filesystem",
     .can = SCL_ADMIN_DIRECTORIES,
+    .listing = &scl_fs_listing,
     .keep_across_exec = nothing_to_keep,
     .reason = no_reason,
 };

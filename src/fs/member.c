@@ -86,8 +86,7 @@ int scl_member_parent_is_live(int claimsfd)
     pid_t parent = getppid();
 
     scl_holder_path(path, parent);
-    return parent > 0 && scl_claim_holder(claimsfd, path, &id, &st) == 0 && id.pid == parent &&
-           scl_proc_alive(&id);
+    return parent > 0 && scl_claim_holder(claimsfd, path, &id, &st) == 0 && id.pid == parent && scl_proc_alive(&id);
 }
 
 int scl_member_open_own_holder(int claimsfd, int flags, struct stat *st)

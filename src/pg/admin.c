@@ -216,9 +216,12 @@ static int scl_pg_init(int dedicated, struct scl_store_access *access)
     return r;
 }
 
+extern const struct scl_admin_listing scl_pg_listing; /* listing_pg.c */
+
 const struct scl_store_admin scl_store_pg_admin = {
     .name = "PostgreSQL",
     .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA,
+    .listing = &scl_pg_listing,
     .list = scl_pg_list,
     .end_holder = scl_pg_end_holder,
     .init = scl_pg_init,

@@ -1,8 +1,10 @@
-/* swerve-claim list: every claim directory, its processes and its claims,
- * as a tree, raw lines or JSON (table.h prints them). */
+/* swerve-claim list: the store's rows in the store's columns
+ * (store_admin.h), as a tree, raw lines or JSON (table.h prints them):
+ * which directories a filesystem store lists is dirs.c's. */
 #include "config.h"
 
 #include "inventory.h"
+#include "settings.h"
 #include "store_admin.h"
 #include "table.h"
 #include "tool.h"
@@ -13,27 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
-
-enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, COL_BLOCKER, NCOLUMNS };
-
-static const struct table_column columns[NCOLUMNS] = {
-    [COL_TYPE] = { .name = "TYPE", .width = 7 },
-    [COL_NAME] = { .name = "NAME", .width = 0.3, .tree = 1 },
-    [COL_PID] = { .name = "PID", .width = 5, .right = 1, .number = 1 },
-    [COL_STATE] = { .name = "STATE", .width = 9 },
-    [COL_SINCE] = { .name = "SINCE", .width = 25 },
-    [COL_COMMAND] = { .name = "COMMAND", .width = 0.3, .truncate = 1 },
-    [COL_DIR] = { .name = "DIR", .width = 0.2 },
-    [COL_BLOCKER] = { .name = "BLOCKER", .width = 7, .right = 1, .number = 1 },
-};
-
-struct row {
-    const char *type, *name, *state, *command, *dir;
-    pid_t pid, blocker; /* blocker: a waiter's, the holder of its name */
-    time_t since;
-};
 
 /* What to list, and how (list's options). */
 struct listing {
@@ -44,170 +28,140 @@ struct listing {
     int noheadings, notruncate, all_columns;
 };
 
-static void add_row(struct table_row *ln, const int *shown, int nshown, const struct row *r, int json)
-{
-    char pid[24] = "", blocker[24] = "", since[40] = "";
+/* The table being filled: the store's rows go in under their parents. */
+struct filling {
+    struct table *table;
+    const int *shown; /* the store's column of each of the table's */
+    int nshown, json;
+    const struct scl_admin_column *columns;
+    struct table_row *last[4]; /* the last row at each depth */
+};
 
-    if (r->pid > 0)
-        snprintf(pid, sizeof pid, "%d", (int)r->pid);
-    if (r->blocker > 0)
-        snprintf(blocker, sizeof blocker, "%d", (int)r->blocker);
-    if (r->since > 0)
-        tool_format_time(r->since, json, since, sizeof since);
-    for (int i = 0; i < nshown; i++) {
-        const char *v = "";
-        switch (shown[i]) {
-        case COL_TYPE: v = r->type; break;
-        case COL_NAME: v = r->name; break;
-        case COL_PID: v = pid; break;
-        case COL_STATE: v = r->state; break;
-        case COL_SINCE: v = since; break;
-        case COL_COMMAND: v = r->command; break;
-        case COL_DIR: v = r->dir; break;
-        case COL_BLOCKER: v = blocker; break;
+/* Parses LIST, comma-separated names of the store's COLS (any case), into
+ * SHOWN: how many, or says why not and returns -1. */
+static int parse_columns(const char *list, const struct scl_admin_column *cols, int ncols, int *shown)
+{
+    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
+    int n = 0;
+
+    if (copy == NULL) {
+        tool_error("out of memory");
+        return -1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < ncols; c++)
+            if (strcasecmp(tok, cols[c].name) == 0)
+                found = c;
+        if (found < 0 || n == ncols) {
+            for (int c = 0; c < ncols; c++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
+            tool_error("unknown column '%s' (columns: %s)", tok, names);
+            free(copy);
+            return -1;
         }
-        table_set(ln, i, v);
+        shown[n++] = found;
     }
+    free(copy);
+    return n;
 }
 
-/* The rows of D's processes waiting for claim J, under PARENT; with J
- * D's count of claims, of those waiting for a name nobody holds (just let
- * go).  *W walks D's waiters, which are in that order. */
-static void add_waiters(struct table *tb, struct table_row *parent, const struct inv_dir *d, size_t j, size_t *w,
-                        const int *shown, int nshown, const struct listing *l)
+/* The table's columns for L, of the store's LS: how many, or -1 (said
+ * why). */
+static int choose_columns(const struct listing *l, const struct scl_admin_listing *ls, int *shown,
+                          struct table_column *cols)
 {
-    const struct inv_claim *cl = j < d->nclaims ? &d->claims[j] : NULL;
-    const struct inv_proc *holder = cl != NULL && cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
-
-    for (; *w < d->nwaiters && d->procs[d->waiters[*w]].waited == j; (*w)++) {
-        const struct inv_proc *p = &d->procs[d->waiters[*w]];
-        struct row wr = { .type = "waiter",
-                          .name = p->waiting,
-                          .pid = p->pid,
-                          .blocker = holder != NULL ? holder->pid : 0,
-                          .state = "waiting",
-                          .command = p->command,
-                          .since = p->waiting_since,
-                          .dir = d->path };
-        if ((l->name == NULL || strcmp(l->name, p->waiting) == 0) && (l->pid == 0 || l->pid == p->pid))
-            add_row(table_row(tb, parent), shown, nshown, &wr, l->style == TABLE_JSON);
-    }
-}
-
-/* The table's columns for L; how many, or -1 (said why). */
-static int choose_columns(const struct listing *l, int *shown, struct table_column *cols)
-{
-    static const int usual[] = { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND };
     int n = 0;
 
     if (l->output != NULL) {
-        if ((n = tool_parse_columns(l->output, columns, NCOLUMNS, shown)) < 0)
+        if ((n = parse_columns(l->output, ls->columns, ls->ncolumns, shown)) < 0)
             return -1;
-    } else if (l->all_columns) {
-        for (; n < NCOLUMNS; n++)
-            shown[n] = n;
     } else {
-        for (; n < (int)(sizeof usual / sizeof usual[0]); n++)
-            shown[n] = usual[n];
+        for (int c = 0; c < ls->ncolumns; c++)
+            if (l->all_columns || (ls->columns[c].flags & SCL_COLUMN_USUAL))
+                shown[n++] = c;
     }
     for (int i = 0; i < n; i++) {
-        cols[i] = columns[shown[i]];
-        cols[i].number |= l->style == TABLE_JSON && shown[i] == COL_SINCE; /* epoch seconds */
-        if (l->notruncate)
-            cols[i].truncate = 0;
+        const struct scl_admin_column *c = &ls->columns[shown[i]];
+        cols[i] = (struct table_column){
+            .name = c->name,
+            .width = c->width,
+            .tree = (c->flags & SCL_COLUMN_TREE) != 0,
+            .right = (c->flags & SCL_COLUMN_RIGHT) != 0,
+            .truncate = (c->flags & SCL_COLUMN_TRUNCATE) != 0 && !l->notruncate,
+            .number = (c->flags & SCL_COLUMN_NUMBER) != 0 ||
+                      (l->style == TABLE_JSON && (c->flags & SCL_COLUMN_TIME)), /* epoch seconds */
+        };
     }
     return n;
 }
 
-/* Prints the listing once: the exit status. */
-/* The rows of directory D (its processes and its claims, with their
- * waiters) that L selects: how many claims matched. */
-static int add_dir(struct table *tb, const struct inv_dir *d, const int *shown, int nshown, const struct listing *l)
+static void add_row(int depth, const char *const *values, void *arg)
 {
-    int json = l->style == TABLE_JSON, matched = 0;
-    struct table_row *top = table_row(tb, NULL);
-    size_t w = 0;
-    /* The path is the DIR column's: the tree stays narrow.  The row
-     * names the server: its master's pid and command line. */
-    const char *slash = strrchr(d->path, '/');
-    const struct inv_proc *master = d->master >= 0 ? &d->procs[d->master] : NULL;
-    struct row r = { .type = "dir",
-                     .name = slash ? slash + 1 : d->path,
-                     .pid = master ? master->pid : 0,
-                     .state = inv_dir_state(d),
-                     .command = master ? master->command : "",
-                     .dir = d->path };
+    struct filling *f = arg;
+    int max = (int)(sizeof f->last / sizeof f->last[0]) - 1;
+    struct table_row *row;
 
-    add_row(top, shown, nshown, &r, json);
-    for (size_t j = 0; j < d->nprocs && l->name == NULL; j++) {
-        const struct inv_proc *p = &d->procs[j];
-        struct row pr = {
-            .type = "process", .pid = p->pid, .state = inv_proc_state(p), .command = p->command, .dir = d->path
-        };
-        if (l->pid == 0 || l->pid == p->pid)
-            add_row(table_row(tb, top), shown, nshown, &pr, json);
-    }
-    for (size_t j = 0; j < d->nclaims; j++) {
-        const struct inv_claim *cl = &d->claims[j];
-        const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
-        struct row cr = { .type = "claim",
-                          .name = cl->name,
-                          .pid = p ? p->pid : 0,
-                          .state = p ? inv_proc_state(p) : "no-holder",
-                          .command = p ? p->command : "",
-                          .since = cl->since,
-                          .dir = d->path };
-        struct table_row *claim_row = NULL;
-        if ((l->name == NULL || strcmp(l->name, cl->name) == 0) && (l->pid == 0 || (p && p->pid == l->pid))) {
-            add_row(claim_row = table_row(tb, top), shown, nshown, &cr, json);
-            matched++;
+    depth = depth < 0 ? 0 : depth > max ? max : depth;
+    row = table_row(f->table, depth > 0 ? f->last[depth - 1] : NULL);
+    f->last[depth] = row;
+    for (int i = 0; i < f->nshown; i++) {
+        const char *v = values[f->shown[i]];
+        char when[40];
+        if ((f->columns[f->shown[i]].flags & SCL_COLUMN_TIME) && v[0] != '\0') {
+            tool_format_time((time_t)strtoll(v, NULL, 10), f->json, when, sizeof when);
+            v = when;
         }
-        add_waiters(tb, claim_row != NULL ? claim_row : top, d, j, &w, shown, nshown, l);
+        table_set(row, i, v);
     }
-    add_waiters(tb, top, d, d->nclaims, &w, shown, nshown, l);
-    return matched;
 }
 
+/* Says that the store could not list its claims. */
+static void say_not_listed(void)
+{
+    char what[300];
+
+    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
+    tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
+}
+
+/* Prints the listing once: the exit status. */
 static int list_once(const struct listing *l)
 {
-    struct table_column cols[NCOLUMNS];
-    int shown[NCOLUMNS], nshown, matched = 0, loaded;
-    struct table *tb;
-    struct inv_dir *dirs;
-    size_t n;
+    const struct scl_store_admin *store = scl_store_admin();
+    const struct scl_admin_listing *ls = store->listing;
+    struct scl_admin_select sel = { .name = l->name, .pid = l->pid, .host = l->host };
+    struct table_column cols[SCL_ADMIN_MAX_COLUMNS];
+    int shown[SCL_ADMIN_MAX_COLUMNS];
+    struct filling f = { .shown = shown, .json = l->style == TABLE_JSON, .columns = ls->columns };
+    struct inv_dir *dirs = NULL;
+    int loaded = 0, matched;
 
-    if ((nshown = choose_columns(l, shown, cols)) < 0)
+    if ((f.nshown = choose_columns(l, ls, shown, cols)) < 0)
         return TOOL_USAGE;
-    if ((loaded = tool_load_selected(l->server, &dirs, &n)) < 0)
+    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(l->server, &dirs, &sel.ndirs)) < 0)
         return TOOL_FAILURE;
-    if ((tb = table_new("directories", cols, nshown, l->style, l->noheadings)) == NULL) {
-        inv_free(dirs, n);
+    sel.dirs = dirs;
+    if ((f.table = table_new(ls->json_name, cols, f.nshown, l->style, l->noheadings)) == NULL) {
+        inv_free(dirs, sel.ndirs);
         return TOOL_FAILURE;
     }
-    for (size_t i = 0; i < n; i++)
-        matched += add_dir(tb, &dirs[i], shown, nshown, l);
-    table_print_and_free(tb);
-    inv_free(dirs, n);
+    matched = ls->rows(&sel, add_row, &f);
+    if (matched < 0)
+        say_not_listed();
+    table_print_and_free(f.table);
+    inv_free(dirs, sel.ndirs);
+    if (matched < 0)
+        return TOOL_FAILURE;
     if (l->name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
-        tool_error("no claim named '%s'", l->name);
+        if (store->can & SCL_ADMIN_SESSIONS)
+            tool_error("no claim named '%s' in scope '%s'%s", l->name, scl_settings()->scope,
+                       l->pid != 0 ? " held or waited for by that process" : "");
+        else
+            tool_error("no claim named '%s'", l->name);
         return TOOL_FAILURE;
     }
     return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */
-}
-
-/* Lists once, from the claim directories or the store. */
-static int list_any(const struct listing *l)
-{
-    struct tool_store_listing s = { .name = l->name,
-                                    .output = l->output,
-                                    .all_columns = l->all_columns,
-                                    .style = (int)l->style,
-                                    .noheadings = l->noheadings,
-                                    .notruncate = l->notruncate,
-                                    .pid = l->pid,
-                                    .host = l->host };
-
-    return scl_store_admin()->can & SCL_ADMIN_SESSIONS ? tool_list_store(&s) : list_once(l);
 }
 
 /* --watch: the listing again every PERIOD seconds, like watch(1), until
@@ -221,7 +175,7 @@ __attribute__((noreturn)) static void watch(const struct listing *l, double peri
         struct timespec left = every;
         if (isatty(STDOUT_FILENO))
             fputs("\033[H\033[2J", stdout);
-        (void)list_any(l);
+        (void)list_once(l);
         fflush(stdout);
         while (nanosleep(&left, &left) != 0 && errno == EINTR)
             ;
@@ -286,5 +240,5 @@ int tool_list(int argc, char **argv)
         return tool_usage_error("list: --pid PID@HOST is for SWERVE_CLAIM_STORE: local claims are this host's");
     if (period > 0)
         watch(&l, period);
-    return list_any(&l);
+    return list_once(&l);
 }

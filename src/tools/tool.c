@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include "store_admin.h"
-#include "table.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -99,29 +98,16 @@ int tool_parse_exit_code(const char *s, int *out)
     return 0;
 }
 
-int tool_parse_columns(const char *list, const struct table_column *cols, int ncols, int *shown)
+void tool_listed_session(const struct scl_listed *r, char *out, size_t cap)
 {
-    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
-    int n = 0;
+    snprintf(out, cap, "session %ld of role %s from %s", r->session, r->role[0] ? r->role : "(unknown)",
+             r->address[0] ? r->address : "an unknown address (pg_read_all_stats shows it)");
+}
 
-    if (copy == NULL) {
-        tool_error("out of memory");
-        return -1;
-    }
-    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int c = 0; c < ncols; c++)
-            if (strcasecmp(tok, cols[c].name) == 0)
-                found = c;
-        if (found < 0 || n == ncols) {
-            for (int c = 0; c < ncols; c++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
-            tool_error("unknown column '%s' (columns: %s)", tok, names);
-            free(copy);
-            return -1;
-        }
-        shown[n++] = found;
-    }
-    free(copy);
-    return n;
+void tool_listed_says(const struct scl_listed *r, char *out, size_t cap)
+{
+    if (!r->foreign)
+        snprintf(out, cap, "it says it is process %ld on %s", r->pid, r->host[0] ? r->host : "an unnamed host");
+    else
+        snprintf(out, cap, "it is a foreign session, outside swerve-claim, that calls itself '%s'", r->says);
 }

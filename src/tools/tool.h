@@ -80,32 +80,12 @@ int tool_load_all(struct inv_dir **dirs, size_t *n);
  * of them, as tool_load_all() returns them. */
 int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n);
 
-struct table_column;
-
-/* Parses LIST, comma-separated names of COLS (any case), into SHOWN: how
- * many, or says why not and returns -1. */
-int tool_parse_columns(const char *list, const struct table_column *cols, int ncols, int *shown);
-
 /* The commands: each takes its own options; returns the exit status. */
 int tool_list(int argc, char **argv);
 int tool_gc(int argc, char **argv);
 int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
 int tool_db(int argc, char **argv);
-
-/* What list shows when the store lists itself (list_store.c). */
-struct tool_store_listing {
-    const char *name;   /* only this claim's rows, or NULL */
-    const char *output; /* the -o columns, or NULL */
-    int all_columns;    /* -O */
-    int style;          /* an enum table_style */
-    int noheadings, notruncate;
-    long pid;         /* -p: only the library's sessions that say they are this process, or 0 */
-    const char *host; /* ... on this host (NULL: this machine's name) */
-};
-
-/* Lists the store's claims once as L says: the exit status. */
-int tool_list_store(const struct tool_store_listing *l);
 
 /* What the store's server last said to this process (the store's
  * reason()), on one line, into OUT: OUT, or NULL when it said nothing. */

@@ -1,0 +1,146 @@
+/*
+ * swerve-claim list's columns and rows for the PostgreSQL store
+ * (store_admin.h): one row per holder and per waiter, across every
+ * machine that shares the database, each waiter under its name's holder.
+ */
+#include "config.h"
+
+#include "store_admin.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum column {
+    COL_TYPE,
+    COL_NAME,
+    COL_ROLE,
+    COL_HOST,
+    COL_PID,
+    COL_SINCE,
+    COL_TOKEN,
+    COL_SESSION,
+    COL_ADDRESS,
+    COL_CONNECTED,
+    COL_SELF_REPORTED,
+    NCOLUMNS
+};
+
+_Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
+
+static const struct scl_admin_column columns[NCOLUMNS] = {
+    [COL_TYPE] = { "TYPE", 7, SCL_COLUMN_USUAL },
+    [COL_NAME] = { "NAME", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TREE },
+    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_HOST] = { "HOST", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_PID] = { "PID", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_SINCE] = { "SINCE", 19, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
+    [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_ADDRESS] = { "ADDRESS", 0.15, SCL_COLUMN_TRUNCATE },
+    [COL_CONNECTED] = { "CONNECTED", 19, SCL_COLUMN_TIME },
+    [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
+};
+
+struct listing {
+    const struct scl_admin_select *sel;
+    scl_admin_row_fn *each;
+    void *arg;
+    char *holder_name; /* the last holder row's name, its waiters go under it (malloc'ed) */
+    char host[256];    /* -p's host */
+    int rows;
+};
+
+/* Whether R's session says it runs on HOST.  The server keeps 63 bytes
+ * of what a session calls itself (NAMEDATALEN): a long host name may be
+ * cut, so a cut one matches the names it begins. */
+static int on_host(const struct scl_listed *r, const char *host)
+{
+    size_t n = strlen(r->host);
+
+    return strcmp(r->host, host) == 0 || (strlen(r->says) >= 63 && n > 0 && strncmp(r->host, host, n) == 0);
+}
+
+/* Whether L shows R: -n, and -p, which only the library's sessions can
+ * match (a foreign session's pid is nobody's word). */
+static int wanted(const struct listing *l, const struct scl_listed *r)
+{
+    if (l->sel->name != NULL && strcmp(l->sel->name, r->name) != 0)
+        return 0;
+    return l->sel->pid == 0 || (!r->foreign && r->pid == l->sel->pid && on_host(r, l->host));
+}
+
+/* TYPE says first whether a row is the library's: a foreign session's
+ * HOST and PID are then the server's word, not what it calls itself. */
+static const char *type_of(const struct scl_listed *r)
+{
+    if (r->foreign)
+        return r->held ? "foreign" : "foreign-waiter";
+    return r->held ? "holder" : "waiter";
+}
+
+static void number(char *out, size_t cap, long long v)
+{
+    if (v > 0)
+        snprintf(out, cap, "%lld", v);
+}
+
+static void add(const struct scl_listed *r, void *arg)
+{
+    struct listing *l = arg;
+    char pid[24] = "", since[24] = "", token[24] = "", session[24] = "", connected[24] = "";
+    const char *values[NCOLUMNS];
+    int under_holder;
+
+    if (!wanted(l, r))
+        return;
+    number(pid, sizeof pid, r->pid);
+    number(since, sizeof since, (long long)r->since);
+    number(connected, sizeof connected, (long long)r->connected);
+    number(session, sizeof session, r->session);
+    if (r->token > 0)
+        snprintf(token, sizeof token, "%" PRIu64, r->token);
+    /* Rows come by name, holder first: a waiter whose holder is not
+     * shown (-p, or let go as we read) stands alone. */
+    under_holder = !r->held && l->holder_name != NULL && strcmp(l->holder_name, r->name) == 0;
+    if (!under_holder) {
+        free(l->holder_name);
+        l->holder_name = r->held ? strdup(r->name) : NULL;
+    }
+    values[COL_TYPE] = type_of(r);
+    values[COL_NAME] = r->name;
+    values[COL_ROLE] = r->role;
+    values[COL_HOST] = r->host;
+    values[COL_PID] = pid;
+    values[COL_SINCE] = since;
+    values[COL_TOKEN] = token;
+    values[COL_SESSION] = session;
+    values[COL_ADDRESS] = r->address;
+    values[COL_CONNECTED] = connected;
+    values[COL_SELF_REPORTED] = r->says;
+    l->each(under_holder ? 1 : 0, values, l->arg);
+    l->rows++;
+}
+
+static int pg_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
+{
+    struct listing l = { .sel = sel, .each = each, .arg = arg };
+    int r;
+
+    if (sel->host != NULL)
+        snprintf(l.host, sizeof l.host, "%s", sel->host);
+    else /* as the library's sessions name it (src/pg/session.c) */
+        (void)gethostname(l.host, sizeof l.host - 1);
+    r = scl_store_admin()->list(add, &l);
+    free(l.holder_name);
+    return r != 0 ? -1 : l.rows;
+}
+
+const struct scl_admin_listing scl_pg_listing = {
+    .json_name = "claims",
+    .columns = columns,
+    .ncolumns = NCOLUMNS,
+    .rows = pg_rows,
+};
