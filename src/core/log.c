@@ -41,6 +41,24 @@ static void put_unsigned(struct line *l, unsigned long long v)
     put(l, num, scl_fmt_ull(num, v));
 }
 
+/* ERR as strerror(3) and errno(3) name it: "Not a directory (ENOTDIR)".
+ * Both are lookups in glibc's constant tables: no locale, no buffer,
+ * safe in a signal handler, unlike strerror(). */
+static void put_error(struct line *l, int err)
+{
+    const char *text = strerrordesc_np(err), *name = strerrorname_np(err);
+
+    if (text == NULL || name == NULL) {
+        put(l, "error ", 6);
+        put_signed(l, err);
+        return;
+    }
+    put(l, text, strlen(text));
+    put(l, " (", 2);
+    put(l, name, strlen(name));
+    put(l, ")", 1);
+}
+
 void scl_debug(const char *fmt, ...)
 {
     struct line l = { .len = 0 };
@@ -63,6 +81,8 @@ void scl_debug(const char *fmt, ...)
             const char *s = va_arg(ap, const char *);
             s = s == NULL ? "(null)" : s;
             put(&l, s, strlen(s));
+        } else if (*p == 'm') {
+            put_error(&l, saved);
         } else if (*p == 'd') {
             put_signed(&l, va_arg(ap, int));
         } else if (p[0] == 'l' && p[1] == 'd') {

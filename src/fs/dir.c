@@ -212,12 +212,12 @@ static int attach_pending(void)
         /* Not made yet (ENOENT), or somebody else's stands there: the
          * claim that needs it makes it, or says why it cannot. */
         if (saved != ENOENT)
-            scl_debug("cannot join %s: errno %d", place_path, saved);
+            scl_debug("cannot join %s: %m", place_path);
         slot_give(1);
         errno = saved;
         return -1;
     }
-    scl_debug("cannot join %s: errno %d", place_path, saved);
+    scl_debug("cannot join %s: %m", place_path);
     slot_give(0); /* a directory of its own, then */
     errno = ENOENT;
     return -1;
@@ -378,7 +378,7 @@ static int open_base(const char *base, size_t name_len)
 
     if (base[0] == '\0') {
         errno = scl_settings()->base_error;
-        scl_debug("no base directory for claim directories: SWERVE_TMPDIR or TMPDIR is unusable (errno %d)", errno);
+        scl_debug("no base directory for claim directories: SWERVE_TMPDIR or TMPDIR is unusable: %m");
         return -1;
     }
     if (strlen(base) + 1 + name_len + sizeof "/" SCL_CLAIMS_DIR > PATH_MAX) {
@@ -388,7 +388,7 @@ static int open_base(const char *base, size_t name_len)
     }
     fd = scl_openat(AT_FDCWD, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) {
-        scl_debug("cannot open %s for claim directories: errno %d", base, errno);
+        scl_debug("cannot open %s for claim directories: %m", base);
         return -1;
     }
     if (fstat(fd, &st) != 0) {
@@ -602,7 +602,7 @@ static void register_parent(int fd)
     pid_t parent = getppid();
 
     if (parent > 1 && parent == forker_of(getpid()) && scl_member_register_live(fd, parent, 1) != 0)
-        scl_debug("could not register parent %d in %s: errno %d", (int)parent, dir_path, errno);
+        scl_debug("could not register parent %d in %s: %m", (int)parent, dir_path);
 }
 
 /* Makes BASE/NAME the directory this process uses: made here when it does
@@ -690,8 +690,8 @@ static int create_reserved_locked(void)
     if (use_place_locked(base, slash + 1, 1) != 0) {
         int saved = errno;
         slot_give(was);
-        scl_debug("cannot make or join claim directory %s: errno %d", place_path, saved);
-        errno = saved;
+        errno = saved; /* scl_debug() keeps it */
+        scl_debug("cannot make or join claim directory %s: %m", place_path);
         return -1;
     }
     slot_give(0);
@@ -714,8 +714,8 @@ static int create_locked(void)
     if (fd < 0) {
         saved = errno;
         scl_close_quietly(basefd);
-        scl_debug("cannot make a claim directory in %s: errno %d", base, saved);
-        errno = saved;
+        errno = saved; /* scl_debug() keeps it */
+        scl_debug("cannot make a claim directory in %s: %m", base);
         return -1;
     }
     if (publish(base, name, &top, &claims, topfd, fd, getpid()) != 0) {

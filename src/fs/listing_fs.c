@@ -122,7 +122,8 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                           .command = p ? p->command : "",
                           .since = cl->since,
                           .dir = d->path };
-        int shown = (sel->name == NULL || strcmp(sel->name, cl->name) == 0) && (sel->pid == 0 || (p && p->pid == sel->pid));
+        int shown =
+            (sel->name == NULL || strcmp(sel->name, cl->name) == 0) && (sel->pid == 0 || (p && p->pid == sel->pid));
         if (shown) {
             emit_row(e, 1, &cr);
             matched++;

@@ -449,7 +449,7 @@ static void clear_reaped(void *arg)
     int dirfd = scl_dir_claims_fd();
 
     if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child, SCL_CLEAR_IF_DEAD) < 0)
-        scl_debug("could not clear the claims of child %d: errno %d", (int)child, errno);
+        scl_debug("could not clear the claims of child %d: %m", (int)child);
 }
 
 /* A child made the directory at the place reserved here: open it, and let
@@ -524,7 +524,7 @@ static int fs_exec_env(const char **name, const char **value)
 static void hand_over(pid_t child, void *arg)
 {
     if (scl_member_register_live(*(int *)arg, child, 0) != 0)
-        scl_debug("could not hand the claim directory to child %d: errno %d", (int)child, errno);
+        scl_debug("could not hand the claim directory to child %d: %m", (int)child);
 }
 
 static _Atomic pid_t ended_pid;
@@ -609,7 +609,7 @@ static void hand_to_user(void *arg)
         int topfd = scl_dir_top_fd();
         if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
             scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
-            scl_debug("cannot hand the claim directory to uid %d: errno %d", (int)uid, errno);
+            scl_debug("cannot hand the claim directory to uid %d: %m", (int)uid);
         if (holder >= 0)
             scl_close_quietly(holder);
     }
@@ -628,7 +628,7 @@ static void made_before_chroot(void *unused)
 {
     (void)unused;
     if (dir_made_now() < 0)
-        scl_debug("no claim directory before chroot: errno %d", errno);
+        scl_debug("no claim directory before chroot: %m");
 }
 
 /* Its descriptors keep working inside the chroot; its paths do not. */

@@ -298,25 +298,45 @@ START_TEST(test_stress_sigkill)
 }
 END_TEST
 
-START_TEST(test_bad_base_is_an_error_not_a_crash)
+/* Runs the bad-base scenario into R with SWERVE_TMPDIR a file, where
+ * nothing can be made, and DEBUG as SWERVE_DEBUG. */
+static void run_with_file_as_base(struct run *r, const char *debug)
 {
-    static struct run r;
-    char tmpdir[4200], file[4096];
+    static char tmpdir[4200], debug_env[32], file[4096];
     const char *args[] = { SCN_BAD_BASE, NULL };
-    const char *env[] = { tmpdir, NULL };
+    const char *env[] = { tmpdir, debug_env, NULL };
     FILE *f;
 
-    /* A base that is a file: nothing can be made below it. */
     snprintf(file, sizeof file, "%s/not-a-directory", testdir_base);
     f = fopen(file, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
     snprintf(tmpdir, sizeof tmpdir, "SWERVE_TMPDIR=%s", file);
-    run_helper(&r, 1, "preload/helper_scenarios", args, env, 60);
-    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-    ck_assert_str_eq(r.out, "ok bad-base\n");
+    snprintf(debug_env, sizeof debug_env, "SWERVE_DEBUG=%s", debug);
+    run_helper(r, 1, "preload/helper_scenarios", args, env, 60);
+    ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+    ck_assert_str_eq(r->out, "ok bad-base\n");
+}
+
+START_TEST(test_bad_base_is_an_error_not_a_crash)
+{
+    static struct run r;
+
+    run_with_file_as_base(&r, "");
     ck_assert_str_eq(r.err, "");
     ck_assert_int_eq(testdir_count(testdir_base), 1); /* the file alone */
+}
+END_TEST
+
+/* A debug line names an error as strerror(3) and errno(3) do, never by
+ * its number alone: an operator reads it at 3 a.m. */
+START_TEST(test_debug_names_errors)
+{
+    static struct run r;
+
+    run_with_file_as_base(&r, "1");
+    ck_assert_msg(strstr(r.err, "Not a directory (ENOTDIR)") != NULL, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "errno ") == NULL, "%s", r.err);
 }
 END_TEST
 
@@ -683,6 +703,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0, sizeof early_cases / sizeof early_cases[0]);
     tcase_add_test(life, test_bad_base_is_an_error_not_a_crash);
     tcase_add_test(life, test_debug_logs_only_when_asked);
+    tcase_add_test(life, test_debug_names_errors);
     tcase_add_loop_test(life, test_exit_path, 0, sizeof exit_paths / sizeof exit_paths[0]);
     tcase_add_loop_test(life, test_exit_holding_many, 0, 2); /* exit, _exit */
     tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
