@@ -53,6 +53,18 @@ holder=$(command_of $runner)
 pids+=($holder)
 check "run: a held name exits 75, quietly" bash -c "out=\$('$tool' --base '$base' run '$name' -- true 2>&1); [ \$? -eq 75 ] && [ -z \"\$out\" ]"
 check "run: -E sets that status" status_is 9 sc run -E 9 "$name" -- true
+# A cron wrapper ported from flock(1) tests for flock's own status on a
+# busy lock: the pages must say which it is, and -E gives it.
+lockfile=$base/flock.lock
+flock -n "$lockfile" sleep 5 &
+pids+=($!)
+for _ in $(seq 50); do flock -n "$lockfile" true || break; sleep 0.05; done
+flock -n "$lockfile" true
+flock_busy=$?
+check "troubleshooting says what flock -n really exits on a busy lock ($flock_busy)" \
+    grep -q "\`flock -n\` exits $flock_busy" "${SCL_SRCDIR:?run through make check}/doc/troubleshooting.md"
+check "troubleshooting does not call 75 flock's status" bash -c '! grep -qF "flock'"'"'s \`EX_TEMPFAIL" "$1"' _ "$SCL_SRCDIR/doc/troubleshooting.md"
+check "run: -E $flock_busy gives a held name flock's status" status_is "$flock_busy" sc run -E "$flock_busy" "$name" -- true
 check "run: --wait gives up after its time" status_is 75 sc run --wait 0.2 "$name" -- true
 first=$(sc run token -- sh -c 'echo "$SWERVE_CLAIM_TOKEN"')
 second=$(sc run token -- sh -c 'echo "$SWERVE_CLAIM_TOKEN"')
