@@ -81,9 +81,16 @@ void tool_progress(const char *fmt, ...)
     va_end(ap);
 }
 
-int tool_usage_error(const char *what)
+int tool_usage_error(const char *fmt, ...)
 {
-    tool_error("%s (try 'swerve-claim --help')", what);
+    char end[64];
+    va_list ap;
+
+    snprintf(end, sizeof end, " (try 'swerve-claim %s%s--help')\n", tool_command != NULL ? tool_command : "",
+             tool_command != NULL ? " " : "");
+    va_start(ap, fmt);
+    message(stderr, "swerve-claim: ", end, fmt, ap);
+    va_end(ap);
     return TOOL_USAGE;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 const char *tool_base;
+const char *tool_command;
 int tool_base_explicit;
 
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
@@ -23,20 +24,22 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
     int c;
 
     opterr = 0;
-    snprintf(spec, sizeof spec, "+:b:%s", shortopts);
+    snprintf(spec, sizeof spec, "+:b:h%s", shortopts);
     while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b') {
         tool_base = optarg;
         tool_base_explicit = 1;
     }
+    if (c == 'h') {
+        int status = tool_help(tool_command);
+        exit(fflush(stdout) == 0 ? status : TOOL_FAILURE);
+    }
     if (c == ':') {
-        tool_error("option '%s' needs an argument (try 'swerve-claim --help')", argv[optind - 1]);
+        tool_usage_error("option '%s' needs an argument", argv[optind - 1]);
         return TOOL_GETOPT_ERROR;
     }
     if (c == '?') {
-        if (optopt != 0)
-            tool_error("unknown option '-%c' (try 'swerve-claim --help')", optopt);
-        else
-            tool_error("unknown option '%s' (try 'swerve-claim --help')", argv[optind - 1]);
+        char opt[3] = { '-', (char)optopt, '\0' };
+        tool_usage_error("unknown option '%s'", optopt != 0 ? opt : argv[optind - 1]);
         return TOOL_GETOPT_ERROR;
     }
     return c;

@@ -37,8 +37,9 @@ void tool_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * also spaces and every byte past ASCII. */
 void tool_put_escaped(FILE *to, const char *s, int raw);
 
-/* Says WHAT and how to get help; returns TOOL_USAGE. */
-int tool_usage_error(const char *what);
+/* Says what is wrong (FMT, as printf) and where the help of the command
+ * in use (tool_command) is; returns TOOL_USAGE. */
+int tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The claim directory --server names (a member's pid, or a path), into
  * OUT; says why not and returns -1 when there is none, or when the pid is
@@ -46,14 +47,18 @@ int tool_usage_error(const char *what);
 int tool_select_dir(const char *server, char *out, size_t cap);
 
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
- * taken before or after the command; a missing argument or an unknown
- * option is said once, and TOOL_GETOPT_ERROR returned.  SHORTOPTS as for
+ * taken before or after the command, and -h/--help prints tool_command's
+ * help and exits 0; a missing argument or an unknown option is said once,
+ * with where to find help, and TOOL_GETOPT_ERROR returned.  SHORTOPTS as for
  * getopt, without the leading '+' or ':'. */
 #define TOOL_BASE_OPTION                                                                                               \
+    { "base", required_argument, NULL, 'b' },                                                                          \
     {                                                                                                                  \
-        "base", required_argument, NULL, 'b'                                                                           \
+        "help", no_argument, NULL, 'h'                                                                                 \
     }
 #define TOOL_GETOPT_ERROR (-2)
+/* The command being run ("list"...), or NULL before one is chosen. */
+extern const char *tool_command;
 struct option;
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 
@@ -79,6 +84,13 @@ int tool_load_all(struct inv_dir **dirs, size_t *n);
 /* The directories a command works on: SERVER's (when not NULL) or all
  * of them, as tool_load_all() returns them. */
 int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n);
+
+/* Prints COMMAND's help (NULL: the whole help): the exit status (2 and
+ * said when there is no such command). */
+int tool_help(const char *command);
+
+/* 1 when NAME is one of the commands. */
+int tool_is_command(const char *name);
 
 /* The commands: each takes its own options; returns the exit status. */
 int tool_list(int argc, char **argv);

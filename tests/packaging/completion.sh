@@ -39,6 +39,28 @@ completes "init" swerve-claim db i
 completes "SELF-REPORTED SESSION SINCE STATE" swerve-claim list -o S
 completes "--dedicated" swerve-claim db init --d
 completes "--library" swerve-claim-preload --li
+completes "help" swerve-claim he
+completes "release run" swerve-claim help r
+completes "--help" swerve-claim list --he
+# Claim names and members' pids, from the tool itself (this build's, on
+# PATH as the completion's words[0] names it), in the --base given.
+PATH=${SCL_HELPERS:?run through make check}/..:$PATH
+base=$(mktemp -d)
+swerve-claim --base "$base" run completed-name -- sleep 30 &
+runner=$!
+trap 'kill_pids $runner $(pgrep -P $runner); rm -rf "$base"' EXIT
+for _ in $(seq 100); do
+    holder=$(swerve-claim --base "$base" list --raw --noheadings -o TYPE,PID | awk '$1 == "claim" { print $2 }')
+    [ -n "$holder" ] && break
+    sleep 0.05
+done
+completes "completed-name" swerve-claim --base "$base" list --name comp
+completes "completed-name" swerve-claim --base "$base" release --force comp
+members=$(swerve-claim --base "$base" list --raw --noheadings -o TYPE,PID | awk '$1 == "process" { print $2 }' |
+    sort -u | tr '\n' ' ' | sed 's/ $//')
+check "the holder is a listed member" test -n "$members"
+completes "$members" swerve-claim --base "$base" list -p ""
+completes "$holder" swerve-claim --base "$base" gc -s "$holder"
 # After `run NAME --` and after the launcher's options: the command's own completion
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim run x -- npro
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim-preload npro

@@ -30,6 +30,19 @@ wait_held() {
 }
 
 check "--help exits 0" status_is 0 sc --help
+# Each command's own help: its usage line and its options, nobody else's.
+for cmd in list gc release run db; do
+    check "$cmd --help prints $cmd's usage and exits 0" \
+        bash -c "out=\$('$tool' $cmd --help) && grep -q '^Usage: swerve-claim \[--base DIR\] $cmd ' <<<\"\$out\""
+    check "help $cmd prints the same" bash -c "out=\$('$tool' help $cmd) && [ \"\$out\" = \"\$('$tool' $cmd --help)\" ] && grep -q '^Usage' <<<\"\$out\""
+done
+check "list --help shows list's options only" bash -c "out=\$('$tool' list --help); grep -q -- '--output-all' <<<\"\$out\" && ! grep -q -- '--dry-run' <<<\"\$out\""
+check "run -h, after other options, is run's help" bash -c "'$tool' run -v -h | grep -q -- '--conflict-exit-code'"
+check "db init --help is db's help" bash -c "'$tool' db init --help | grep -q -- '--dedicated'"
+check "help with no command is the whole help" bash -c "out=\$('$tool' help) && [ \"\$out\" = \"\$('$tool' --help)\" ] && grep -q '^Commands:' <<<\"\$out\""
+check "help of an unknown command is a usage error (2)" status_is 2 sc help frobnicate
+check "run's command keeps its own --help" bash -c "[ \"\$('$tool' --base '$base' run helped -- printf '%s' --help)\" = --help ]"
+check "a usage error names the command's help" bash -c "'$tool' gc --frob 2>&1 | grep -q \"try 'swerve-claim gc --help'\""
 check "--version prints the version" bash -c "'$tool' --version | grep -q '^swerve-claim [0-9]'"
 check "an unknown command is a usage error (2)" status_is 2 sc frobnicate
 check "release without --force is a usage error (2)" status_is 2 sc release x

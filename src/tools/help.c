@@ -1,0 +1,129 @@
+/*
+ * swerve-claim's help: the whole of it (--help, help), or one command's
+ * (COMMAND --help, help COMMAND), from one text per command so the two
+ * never disagree.  doc/swerve-claim.1.in says the same at more length.
+ */
+#include "config.h"
+
+#include "tool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct command_help {
+    const char *name;
+    const char *usage;   /* after "swerve-claim [--base DIR] " */
+    const char *summary; /* one line, for the list of commands */
+    const char *options; /* its options, aligned as the others' */
+    const char *status;  /* what its exit status says, beyond 0, 1 and 2 */
+};
+
+_Static_assert(TOOL_CONFLICT_DEFAULT == 75, "run's help says 75");
+
+static const struct command_help commands[] = {
+    { "list",
+      "list [--server PID|DIR] [--name NAME] [--pid PID]\n"
+      "              [--json|--raw] [--output COLUMNS|--output-all] [--watch[=S]]",
+      "every claim directory of yours, its processes and its claims",
+      "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
+      "  -n, --name NAME          only claims named NAME, and their waiters\n"
+      "  -p, --pid PID            only process PID, its claims and its wait\n"
+      "  -J, --json               JSON output\n"
+      "  -r, --raw                raw output\n"
+      "  -H, --noheadings         no header line\n"
+      "  -u, --notruncate         do not cut command lines to the terminal\n"
+      "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR,\n"
+      "                           BLOCKER (a waiter's: the pid holding its claim)\n"
+      "  -O, --output-all         every column\n"
+      "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
+      "list --name: 1 when no claim has that name.\n" },
+    { "gc", "gc [--dry-run] [--server PID|DIR]", "remove the claims of dead holders and abandoned directories",
+      "  -d, --dry-run            say what would be removed, remove nothing\n"
+      "  -s, --server PID|DIR     only that directory\n",
+      "gc --dry-run: 1 when something would be removed.\n" },
+    { "release", "release --force [--server PID|DIR] NAME", "remove one claim by hand (needs --force)",
+      "  -f, --force              required: release NAME whoever holds it\n"
+      "  -s, --server PID|DIR     the directory (needed if NAME is in several)\n",
+      "" },
+    { "run",
+      "run [--wait SECONDS] [--server PID|DIR] [--verbose]\n"
+      "              [--conflict-exit-code N] NAME -- COMMAND...",
+      "run a command while holding a claim, like flock(1)",
+      "  -w, --wait SECONDS       wait up to SECONDS for the claim (default: try once)\n"
+      "  -s, --server PID|DIR     in that server's namespace (default: a namespace\n"
+      "                           of your own, shared by all your `run`s)\n"
+      "  -v, --verbose            say what it waits for and who holds it (with a\n"
+      "                           progress line on a terminal), and how it ended\n"
+      "  -E, --conflict-exit-code N  exit status when the claim is not taken\n"
+      "                           (default 75, EX_TEMPFAIL; flock -n's is 1)\n",
+      "run: the command's status (128+N if killed by signal N), 75 (or -E) if\n"
+      "the claim was not taken, 126 if the command cannot run, 127 if not found.\n" },
+    { "db", "db init [--dedicated]", "make the PostgreSQL store's schema (SWERVE_CLAIM_STORE)",
+      "  -d, --dedicated          the database is the claims' own: shut every other\n"
+      "                           role out of it\n",
+      "" },
+};
+
+static const char store_note[] =
+    "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
+    "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
+    "SESSION,ADDRESS,CONNECTED,SELF-REPORTED, of every holder and waiter (TYPE\n"
+    "foreign: a session that is not the library's); release --force ends the\n"
+    "holder's session; gc has nothing to do; --server does not apply.\n";
+
+static const char global_options[] =
+    "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
+    "                           $TMPDIR, /tmp)\n"
+    "  -h, --help               this help\n";
+
+static const char status_common[] = "Exit status: 0 done; 1 a failure, said on standard error; 2 wrong usage.\n";
+
+static const struct command_help *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int tool_is_command(const char *name)
+{
+    return find(name) != NULL;
+}
+
+static void help_all(void)
+{
+    printf("Usage: swerve-claim [--base DIR] COMMAND [OPTION...]\n"
+           "\n"
+           "See who holds which claim, clear stale claims, and run commands while\n"
+           "holding a claim (libswerveclaim_preload.so).  'swerve-claim help COMMAND'\n"
+           "or 'swerve-claim COMMAND --help' shows one command's help.\n"
+           "\nCommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        printf("  %-9s %s\n", commands[i].name, commands[i].summary);
+    putchar('\n');
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        printf("Options of %s:\n%s", commands[i].name, commands[i].options);
+    printf("\n%s\nGlobal options:\n%s  -V, --version            the version\n\n%s", store_note, global_options,
+           status_common);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fputs(commands[i].status, stdout);
+}
+
+int tool_help(const char *command)
+{
+    const struct command_help *c;
+
+    if (command == NULL) {
+        help_all();
+        return TOOL_OK;
+    }
+    if ((c = find(command)) == NULL) {
+        tool_error("no command '%s' (commands: list, gc, release, run, db)", command);
+        return TOOL_USAGE;
+    }
+    printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,
+           c->options, global_options, status_common, c->status);
+    return TOOL_OK;
+}
