@@ -34,7 +34,6 @@ const char *inv_dir_state(const struct inv_dir *d)
     return !d->live ? "abandoned" : d->orphaned ? "orphaned" : "live";
 }
 
-/* Whether PID is stopped: the state letter after the command's ')'. */
 /* Alive, but stopped (SIGSTOP, a debugger's trace stop). */
 static int is_stopped(pid_t pid)
 {

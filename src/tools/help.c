@@ -65,17 +65,15 @@ static const struct command_help commands[] = {
       "" },
 };
 
-static const char store_note[] =
-    "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
-    "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
-    "SESSION,ADDRESS,CONNECTED,SELF-REPORTED, of every holder and waiter (TYPE\n"
-    "foreign: a session that is not the library's); release --force ends the\n"
-    "holder's session; gc has nothing to do; --server does not apply.\n";
+static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
+                                 "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
+                                 "SESSION,ADDRESS,CONNECTED,SELF-REPORTED, of every holder and waiter (TYPE\n"
+                                 "foreign: a session that is not the library's); release --force ends the\n"
+                                 "holder's session; gc has nothing to do; --server does not apply.\n";
 
-static const char global_options[] =
-    "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
-    "                           $TMPDIR, /tmp)\n"
-    "  -h, --help               this help\n";
+static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
+                                     "                           $TMPDIR, /tmp)\n"
+                                     "  -h, --help               this help\n";
 
 static const char status_common[] = "Exit status: 0 done; 1 a failure, said on standard error; 2 wrong usage.\n";
 

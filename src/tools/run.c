@@ -10,7 +10,7 @@
  * finds the holder dead and clears it.
  *
  * Without --server the claims live in a namespace of the user's own that
- * no other user can squat (tool_run_namespace(), in tool.c).
+ * no other user can squat (tool_run_namespace(), in dirs.c).
  *
  * With SWERVE_CLAIM_STORE the claim is the fleet's: the command inherits
  * the database session that holds it (its socket stays open across exec),

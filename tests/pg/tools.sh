@@ -25,7 +25,7 @@ password=$(cat "$PG_DIR/pw")
 
 # ---- the holders and waiters every check below looks at
 # holder 1, of the library: it asks for its token (pg_helper prints it)
-started=$(date +%s)
+started=$(($(now_ns) / 1000000000))
 "${under_shim[@]}" "$helper" hold alpha >"$work/h1" &
 h1=$!
 server_pids+=("$h1")
@@ -41,7 +41,7 @@ h1_token=$(awk '/^held/ { print $2 }' "$work/h1")
 tokenless=$!
 server_pids+=("$tokenless")
 # a library holder of gamma that never asks for its token
-gamma_from=$(date +%s)
+gamma_from=$(($(now_ns) / 1000000000))
 "${under_shim[@]}" "$helper" hold gamma notoken >"$work/h3" &
 h3=$!
 server_pids+=("$h3")
@@ -51,7 +51,7 @@ lock_count() { # NAME HELD
 }
 check "a tokenless holder of beta" wait_sql "$(lock_count beta true)" 1
 # a waiter for alpha, of the library
-waited_from=$(date +%s)
+waited_from=$(($(now_ns) / 1000000000))
 "${under_shim[@]}" "$helper" take alpha 30 >"$work/w1" &
 w1=$!
 server_pids+=("$w1")
@@ -111,7 +111,7 @@ check "list --watch lists again and again (at least 4 times in 1.5 s)" \
 check "(and says nothing on standard error)" test ! -s "$work/watch.err"
 
 # ---- 3. TOKEN and SINCE
-now=$(date +%s)
+now=$(($(now_ns) / 1000000000))
 "$tool" list --json -o TYPE,NAME,PID,SINCE,TOKEN,SESSION >"$work/since.json" 2>&1
 check "list: holder 1 (it asked for its token) shows its token and since" \
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']

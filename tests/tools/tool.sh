@@ -268,7 +268,7 @@ check "a process that exec'd while a thread of it waited is no waiter" \
 sleep 1 # a second after the holder's last activity: a re-dating would show
 sc release --force spare >/dev/null 2>&1
 check "a forced release re-dates none of the holder's other claims" test "$(since_of kept)" = "$kept_since"
-forced_at=$(date +%s)
+forced_at=$(($(now_ns) / 1000000000))
 sc release --force busy >/dev/null 2>&1
 for _ in $(seq 100); do
     sc list --raw --noheadings -o TYPE,NAME,PID | grep -qx "claim busy $busy_waiter" && break
