@@ -59,15 +59,20 @@ enum scl_admin_column_flag {
     SCL_COLUMN_TRUNCATE = 1u << 3, /* may be cut to fit */
     SCL_COLUMN_NUMBER = 1u << 4,   /* a number in JSON */
     SCL_COLUMN_TIME = 1u << 5,     /* epoch seconds: a date for people, a number in JSON */
+    SCL_COLUMN_DURATION = 1u << 6, /* seconds: "2m03s" for people, a number in JSON */
 };
 
 struct inv_dir;
 
-/* Which rows a listing shows (list's -n and -p). */
+/* Which rows a listing shows (list's -n, -p, --older-than and --stale).
+ * With any of the last two, only claims are shown (with their waiters),
+ * not the processes of a directory that hold none. */
 struct scl_admin_select {
-    const char *name; /* only this claim's rows, or NULL */
-    long pid;         /* only this process's rows, or 0 */
-    const char *host; /* SCL_ADMIN_SESSIONS: -p's host; NULL: this machine's name */
+    const char *name;     /* only this claim's rows, or NULL */
+    long pid;             /* only this process's rows, or 0 */
+    long long older_than; /* only claims held longer than this many seconds, or -1 */
+    int stale;            /* SCL_ADMIN_DIRECTORIES: only claims whose holder is gone, stopped or unknown */
+    const char *host;     /* SCL_ADMIN_SESSIONS: -p's host; NULL: this machine's name */
     /* SCL_ADMIN_DIRECTORIES: the directories to list, as the tool chose
      * and read them (inventory.h). */
     const struct inv_dir *dirs;
@@ -87,7 +92,8 @@ struct scl_admin_listing {
     const struct scl_admin_column *columns;
     int ncolumns;
     /* Calls EACH for every row SEL selects: how many of them show a claim
-     * that list --name counts (its exit status), or -1 with errno. */
+     * that list's exit status counts (--name: a held or waited-for name;
+     * --older-than, --stale: a held claim), or -1 with errno. */
     int (*rows)(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg);
 };
 

@@ -9,10 +9,23 @@
 #include "inventory.h"
 #include "store_admin.h"
 
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 
-enum column { COL_TYPE, COL_NAME, COL_PID, COL_STATE, COL_SINCE, COL_COMMAND, COL_DIR, COL_BLOCKER, NCOLUMNS };
+enum column {
+    COL_TYPE,
+    COL_NAME,
+    COL_PID,
+    COL_STATE,
+    COL_SINCE,
+    COL_COMMAND,
+    COL_DIR,
+    COL_BLOCKER,
+    COL_AGE,
+    COL_USER,
+    NCOLUMNS
+};
 
 _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
 
@@ -25,46 +38,68 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
     [COL_DIR] = { "DIR", 0.2, 0 },
     [COL_BLOCKER] = { "BLOCKER", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
+    [COL_USER] = { "USER", 0.1, SCL_COLUMN_TRUNCATE },
 };
 
 struct row {
     const char *type, *name, *state, *command, *dir;
     pid_t pid, blocker; /* blocker: a waiter's, the holder of its name */
     time_t since;
+    int has_user; /* uid is its holder file's owner (or the directory's) */
+    uid_t uid;
 };
 
 struct emit {
     const struct scl_admin_select *sel;
     scl_admin_row_fn *each;
     void *arg;
+    time_t now;
 };
+
+/* UID's name, or its number when it has none. */
+static void user_name(uid_t uid, char *out, size_t cap)
+{
+    const struct passwd *pw = getpwuid(uid);
+
+    if (pw != NULL)
+        snprintf(out, cap, "%s", pw->pw_name);
+    else
+        snprintf(out, cap, "%lu", (unsigned long)uid);
+}
 
 static void emit_row(const struct emit *e, int depth, const struct row *r)
 {
-    char pid[24] = "", blocker[24] = "", since[24] = "";
+    char pid[24] = "", blocker[24] = "", since[24] = "", age[24] = "", user[64] = "";
     const char *values[NCOLUMNS];
 
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%d", (int)r->pid);
     if (r->blocker > 0)
         snprintf(blocker, sizeof blocker, "%d", (int)r->blocker);
-    if (r->since > 0)
+    if (r->since > 0) {
         snprintf(since, sizeof since, "%lld", (long long)r->since);
+        snprintf(age, sizeof age, "%lld", (long long)(e->now > r->since ? e->now - r->since : 0));
+    }
+    if (r->has_user)
+        user_name(r->uid, user, sizeof user);
     values[COL_TYPE] = r->type;
     values[COL_NAME] = r->name != NULL ? r->name : "";
     values[COL_PID] = pid;
     values[COL_STATE] = r->state;
     values[COL_SINCE] = since;
     values[COL_COMMAND] = r->command;
+    values[COL_AGE] = age;
+    values[COL_USER] = user;
     values[COL_DIR] = r->dir;
     values[COL_BLOCKER] = blocker;
     e->each(depth, values, e->arg);
 }
 
-/* The rows of D's processes waiting for claim J, at DEPTH; with J D's
- * count of claims, of those waiting for a name nobody holds (just let
- * go).  *W walks D's waiters, which are in that order. */
-static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *d, size_t j, size_t *w)
+/* The rows of D's processes waiting for claim J, at DEPTH, when SHOW;
+ * with J D's count of claims, of those waiting for a name nobody holds
+ * (just let go).  *W walks D's waiters, which are in that order. */
+static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *d, size_t j, size_t *w, int show)
 {
     const struct inv_claim *cl = j < d->nclaims ? &d->claims[j] : NULL;
     const struct inv_proc *holder = cl != NULL && cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
@@ -78,11 +113,22 @@ static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *
                           .state = "waiting",
                           .command = p->command,
                           .since = p->waiting_since,
+                          .has_user = 1,
+                          .uid = p->uid,
                           .dir = d->path };
-        if ((e->sel->name == NULL || strcmp(e->sel->name, p->waiting) == 0) &&
+        if (show && (e->sel->name == NULL || strcmp(e->sel->name, p->waiting) == 0) &&
             (e->sel->pid == 0 || e->sel->pid == p->pid))
             emit_row(e, depth, &wr);
     }
+}
+
+/* Whether the claim held by P (NULL: no member holds it) since SINCE is
+ * one SEL's --older-than and --stale select. */
+static int selected_by_age_and_state(const struct emit *e, const struct inv_proc *p, time_t since)
+{
+    if (e->sel->older_than >= 0 && (since <= 0 || e->now - since <= e->sel->older_than))
+        return 0;
+    return !e->sel->stale || p == NULL || p->state != SCL_PROC_ALIVE || p->stopped;
 }
 
 /* The rows of directory D (its processes and its claims, with their
@@ -90,6 +136,11 @@ static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *
 static int emit_dir(const struct emit *e, const struct inv_dir *d)
 {
     const struct scl_admin_select *sel = e->sel;
+    /* Only claims: the processes are shown when nothing narrows the list
+     * to claims, and the waiters of a claim not shown only when nothing
+     * but a name or a pid does. */
+    int claims_only = sel->name != NULL || sel->older_than >= 0 || sel->stale;
+    int by_claim = sel->older_than >= 0 || sel->stale;
     int matched = 0;
     size_t w = 0;
     /* The path is the DIR column's: the tree stays narrow.  The row
@@ -101,14 +152,20 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                      .pid = master ? master->pid : 0,
                      .state = inv_dir_state(d),
                      .command = master ? master->command : "",
+                     .has_user = 1,
+                     .uid = d->owner,
                      .dir = d->path };
 
     emit_row(e, 0, &r);
-    for (size_t j = 0; j < d->nprocs && sel->name == NULL; j++) {
+    for (size_t j = 0; j < d->nprocs && !claims_only; j++) {
         const struct inv_proc *p = &d->procs[j];
-        struct row pr = {
-            .type = "process", .pid = p->pid, .state = inv_proc_state(p), .command = p->command, .dir = d->path
-        };
+        struct row pr = { .type = "process",
+                          .pid = p->pid,
+                          .state = inv_proc_state(p),
+                          .command = p->command,
+                          .has_user = 1,
+                          .uid = p->uid,
+                          .dir = d->path };
         if (sel->pid == 0 || sel->pid == p->pid)
             emit_row(e, 1, &pr);
     }
@@ -121,22 +178,24 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                           .state = p ? inv_proc_state(p) : "no-holder",
                           .command = p ? p->command : "",
                           .since = cl->since,
+                          .has_user = p != NULL,
+                          .uid = p ? p->uid : 0,
                           .dir = d->path };
-        int shown =
-            (sel->name == NULL || strcmp(sel->name, cl->name) == 0) && (sel->pid == 0 || (p && p->pid == sel->pid));
+        int shown = (sel->name == NULL || strcmp(sel->name, cl->name) == 0) &&
+                    (sel->pid == 0 || (p && p->pid == sel->pid)) && selected_by_age_and_state(e, p, cl->since);
         if (shown) {
             emit_row(e, 1, &cr);
             matched++;
         }
-        emit_waiters(e, shown ? 2 : 1, d, j, &w);
+        emit_waiters(e, shown ? 2 : 1, d, j, &w, shown || !by_claim);
     }
-    emit_waiters(e, 1, d, d->nclaims, &w);
+    emit_waiters(e, 1, d, d->nclaims, &w, !by_claim);
     return matched;
 }
 
 static int fs_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
-    const struct emit e = { sel, each, arg };
+    const struct emit e = { sel, each, arg, time(NULL) };
     int matched = 0;
 
     for (size_t i = 0; i < sel->ndirs; i++)

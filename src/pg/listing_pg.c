@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum column {
@@ -25,6 +26,7 @@ enum column {
     COL_ADDRESS,
     COL_CONNECTED,
     COL_SELF_REPORTED,
+    COL_AGE,
     NCOLUMNS
 };
 
@@ -42,6 +44,7 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_ADDRESS] = { "ADDRESS", 0.15, SCL_COLUMN_TRUNCATE },
     [COL_CONNECTED] = { "CONNECTED", 19, SCL_COLUMN_TIME },
     [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
+    [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
 };
 
 struct listing {
@@ -50,6 +53,7 @@ struct listing {
     void *arg;
     char *holder_name; /* the last holder row's name, its waiters go under it (malloc'ed) */
     char host[256];    /* -p's host */
+    time_t now;
     int rows;
 };
 
@@ -68,6 +72,10 @@ static int on_host(const struct scl_listed *r, const char *host)
 static int wanted(const struct listing *l, const struct scl_listed *r)
 {
     if (l->sel->name != NULL && strcmp(l->sel->name, r->name) != 0)
+        return 0;
+    /* --older-than: holders held that long, and the waiters under them */
+    if (l->sel->older_than >= 0 && (r->held ? r->since <= 0 || l->now - r->since <= l->sel->older_than
+                                            : l->holder_name == NULL || strcmp(l->holder_name, r->name) != 0))
         return 0;
     return l->sel->pid == 0 || (!r->foreign && r->pid == l->sel->pid && on_host(r, l->host));
 }
@@ -90,7 +98,7 @@ static void number(char *out, size_t cap, long long v)
 static void add(const struct scl_listed *r, void *arg)
 {
     struct listing *l = arg;
-    char pid[24] = "", since[24] = "", token[24] = "", session[24] = "", connected[24] = "";
+    char pid[24] = "", since[24] = "", token[24] = "", session[24] = "", connected[24] = "", age[24] = "";
     const char *values[NCOLUMNS];
     int under_holder;
 
@@ -100,6 +108,8 @@ static void add(const struct scl_listed *r, void *arg)
     number(since, sizeof since, (long long)r->since);
     number(connected, sizeof connected, (long long)r->connected);
     number(session, sizeof session, r->session);
+    if (r->since > 0)
+        snprintf(age, sizeof age, "%lld", (long long)(l->now > r->since ? l->now - r->since : 0));
     if (r->token > 0)
         snprintf(token, sizeof token, "%" PRIu64, r->token);
     /* Rows come by name, holder first: a waiter whose holder is not
@@ -120,13 +130,14 @@ static void add(const struct scl_listed *r, void *arg)
     values[COL_ADDRESS] = r->address;
     values[COL_CONNECTED] = connected;
     values[COL_SELF_REPORTED] = r->says;
+    values[COL_AGE] = age;
     l->each(under_holder ? 1 : 0, values, l->arg);
-    l->rows++;
+    l->rows += l->sel->older_than < 0 || r->held; /* what the exit status counts */
 }
 
 static int pg_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
-    struct listing l = { .sel = sel, .each = each, .arg = arg };
+    struct listing l = { .sel = sel, .each = each, .arg = arg, .now = time(NULL) };
     int r;
 
     if (sel->host != NULL)

@@ -23,21 +23,25 @@ _Static_assert(TOOL_CONFLICT_DEFAULT == 75, "run's help says 75");
 
 static const struct command_help commands[] = {
     { "list",
-      "list [--server PID|DIR] [--name NAME] [--pid PID]\n"
+      "list [--server PID|DIR] [--name NAME] [--pid PID] [--older-than D] [--stale]\n"
       "              [--json|--raw] [--output COLUMNS|--output-all] [--watch[=S]]",
       "every claim directory of yours, its processes and its claims",
       "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
       "  -n, --name NAME          only claims named NAME, and their waiters\n"
       "  -p, --pid PID            only process PID, its claims and its wait\n"
+      "      --older-than D       only claims held longer than D (90s, 2m, 1h, 1d)\n"
+      "      --stale              only claims whose holder is gone, stopped or unknown\n"
       "  -J, --json               JSON output\n"
       "  -r, --raw                raw output\n"
       "  -H, --noheadings         no header line\n"
       "  -u, --notruncate         do not cut command lines to the terminal\n"
       "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR,\n"
-      "                           BLOCKER (a waiter's: the pid holding its claim)\n"
+      "                           BLOCKER (a waiter's: the pid holding its claim),\n"
+      "                           AGE (held or waiting for how long), USER\n"
       "  -O, --output-all         every column\n"
       "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
-      "list --name: 1 when no claim has that name.\n" },
+      "list --name: 1 when no claim has that name; list --older-than, --stale:\n"
+      "1 when a claim is shown, 0 when none (for monitoring).\n" },
     { "gc", "gc [--dry-run] [--server PID|DIR]", "remove the claims of dead holders and abandoned directories",
       "  -d, --dry-run            say what would be removed, remove nothing\n"
       "  -s, --server PID|DIR     only that directory\n",
@@ -67,9 +71,9 @@ static const struct command_help commands[] = {
 
 static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
                                  "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
-                                 "SESSION,ADDRESS,CONNECTED,SELF-REPORTED, of every holder and waiter (TYPE\n"
-                                 "foreign: a session that is not the library's); release --force ends the\n"
-                                 "holder's session; gc has nothing to do; --server does not apply.\n";
+                                 "SESSION,ADDRESS,CONNECTED,SELF-REPORTED,AGE, of every holder and waiter\n"
+                                 "(TYPE foreign: a session that is not the library's); release --force ends\n"
+                                 "the holder's session; gc has nothing to do; --server and --stale do not apply.\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"

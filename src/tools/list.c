@@ -26,6 +26,8 @@ struct listing {
     const char *host; /* -p PID@HOST: its host (a shared store's) */
     enum table_style style;
     int noheadings, notruncate, all_columns;
+    long long older_than; /* --older-than, in seconds, or -1 */
+    int stale;            /* --stale */
 };
 
 /* The table being filled: the store's rows go in under their parents. */
@@ -90,7 +92,7 @@ static int choose_columns(const struct listing *l, const struct scl_admin_listin
             .right = (c->flags & SCL_COLUMN_RIGHT) != 0,
             .truncate = (c->flags & SCL_COLUMN_TRUNCATE) != 0 && !l->notruncate,
             .number = (c->flags & SCL_COLUMN_NUMBER) != 0 ||
-                      (l->style == TABLE_JSON && (c->flags & SCL_COLUMN_TIME)), /* epoch seconds */
+                      (l->style == TABLE_JSON && (c->flags & (SCL_COLUMN_TIME | SCL_COLUMN_DURATION))), /* seconds */
         };
     }
     return n;
@@ -107,10 +109,14 @@ static void add_row(int depth, const char *const *values, void *arg)
     f->last[depth] = row;
     for (int i = 0; i < f->nshown; i++) {
         const char *v = values[f->shown[i]];
-        char when[40];
-        if ((f->columns[f->shown[i]].flags & SCL_COLUMN_TIME) && v[0] != '\0') {
-            tool_format_time((time_t)strtoll(v, NULL, 10), f->json, when, sizeof when);
-            v = when;
+        unsigned flags = f->columns[f->shown[i]].flags;
+        char shown[40];
+        if ((flags & SCL_COLUMN_TIME) && v[0] != '\0') {
+            tool_format_time((time_t)strtoll(v, NULL, 10), f->json, shown, sizeof shown);
+            v = shown;
+        } else if ((flags & SCL_COLUMN_DURATION) && v[0] != '\0' && !f->json) {
+            tool_format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
+            v = shown;
         }
         table_set(row, i, v);
     }
@@ -130,7 +136,9 @@ static int list_once(const struct listing *l)
 {
     const struct scl_store_admin *store = scl_store_admin();
     const struct scl_admin_listing *ls = store->listing;
-    struct scl_admin_select sel = { .name = l->name, .pid = l->pid, .host = l->host };
+    struct scl_admin_select sel = {
+        .name = l->name, .pid = l->pid, .host = l->host, .older_than = l->older_than, .stale = l->stale
+    };
     struct table_column cols[SCL_ADMIN_MAX_COLUMNS];
     int shown[SCL_ADMIN_MAX_COLUMNS];
     struct filling f = { .shown = shown, .json = l->style == TABLE_JSON, .columns = ls->columns };
@@ -153,6 +161,8 @@ static int list_once(const struct listing *l)
     inv_free(dirs, sel.ndirs);
     if (matched < 0)
         return TOOL_FAILURE;
+    if (l->older_than >= 0 || l->stale) /* for monitoring, as gc --dry-run: 1 when there is something to look at */
+        return matched > 0 || loaded > 0 ? TOOL_FAILURE : TOOL_OK;
     if (l->name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
         if (store->can & SCL_ADMIN_SESSIONS)
             tool_error("no claim named '%s' in scope '%s'%s", l->name, scl_settings()->scope,
@@ -182,12 +192,32 @@ __attribute__((noreturn)) static void watch(const struct listing *l, double peri
     }
 }
 
-int tool_list(int argc, char **argv)
+/* -p PID or PID@HOST into L: 0, or the usage status (said). */
+static int parse_pid(const char *arg, struct listing *l)
+{
+    char *end;
+    long pid = strtol(arg, &end, 10);
+
+    if (*end == '@' && end[1] != '\0') /* PID@HOST: a process of another machine (a shared store's) */
+        l->host = end + 1;
+    else if (*end != '\0')
+        pid = 0;
+    if (end == arg || pid <= 0 || pid > INT_MAX)
+        return tool_usage_error("list: --pid takes a process ID (PID@HOST with SWERVE_CLAIM_STORE)");
+    l->pid = (pid_t)pid;
+    return 0;
+}
+
+/* Reads list's options into *L and *PERIOD (--watch's, or 0): 0, or the
+ * usage status (said). */
+static int parse_options(int argc, char **argv, struct listing *l, double *period)
 {
     static const struct option opts[] = {
         { "server", required_argument, NULL, 's' },
         { "name", required_argument, NULL, 'n' },
         { "pid", required_argument, NULL, 'p' },
+        { "older-than", required_argument, NULL, 'A' },
+        { "stale", no_argument, NULL, 'S' },
         { "json", no_argument, NULL, 'J' },
         { "raw", no_argument, NULL, 'r' },
         { "noheadings", no_argument, NULL, 'H' },
@@ -198,45 +228,53 @@ int tool_list(int argc, char **argv)
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
-    struct listing l = { .style = TABLE_TREE };
-    double period = 0;
     int c;
     char *end;
-    long pid;
 
     while ((c = tool_getopt(argc, argv, "s:n:p:JrHuo:Ow::", opts)) != -1) {
         switch (c) {
-        case 's': l.server = optarg; break;
-        case 'n': l.name = optarg; break;
+        case 's': l->server = optarg; break;
+        case 'n': l->name = optarg; break;
         case 'p':
-            pid = strtol(optarg, &end, 10);
-            if (*end == '@' && end[1] != '\0') /* PID@HOST: a process of another machine (a shared store's) */
-                l.host = end + 1;
-            else if (*end != '\0')
-                pid = 0;
-            if (end == optarg || pid <= 0 || pid > INT_MAX)
-                return tool_usage_error("list: --pid takes a process ID (PID@HOST with SWERVE_CLAIM_STORE)");
-            l.pid = (pid_t)pid;
+            if (parse_pid(optarg, l) != 0)
+                return TOOL_USAGE;
             break;
-        case 'J': l.style = TABLE_JSON; break;
-        case 'r': l.style = TABLE_RAW; break;
-        case 'H': l.noheadings = 1; break;
-        case 'u': l.notruncate = 1; break;
-        case 'o': l.output = optarg; break;
-        case 'O': l.all_columns = 1; break;
+        case 'A':
+            if (tool_parse_duration(optarg, &l->older_than) != 0)
+                return tool_usage_error(
+                    "list: --older-than takes a duration: 90s, 2m, 1h, 1d (seconds without a unit)");
+            break;
+        case 'S': l->stale = 1; break;
+        case 'J': l->style = TABLE_JSON; break;
+        case 'r': l->style = TABLE_RAW; break;
+        case 'H': l->noheadings = 1; break;
+        case 'u': l->notruncate = 1; break;
+        case 'o': l->output = optarg; break;
+        case 'O': l->all_columns = 1; break;
         case 'w':
-            period = optarg != NULL ? strtod(optarg, &end) : 2.0;
-            if (optarg != NULL && (*end != '\0' || !(period >= 0.1 && period <= 86400)))
+            *period = optarg != NULL ? strtod(optarg, &end) : 2.0;
+            if (optarg != NULL && (*end != '\0' || !(*period >= 0.1 && *period <= 86400)))
                 return tool_usage_error("list: --watch takes seconds, 0.1 or more");
             break;
         default: return TOOL_USAGE;
         }
     }
-    if (optind != argc)
-        return tool_usage_error("list takes no arguments");
-    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && l.server != NULL)
+    return optind != argc ? tool_usage_error("list takes no arguments") : 0;
+}
+
+int tool_list(int argc, char **argv)
+{
+    struct listing l = { .style = TABLE_TREE, .older_than = -1 };
+    unsigned can = scl_store_admin()->can;
+    double period = 0;
+
+    if (parse_options(argc, argv, &l, &period) != 0)
+        return TOOL_USAGE;
+    if ((can & SCL_ADMIN_SESSIONS) && l.server != NULL)
         return tool_usage_error("list: --server is for local claim directories, not SWERVE_CLAIM_STORE");
-    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && l.host != NULL)
+    if ((can & SCL_ADMIN_SESSIONS) && l.stale)
+        return tool_usage_error("list: --stale is for local claim directories: a session's claims end with it");
+    if ((can & SCL_ADMIN_DIRECTORIES) && l.host != NULL)
         return tool_usage_error("list: --pid PID@HOST is for SWERVE_CLAIM_STORE: local claims are this host's");
     if (period > 0)
         watch(&l, period);

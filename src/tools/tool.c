@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,4 +114,29 @@ void tool_listed_says(const struct scl_listed *r, char *out, size_t cap)
         snprintf(out, cap, "it says it is process %ld on %s", r->pid, r->host[0] ? r->host : "an unnamed host");
     else
         snprintf(out, cap, "it is a foreign session, outside swerve-claim, that calls itself '%s'", r->says);
+}
+
+int tool_parse_duration(const char *s, long long *seconds)
+{
+    static const struct {
+        char unit;
+        long long seconds;
+    } units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+    char *end;
+    long long n;
+
+    errno = 0;
+    n = strtoll(s, &end, 10);
+    if (end == s || n < 0 || errno != 0 || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    if (*end == '\0') {
+        *seconds = n;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (end[0] == units[i].unit && end[1] == '\0' && n <= LLONG_MAX / units[i].seconds) {
+            *seconds = n * units[i].seconds;
+            return 0;
+        }
+    return -1;
 }

@@ -112,7 +112,20 @@ check "(and says nothing on standard error)" test ! -s "$work/watch.err"
 
 # ---- 3. TOKEN and SINCE
 now=$(($(now_ns) / 1000000000))
-"$tool" list --json -o TYPE,NAME,PID,SINCE,TOKEN,SESSION >"$work/since.json" 2>&1
+"$tool" list --json -o TYPE,NAME,PID,SINCE,TOKEN,SESSION,AGE >"$work/since.json" 2>&1
+check "list: AGE is how long alpha has been held, in seconds in JSON" \
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
+h = [r for r in d if r['name'] == 'alpha' and r['type'] == 'holder']
+assert len(h) == 1 and 0 <= h[0]['age'] <= int(sys.argv[2]) - int(sys.argv[3]) + 1, (h, sys.argv[2:])" \
+    "$work/since.json" "$(($(now_ns) / 1000000000))" "$started"
+check "list --older-than 1h: no holder that old, exit 0" bash -c "! '$tool' list --raw --noheadings -o TYPE --older-than 1h | grep -q holder"
+"$tool" list --older-than 1h >/dev/null 2>&1
+check "(exit 0)" test $? -eq 0
+"$tool" list --raw --noheadings -o TYPE,NAME --older-than 0 >"$work/older" 2>&1
+older_status=$?
+check "list --older-than 0: the holders held a second or more, with their waiters; exit 1" \
+    bash -c "[ $older_status -eq 1 ] && grep -qx 'holder alpha' '$work/older' && grep -qx 'waiter alpha' '$work/older'"
+check "list --stale is refused with the store (2)" bash -c "'$tool' list --stale >/dev/null 2>&1; [ \$? -eq 2 ]"
 check "list: holder 1 (it asked for its token) shows its token and since" \
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
 h = [r for r in d if r['name'] == 'alpha' and r['type'] == 'holder']

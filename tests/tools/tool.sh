@@ -127,6 +127,31 @@ claims = [c for dir in d['directories'] for c in dir['children'] if c['type'] ==
 assert claims and all(isinstance(c['since'], int) and c['since'] > 1700000000 for c in claims), claims
 " "$tool" "$base"
 fi
+# Age and user at a glance, and a monitoring entry point (issue #22).
+me=$(id -un)
+check "AGE is how long the claim has been held, USER its holder's user" bash -c "
+    '$tool' --base '$base' list --raw --noheadings -o TYPE,AGE,USER | awk '\$1 == \"claim\"' |
+        grep -qE '^claim [0-9]+s $me\$'"
+if sc list --json >/dev/null 2>&1; then
+    check "list --json: age in seconds, user by name" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'list', '--json', '-O'], capture_output=True).stdout)
+claims = [c for dir in d['directories'] for c in dir['children'] if c['type'] == 'claim']
+assert claims and all(isinstance(c['age'], int) and 0 <= c['age'] < 600 and c['user'] == sys.argv[3] for c in claims), claims
+" "$tool" "$base" "$me"
+fi
+check "list --older-than 1h: nothing that old, exit 0" status_is 0 sc list --older-than 1h
+check "(and it shows no claim)" bash -c "! '$tool' --base '$base' list --raw --noheadings -o TYPE --older-than 1h | grep -q claim"
+sleep 2.1 # ages are whole seconds: held 2.1 s at least, its age is 2 or more
+check "list --older-than 1s: the held claim, exit 1" status_is 1 sc list --older-than 1s
+check "(and it shows it)" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME --older-than 1s | grep -qxF 'claim report/eu\x0a#1'"
+check "--older-than takes 90s, 2m, 1h, 1d" bash -c "for d in 90s 2m 1h 1d 45; do '$tool' --base '$base' list --older-than \$d >/dev/null; [ \$? -le 1 ] || exit 1; done"
+check "--older-than refuses what is not a duration (2)" status_is 2 sc list --older-than soon
+check "list --stale: no dead, gone or stopped holder, exit 0" status_is 0 sc list --stale
+kill -STOP "$holder"
+check "list --stale: a stopped holder's claim, exit 1" status_is 1 sc list --stale
+check "(shown with its state)" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,STATE --stale | grep -qx 'claim stopped'"
+kill -CONT "$holder"
 utf=$'r\xc3\xa9sum\xc3\xa9'
 # (--raw escapes what is not ASCII, as lslocks --raw does: it is for scripts)
 check "UTF-8 names show as UTF-8 in the table under a UTF-8 locale" sc run "$utf" -- \
