@@ -43,44 +43,118 @@ malformed:
     return -1;
 }
 
-int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
-{
-    /* The fields up to the start time take at most 320 bytes (a 15-byte
-     * command name, and every number at its widest). */
-    char path[40], num[24], line[512];
-    ssize_t n;
-    int fd;
-
-    scl_fmt_ull(num, (unsigned long long)pid);
-    if (scl_concat(path, sizeof path, "/proc/", num, "/stat", (char *)NULL) != 0)
-        return -1;
-    fd = scl_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    n = scl_read_full(fd, line, sizeof line - 1);
-    scl_close_quietly(fd);
-    if (n <= 0) {
-        errno = n == 0 ? ENOENT : errno; /* a process that ended mid-read */
-        return -1;
-    }
-    line[n] = '\0';
-    return scl_proc_parse_stat(line, st);
-}
-
-ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap)
+/* Reads /proc/PID/FILE (PID 0: this process's) into OUT, NUL-terminated,
+ * at most CAP - 1 bytes: how many, or -1 with errno. */
+static ssize_t read_proc_file(pid_t pid, const char *file, char *out, size_t cap)
 {
     char path[40], num[24];
     ssize_t n;
     int fd;
 
     scl_fmt_ull(num, (unsigned long long)pid);
-    if (scl_concat(path, sizeof path, "/proc/", pid != 0 ? num : "self", "/cmdline", (char *)NULL) != 0)
+    if (scl_concat(path, sizeof path, "/proc/", pid != 0 ? num : "self", "/", file, (char *)NULL) != 0)
         return -1;
     fd = scl_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     n = scl_read_full(fd, out, cap - 1);
     scl_close_quietly(fd);
+    if (n >= 0)
+        out[n] = '\0';
+    return n;
+}
+
+int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st)
+{
+    /* The fields up to the start time take at most 320 bytes (a 15-byte
+     * command name, and every number at its widest). */
+    char line[512];
+    ssize_t n = read_proc_file(pid, "stat", line, sizeof line);
+
+    if (n <= 0) {
+        errno = n == 0 ? ENOENT : errno; /* a process that ended mid-read */
+        return -1;
+    }
+    return scl_proc_parse_stat(line, st);
+}
+
+/* The numbers of line FIELD ("\nTracerPid:", "\nUid:") of a
+ * /proc/PID/status text into OUT: 0 when it has WANT of them, each a pid
+ * or uid (at most SCL_PID_MAX), separated by blanks; else -1 with EINVAL. */
+static int status_numbers(const char *status, const char *field, unsigned long long *out, int want)
+{
+    const char *at = strstr(status, field);
+
+    if (at == NULL)
+        goto malformed;
+    at += strlen(field);
+    for (int i = 0; i < want; i++) {
+        int digits = 0;
+        for (; *at == ' ' || *at == '\t'; at++)
+            ;
+        for (out[i] = 0; *at >= '0' && *at <= '9' && out[i] <= SCL_PID_MAX; at++, digits++)
+            out[i] = out[i] * 10 + (unsigned long long)(*at - '0');
+        if (digits == 0 || out[i] > SCL_PID_MAX)
+            goto malformed;
+    }
+    if (*at == '\n' || *at == '\0')
+        return 0;
+malformed:
+    errno = EINVAL;
+    return -1;
+}
+
+pid_t scl_proc_parse_tracer(const char *status)
+{
+    unsigned long long tracer;
+
+    return status_numbers(status, "\nTracerPid:", &tracer, 1) == 0 ? (pid_t)tracer : -1;
+}
+
+int scl_proc_parse_uids(const char *status, uid_t uids[4])
+{
+    unsigned long long u[4];
+
+    if (status_numbers(status, "\nUid:", u, 4) != 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        uids[i] = (uid_t)u[i];
+    return 0;
+}
+
+/* /proc/PID/status's first 512 bytes, into STATUS: its TracerPid and Uid
+ * lines are the eighth and ninth, after a command name of at most 15
+ * bytes (escaped at most 4 to 1); the library's stack budget (1 KiB)
+ * allows no more.  0, or -1 with errno. */
+static int read_status(pid_t pid, char status[512])
+{
+    ssize_t n = read_proc_file(pid, "status", status, 512);
+
+    if (n <= 0) {
+        errno = n == 0 ? ENOENT : errno;
+        return -1;
+    }
+    return 0;
+}
+
+pid_t scl_proc_read_tracer(pid_t pid)
+{
+    char status[512];
+
+    return read_status(pid, status) == 0 ? scl_proc_parse_tracer(status) : -1;
+}
+
+int scl_proc_read_uids(pid_t pid, uid_t uids[4])
+{
+    char status[512];
+
+    return read_status(pid, status) == 0 ? scl_proc_parse_uids(status, uids) : -1;
+}
+
+ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap)
+{
+    ssize_t n = read_proc_file(pid, "cmdline", out, cap);
+
     if (n < 0)
         return -1;
     for (ssize_t i = 0; i < n; i++)

@@ -36,6 +36,20 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
  * kernel thread or a zombie). */
 ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap);
 
+/* The TracerPid of a /proc/PID/status text (STATUS, NUL-terminated): the
+ * pid of the process tracing it (a debugger), 0 when none; -1 with errno
+ * EINVAL when the line is missing or malformed. */
+pid_t scl_proc_parse_tracer(const char *status);
+
+/* The Uid line of a /proc/PID/status text into UIDS (real, effective,
+ * saved, filesystem): 0, or -1 with errno EINVAL. */
+int scl_proc_parse_uids(const char *status, uid_t uids[4]);
+
+/* Read from process PID's /proc/PID/status, as above; -1 with errno
+ * (ENOENT: no such process). */
+pid_t scl_proc_read_tracer(pid_t pid);
+int scl_proc_read_uids(pid_t pid, uid_t uids[4]);
+
 /* This process's pid without a system call once known: kept in a page
  * that the kernel blanks in every child that gets a copy of the memory
  * (MADV_WIPEONFORK, Linux 4.14: fork, or clone without CLONE_VM), so that

@@ -134,32 +134,6 @@ static int check_dir(const char *given, const char *path)
     return 0;
 }
 
-/* The uids of live process PID (real, effective, saved, filesystem), as
- * /proc/PID/status says; 0, or -1. */
-static int proc_uids(pid_t pid, uid_t uids[4])
-{
-    char path[64], status[4096], *line;
-    unsigned u[4];
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    n = scl_read_full(fd, status, sizeof status - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    status[n] = '\0';
-    line = strstr(status, "\nUid:");
-    if (line == NULL || sscanf(line + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
-        return -1;
-    for (int i = 0; i < 4; i++)
-        uids[i] = (uid_t)u[i];
-    return 0;
-}
-
 static int one_of(uid_t uid, const uid_t uids[4])
 {
     return uid == 0 || uid == uids[0] || uid == uids[1] || uid == uids[2] || uid == uids[3];
@@ -191,7 +165,7 @@ static int is_members(const struct inv_dir *d, pid_t pid, const uid_t *uids)
 static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n, pid_t pid)
 {
     uid_t uids[4];
-    const uid_t *of = proc_uids(pid, uids) == 0 ? uids : NULL;
+    const uid_t *of = scl_proc_read_uids(pid, uids) == 0 ? uids : NULL;
     const struct inv_dir *chosen = NULL;
     size_t found = 0, named = 0;
     char owner[300];

@@ -97,6 +97,25 @@ static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *fou
     return r;
 }
 
+/* Warns that live holder P of NAME believes it still holds it, as what
+ * it is: running, or stopped (by hand, or by a debugger tracing it). */
+static void warn_holder(const struct inv_proc *p, const char *name)
+{
+    pid_t tracer = p->stopped ? scl_proc_read_tracer(p->pid) : 0;
+
+    if (!p->stopped)
+        tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway", (int)p->pid,
+                   p->command, name);
+    else if (tracer > 0)
+        tool_error("WARNING: process %d (%s) is stopped, traced by process %d (a debugger?), and believes it holds "
+                   "'%s'; releasing it anyway",
+                   (int)p->pid, p->command, (int)tracer, name);
+    else
+        tool_error("WARNING: process %d (%s) is stopped ('kill -CONT %d' lets it go on) and believes it holds '%s'; "
+                   "releasing it anyway",
+                   (int)p->pid, p->command, (int)p->pid, name);
+}
+
 int tool_release(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -133,8 +152,7 @@ int tool_release(int argc, char **argv)
     r = find_claim(dirs, n, name, server, &found_dir, &found);
     if (r == TOOL_OK) {
         if (found->holder >= 0 && found_dir->procs[found->holder].state == SCL_PROC_ALIVE)
-            tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway",
-                       (int)found_dir->procs[found->holder].pid, found_dir->procs[found->holder].command, name);
+            warn_holder(&found_dir->procs[found->holder], name);
         r = release_in_dir(found_dir, found, name);
     }
     inv_free(dirs, n);

@@ -70,17 +70,22 @@ static void check_times(const uint8_t *data, size_t n)
     must(scl_times_of(&page, "name") >= 0);
 }
 
-/* The bytes as a /proc/PID/stat line, whose command name is anybody's. */
+/* The bytes as a /proc/PID/stat line, whose command name is anybody's,
+ * and as a /proc/PID/status text. */
 static void check_stat(const uint8_t *data, size_t n)
 {
     static char line[512];
     struct scl_proc_stat st;
+    uid_t uids[4];
     size_t len = n < sizeof line - 1 ? n : sizeof line - 1;
 
     memcpy(line, data, len);
     line[len] = '\0';
     if (scl_proc_parse_stat(line, &st) == 0)
         must(st.state != '\0');
+    /* As a /proc/PID/status text: the sanitizers judge these. */
+    (void)scl_proc_parse_tracer(line);
+    (void)scl_proc_parse_uids(line, uids);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -162,6 +162,18 @@ long=$(printf 'n%.0s' $(seq 300))/x
 check "a name too long for a file name shows whole" sc run "$long" -- \
     bash -c '"$0" --base "$1" list --raw --noheadings -o TYPE,NAME | grep -qxF "claim $2"' "$tool" "$base" "$long"
 
+# release --force on a stopped holder says stopped, not alive (#22).
+"$tool" --base "$base" run frozen -- sleep 30 &
+pids+=($!)
+check "a holder takes 'frozen'" wait_held frozen
+frozen=$(command_of $!)
+pids+=($frozen)
+kill -STOP "$frozen"
+out=$("$tool" --base "$base" release --force frozen 2>&1)
+check "release --force on a SIGSTOPped holder says it is stopped" grep -q "WARNING: process $frozen (sleep 30) is stopped" <<<"$out"
+check "(and not that it is alive)" bash -c '! grep -q "is alive" <<<"$1"' _ "$out"
+check "(and how to let it go on)" grep -q "kill -CONT $frozen" <<<"$out"
+kill -CONT "$frozen"
 # release --force on a live holder: done, with a warning.
 check "release --force removes a live holder's claim, loudly" \
     bash -c "'$tool' --base '$base' release --force '$name' 2>&1 | grep -q 'WARNING: process $holder'"

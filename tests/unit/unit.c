@@ -295,6 +295,33 @@ END_TEST
 
 /* The command line the tools show and a holder notes: arguments joined
  * by spaces, trailing empty ones dropped, cut to the buffer. */
+/* TracerPid from /proc/PID/status: a debugger's pid, 0, or malformed. */
+START_TEST(test_proc_tracer)
+{
+    ck_assert_int_eq(scl_proc_parse_tracer("Name:\tsleep\nState:\tT (stopped)\nTracerPid:\t0\nUid:\t0\n"), 0);
+    ck_assert_int_eq(scl_proc_parse_tracer("Name:\tgdb\nTracerPid:\t4242\n"), 4242);
+    ck_assert_int_eq(scl_proc_parse_tracer("Name:\tTracerPid:\t7\n"), -1); /* a name, not the line */
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(scl_proc_parse_tracer("Name:\tx\nTracerPid:\t99999999999\n"), -1);
+    ck_assert_int_eq(scl_proc_parse_tracer("Name:\tx\nTracerPid:\t\n"), -1);
+    ck_assert_int_eq(scl_proc_read_tracer(getpid()), 0);
+}
+END_TEST
+
+/* The four uids of /proc/PID/status's Uid line, all four or nothing. */
+START_TEST(test_proc_uids)
+{
+    uid_t uids[4];
+
+    ck_assert_int_eq(scl_proc_parse_uids("Name:\tx\nUid:\t33\t0\t33\t33\nGid:\t1\n", uids), 0);
+    ck_assert(uids[0] == 33 && uids[1] == 0 && uids[2] == 33 && uids[3] == 33);
+    ck_assert_int_eq(scl_proc_parse_uids("Name:\tx\nUid:\t33\t0\t33\n", uids), -1);
+    ck_assert_int_eq(scl_proc_parse_uids("Name:\tx\nUid:\t33\t0\t33\t33x\n", uids), -1);
+    ck_assert_int_eq(scl_proc_read_uids(getpid(), uids), 0);
+    ck_assert(uids[0] == getuid() && uids[1] == geteuid());
+}
+END_TEST
+
 START_TEST(test_proc_cmdline)
 {
     char out[64], byte;
@@ -1115,6 +1142,8 @@ static Suite *suite(void)
     tcase_add_test(proc, test_proc_parse_odd_command_names);
     tcase_add_test(proc, test_proc_liveness);
     tcase_add_test(proc, test_proc_cmdline);
+    tcase_add_test(proc, test_proc_tracer);
+    tcase_add_test(proc, test_proc_uids);
     suite_add_tcase(s, proc);
 
     tcase_add_test(strings, test_concat_fits_or_says_so);
