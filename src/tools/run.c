@@ -32,6 +32,8 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pwd.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +60,15 @@ static void forward(int sig)
         kill((pid_t)child_pid, sig);
 }
 
-/* Says why BASE/NAME cannot be used: another user's name, most likely. */
-static void explain_namespace(const char *base, const char *name, int err)
+/* Says why BASE/NAME cannot be used: for the user's own namespace
+ * (not OF_SERVER), another user's taking its name, most likely. */
+static void explain_namespace(const char *base, const char *name, int of_server, int err)
 {
     struct stat st;
     char path[PATH_MAX + NAME_MAX + 2];
 
     snprintf(path, sizeof path, "%s/%s", base, name);
-    if (lstat(path, &st) == 0 && st.st_uid != geteuid())
+    if (!of_server && lstat(path, &st) == 0 && st.st_uid != geteuid())
         tool_error("%s belongs to uid %d, not to you: another user has taken the name of your run "
                    "namespace; give this user a home directory of its own, or name a directory only "
                    "you can write with --base",
@@ -82,6 +85,39 @@ static double now_seconds(void)
 /* The claim directory joined (for --verbose), or "". */
 static char joined[PATH_MAX + NAME_MAX + 2];
 
+/*
+ * Root, on the directory PATH of a server that runs as another user
+ * (uWSGI --uid www-data: its directory is that user's), becomes that user,
+ * as su(1) would, before it joins: the claim is then held by a process of
+ * the server's own user, and root never writes in a directory another user
+ * controls (doc/security.md).  0, or -1 (said).
+ */
+static int become_owner_of(const char *path)
+{
+    const struct passwd *pw;
+    struct stat st;
+    gid_t gid;
+
+    if (geteuid() != 0)
+        return 0;
+    if (lstat(path, &st) != 0) {
+        tool_error("cannot examine %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (st.st_uid == 0)
+        return 0;
+    pw = getpwuid(st.st_uid);
+    gid = pw != NULL ? pw->pw_gid : st.st_gid;
+    if ((pw != NULL ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) != 0 || setgid(gid) != 0 ||
+        setuid(st.st_uid) != 0) {
+        tool_error("cannot become uid %d, the owner of %s: %s", (int)st.st_uid, path, strerror(errno));
+        return -1;
+    }
+    tool_error("note: running as %s (uid %d), the user of the server whose directory is %s",
+               pw != NULL ? pw->pw_name : "a user with no name", (int)st.st_uid, path);
+    return 0;
+}
+
 /* Joins the namespace: --server's directory, or the user's own. */
 static int join(const char *server)
 {
@@ -90,7 +126,7 @@ static int join(const char *server)
     int r;
 
     if (server != NULL) {
-        if (tool_select_dir(server, path, sizeof path) != 0)
+        if (tool_select_dir(server, path, sizeof path) != 0 || become_owner_of(path) != 0)
             return -1;
         slash = strrchr(path, '/');
         *slash = '\0';
@@ -102,7 +138,7 @@ static int join(const char *server)
     }
     r = inv_use_named(base, name);
     if (r != 0)
-        explain_namespace(base, name, errno);
+        explain_namespace(base, name, server != NULL, errno);
     snprintf(joined, sizeof joined, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name);
     return r;
 }

@@ -331,6 +331,15 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&
         bash -c "setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list 2>&1 >/dev/null | grep -q 'of other users not shown'"
     check "... and does not see them" \
         bash -c "! setpriv --reuid=daemon --regid=daemon --clear-groups '$tool' --base '$base' list --raw 2>/dev/null | grep -q nobodys-claim"
+    # Root's run --server on another user's server (uWSGI --uid www-data):
+    # it runs there as that user, and exclusion holds across (#22).
+    out=$("$tool" --base "$base" run --server "$nobodys" nightly-report -- id -un 2>"$base/run-as.err")
+    check "root's run --server on nobody's server runs, as nobody ($out: $(tail -1 "$base/run-as.err"))" test "$out" = nobody
+    check "(and says it runs as nobody)" grep -q "note: running as nobody" "$base/run-as.err"
+    check "root's run --server: a name nobody's server holds is busy (75)" \
+        status_is 75 "$tool" --base "$base" run --server "$nobodys" nobodys-claim -- true
+    check "(and the server's claim is still its holder's)" \
+        bash -c "'$tool' --base '$base' list --server $nobodys --raw --noheadings -o TYPE,NAME,PID | grep -qx 'claim nobodys-claim $nobodys'"
     kill "$nobody_run"
 else
     echo "tool.sh: not root (or no users nobody and daemon): root's view of other users is not checked"
