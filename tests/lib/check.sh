@@ -49,6 +49,21 @@ kill_pids() { # PID...
     done
 }
 
+# Sends SIGSTOP to PID and waits (at most 5 s) until the kernel shows it
+# stopped: the signal is only queued when kill returns, and a process
+# that is asleep stops once it is scheduled to take it.
+stop_and_wait() { # PID
+    local pid=$1 state
+    kill -STOP "$pid" || return 1
+    for _ in $(seq 100); do
+        state=$(sed -E 's/^.*\) (.).*$/\1/' /proc/"$pid"/stat 2>/dev/null)
+        [ "$state" = T ] && return 0
+        sleep 0.05
+    done
+    echo "process $pid not stopped 5 s after SIGSTOP (state '$state')" >&2
+    return 1
+}
+
 # Sends SIGNAL to PID and waits (at most SECONDS) until it is gone; SIGKILL
 # after that.  Fails if it had to, and shows where PID and its children
 # were waiting.

@@ -148,7 +148,7 @@ check "(and it shows it)" bash -c "'$tool' --base '$base' list --raw --noheading
 check "--older-than takes 90s, 2m, 1h, 1d" bash -c "for d in 90s 2m 1h 1d 45; do '$tool' --base '$base' list --older-than \$d >/dev/null; [ \$? -le 1 ] || exit 1; done"
 check "--older-than refuses what is not a duration (2)" status_is 2 sc list --older-than soon
 check "list --stale: no dead, gone or stopped holder, exit 0" status_is 0 sc list --stale
-kill -STOP "$holder"
+stop_and_wait "$holder"
 check "list --stale: a stopped holder's claim, exit 1" status_is 1 sc list --stale
 check "(shown with its state)" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,STATE --stale | grep -qx 'claim stopped'"
 kill -CONT "$holder"
@@ -168,7 +168,7 @@ pids+=($!)
 check "a holder takes 'frozen'" wait_held frozen
 frozen=$(command_of $!)
 pids+=($frozen)
-kill -STOP "$frozen"
+stop_and_wait "$frozen"
 out=$("$tool" --base "$base" release --force frozen 2>&1)
 check "release --force on a SIGSTOPped holder says it is stopped" grep -q "WARNING: process $frozen (sleep 30) is stopped" <<<"$out"
 check "(and not that it is alive)" bash -c '! grep -q "is alive" <<<"$1"' _ "$out"
@@ -212,7 +212,7 @@ check "--output-all shows every column" \
     bash -c "'$tool' --base '$base' list --output-all | head -1 | grep -qE '^TYPE +NAME +PID +STATE +SINCE +COMMAND +DIR'"
 check "-p PID shows that process's claims only" \
     bash -c "out=\$('$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,PID); grep -qx 'claim $viewer' <<<\"\$out\" && [ \$(grep -cE '^(claim|process) ' <<<\"\$out\") -eq \$(grep -cE '^(claim|process) $viewer\$' <<<\"\$out\") ]"
-kill -STOP "$viewer"
+stop_and_wait "$viewer"
 # (the kernel stops it a moment after kill returns: up to 5 s)
 check "a stopped holder shows as stopped" \
     bash -c "for _ in \$(seq 100); do '$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,STATE | grep -qx 'claim stopped' && exit 0; sleep 0.05; done; exit 1"
