@@ -151,6 +151,26 @@ int scl_proc_read_uids(pid_t pid, uid_t uids[4])
     return read_status(pid, status) == 0 ? scl_proc_parse_uids(status, uids) : -1;
 }
 
+const char *scl_env_block_value(const char *block, size_t len, const char *name)
+{
+    size_t name_len = strlen(name);
+
+    for (size_t at = 0; at < len;) {
+        const char *entry = block + at, *end = memchr(entry, '\0', len - at);
+        if (end == NULL)
+            return NULL; /* cut short */
+        if ((size_t)(end - entry) > name_len && memcmp(entry, name, name_len) == 0 && entry[name_len] == '=')
+            return entry + name_len + 1;
+        at += (size_t)(end - entry) + 1;
+    }
+    return NULL;
+}
+
+ssize_t scl_proc_read_environ(pid_t pid, char *out, size_t cap)
+{
+    return read_proc_file(pid, "environ", out, cap);
+}
+
 ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap)
 {
     ssize_t n = read_proc_file(pid, "cmdline", out, cap);

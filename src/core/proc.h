@@ -50,6 +50,17 @@ int scl_proc_parse_uids(const char *status, uid_t uids[4]);
 pid_t scl_proc_read_tracer(pid_t pid);
 int scl_proc_read_uids(pid_t pid, uid_t uids[4]);
 
+/* The value of NAME in an environment block (NUL-separated NAME=VALUE
+ * strings, LEN bytes, as /proc/PID/environ), as getenv() would find it:
+ * the first definition, whole (a last one cut short by LEN does not
+ * count); NULL when there is none. */
+const char *scl_env_block_value(const char *block, size_t len, const char *name);
+
+/* Reads process PID's /proc/PID/environ into OUT (at most CAP - 1 bytes,
+ * NUL-terminated): its length, or -1 with errno (EACCES: another user's
+ * process, for anybody but root). */
+ssize_t scl_proc_read_environ(pid_t pid, char *out, size_t cap);
+
 /* This process's pid without a system call once known: kept in a page
  * that the kernel blanks in every child that gets a copy of the memory
  * (MADV_WIPEONFORK, Linux 4.14: fork, or clone without CLONE_VM), so that

@@ -81,24 +81,53 @@ int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap,
     return 0;
 }
 
-/* Every claim directory below the base, and those of the user's own
- * `run` namespace when it lives elsewhere. */
-int tool_load_all(struct inv_dir **dirs, size_t *n)
-{
-    char base[PATH_MAX], name[NAME_MAX + 1];
-    struct inv_dir *more, *all;
-    size_t nmore, hidden, ignored, refused, refused_more = 0;
+/* Where the last load looked, for a message ("/tmp, /srv/x"), and which
+ * directories those were: one reached by two names (a symlink, a
+ * trailing slash) is read once, or its claim directories would be
+ * listed twice and a member of one would seem a member of two. */
+static char looked[1024];
+static struct {
+    dev_t dev;
+    ino_t ino;
+} looked_ids[16];
+static size_t nlooked;
 
-    if (inv_load(tool_base, dirs, n, &hidden, &refused) != 0) {
-        tool_error("%s: %s", tool_base, strerror(errno));
-        return -1;
+const char *tool_places_looked(void)
+{
+    return looked;
+}
+
+/* 1 when BASE is a directory looked at already, else 0 (and it is
+ * remembered as looked at, when it is one). */
+static int looked_at(const char *base)
+{
+    struct stat st;
+
+    if (stat(base, &st) != 0)
+        return 0;
+    for (size_t i = 0; i < nlooked; i++)
+        if (looked_ids[i].dev == st.st_dev && looked_ids[i].ino == st.st_ino)
+            return 1;
+    if (nlooked < sizeof looked_ids / sizeof looked_ids[0]) {
+        looked_ids[nlooked].dev = st.st_dev;
+        looked_ids[nlooked++].ino = st.st_ino;
     }
-    if (hidden > 0)
-        tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
-                   hidden == 1 ? "directory" : "directories");
-    if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) != 0 || strcmp(base, tool_base) == 0 ||
-        inv_load(base, &more, &nmore, &ignored, &refused_more) != 0)
-        return refused > 0;
+    return 0;
+}
+
+/* Adds the claim directories below BASE to *DIRS, unless BASE was looked
+ * at already: 1 when one was too big to read (said), else 0 (a base that
+ * cannot be read adds nothing). */
+static int load_more(const char *base, struct inv_dir **dirs, size_t *n)
+{
+    struct inv_dir *more, *all;
+    size_t nmore, ignored, refused = 0;
+
+    if (looked_at(base))
+        return 0;
+    snprintf(looked + strlen(looked), sizeof looked - strlen(looked), ", %s", base);
+    if (inv_load(base, &more, &nmore, &ignored, &refused) != 0)
+        return 0;
     all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
     if (all == NULL) {
         inv_free(more, nmore);
@@ -108,7 +137,48 @@ int tool_load_all(struct inv_dir **dirs, size_t *n)
     free(more);
     *dirs = all;
     *n += nmore;
-    return refused + refused_more > 0;
+    return refused > 0;
+}
+
+/* Every claim directory below the base, and those of the user's own
+ * `run` namespace when it lives elsewhere. */
+int tool_load_all(struct inv_dir **dirs, size_t *n)
+{
+    char base[PATH_MAX], name[NAME_MAX + 1];
+    size_t hidden, refused;
+
+    snprintf(looked, sizeof looked, "%s", tool_base);
+    nlooked = 0;
+    (void)looked_at(tool_base);
+    if (inv_load(tool_base, dirs, n, &hidden, &refused) != 0) {
+        tool_error("%s: %s", tool_base, strerror(errno));
+        return -1;
+    }
+    if (hidden > 0)
+        tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
+                   hidden == 1 ? "directory" : "directories");
+    if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) == 0)
+        refused += (size_t)load_more(base, dirs, n);
+    return refused > 0;
+}
+
+/* tool_load_all()'s directories, and those below where process PID keeps
+ * its claims (process_dirs.c), wherever that is. */
+static int load_for(pid_t pid, struct inv_dir **dirs, size_t *n)
+{
+    char(*bases)[PATH_MAX] = malloc(8 * sizeof *bases);
+    size_t nbases;
+    int r = tool_load_all(dirs, n);
+
+    if (r < 0 || bases == NULL) {
+        free(bases);
+        return r;
+    }
+    nbases = tool_process_bases(pid, bases, 8);
+    for (size_t i = 0; i < nbases; i++)
+        r |= load_more(bases[i], dirs, n);
+    free(bases);
+    return r;
 }
 
 /* PATH (resolved) is a claim directory the caller may work on: this
@@ -183,7 +253,7 @@ static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n,
             found = 0;
     }
     if (found == 0) {
-        tool_error("process %ld is not a member of any claim directory in %s%s", (long)pid, tool_base,
+        tool_error("process %ld is not a member of any claim directory in %s%s", (long)pid, looked,
                    named > 0 ? " (some name it, but are not its: another user's)" : "");
         return NULL;
     }
@@ -231,7 +301,7 @@ int tool_select_dir(const char *server, char *out, size_t cap)
         tool_error("--server takes a pid or a directory path, not '%s'", server);
         return -1;
     }
-    if (tool_load_all(&dirs, &n) < 0)
+    if (load_for((pid_t)pid, &dirs, &n) < 0)
         return -1;
     d = choose_member(dirs, n, (pid_t)pid);
     if (d != NULL)
@@ -242,12 +312,12 @@ int tool_select_dir(const char *server, char *out, size_t cap)
 
 /* The directories a command works on: one (--server) or all of ours;
  * 1 when one of them was too big to read (said), -1 when none can be. */
-int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n)
+int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, size_t *n)
 {
     char path[PATH_MAX];
 
     if (server == NULL)
-        return tool_load_all(dirs, n);
+        return pid > 0 ? load_for(pid, dirs, n) : tool_load_all(dirs, n);
     if (tool_select_dir(server, path, sizeof path) != 0)
         return -1;
     *dirs = calloc(1, sizeof **dirs);

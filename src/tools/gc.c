@@ -84,7 +84,7 @@ int tool_gc(int argc, char **argv)
             "nothing to collect: with SWERVE_CLAIM_STORE, the server frees a claim when its holder's session ends");
         return TOOL_OK;
     }
-    if ((loaded = tool_load_selected(server, &dirs, &n)) < 0)
+    if ((loaded = tool_load_selected(server, 0, &dirs, &n)) < 0)
         return TOOL_FAILURE;
     failed = loaded > 0; /* a directory not read: said */
     for (size_t i = 0; i < n; i++)

@@ -147,9 +147,12 @@ static int list_once(const struct listing *l)
 
     if ((f.nshown = choose_columns(l, ls, shown, cols)) < 0)
         return TOOL_USAGE;
-    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(l->server, &dirs, &sel.ndirs)) < 0)
+    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(l->server, l->pid, &dirs, &sel.ndirs)) < 0)
         return TOOL_FAILURE;
     sel.dirs = dirs;
+    if ((store->can & SCL_ADMIN_DIRECTORIES) && sel.ndirs == 0 && loaded == 0)
+        tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
+                   tool_places_looked());
     if ((f.table = table_new(ls->json_name, cols, f.nshown, l->style, l->noheadings)) == NULL) {
         inv_free(dirs, sel.ndirs);
         return TOOL_FAILURE;

@@ -147,7 +147,7 @@ int tool_release(int argc, char **argv)
             return tool_usage_error("release: --server is for local claim directories, not SWERVE_CLAIM_STORE");
         return release_in_store(name);
     }
-    if (tool_load_selected(server, &dirs, &n) < 0)
+    if (tool_load_selected(server, 0, &dirs, &n) < 0)
         return TOOL_FAILURE;
     r = find_claim(dirs, n, name, server, &found_dir, &found);
     if (r == TOOL_OK) {

@@ -4,6 +4,7 @@
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -89,8 +90,16 @@ struct inv_dir;
 int tool_load_all(struct inv_dir **dirs, size_t *n);
 
 /* The directories a command works on: SERVER's (when not NULL) or all
- * of them, as tool_load_all() returns them. */
-int tool_load_selected(const char *server, struct inv_dir **dirs, size_t *n);
+ * of them, as tool_load_all() returns them, with, when PID is not 0,
+ * those where process PID keeps its claims, wherever that is. */
+int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, size_t *n);
+
+/* Where the last load looked ("/tmp, /srv/x"), for a message. */
+const char *tool_places_looked(void);
+
+/* Where process PID keeps its claims, as it shows them (process_dirs.c):
+ * up to MAX absolute base directories into BASES, how many. */
+size_t tool_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max);
 
 /* Prints COMMAND's help (NULL: the whole help): the exit status (2 and
  * said when there is no such command). */

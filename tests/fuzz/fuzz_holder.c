@@ -86,6 +86,12 @@ static void check_stat(const uint8_t *data, size_t n)
     /* As a /proc/PID/status text: the sanitizers judge these. */
     (void)scl_proc_parse_tracer(line);
     (void)scl_proc_parse_uids(line, uids);
+    /* As a /proc/PID/environ block, which is anybody's: a value found
+     * lies inside it and ends inside it. */
+    {
+        const char *v = scl_env_block_value(line, len, "SWERVE_TMPDIR");
+        must(v == NULL || (v > line && v < line + len && memchr(v, '\0', (size_t)(line + len - v)) != NULL));
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

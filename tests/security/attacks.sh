@@ -706,6 +706,51 @@ attack_18() {
     done
 }
 
+# 19. The tools find a server's claims from what its process shows (#22):
+# the claim directories it holds open (/proc/PID/fd) and the base its
+# environment names (/proc/PID/environ), both the process's to write.  A
+# worker that keeps its claims below a base of its own (where it can
+# rename the directory root chose between the choice and the work) is
+# not looked at by root's list -s, release --force --server or run
+# --server: each says why, and nothing there is shown, taken or removed.
+attack_19() {
+    local t=$top/a19 evil worker status
+    base=$(base_dir a19)
+    mkdir -p "$t"
+    evil=$t/evil
+    install -d -m 755 -o "$att" "$evil"
+    # (LD_PRELOAD on python itself, the server's master, which prints its pid.)
+    as_user "$att" timeout -s KILL 60 env SWERVE_TMPDIR="$evil" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+        PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 -c '
+import os, time, swerve_claim
+held = swerve_claim.Claim(b"evil19")
+assert held.acquire()
+print("held", os.getpid(), flush=True)
+time.sleep(60)' >"$t/worker" &
+    pids+=($!)
+    for _ in $(seq 200); do
+        grep -q '^held ' "$t/worker" && break
+        sleep 0.05
+    done
+    worker=$(sed -n 's/^held //p' "$t/worker")
+    [ -n "$worker" ] || { fail "19: the attacker's process never held evil19"; return; }
+    pids+=($worker)
+    "$tool" --base "$base" list -s "$worker" --raw --noheadings -o TYPE,NAME >"$t/list" 2>&1
+    status=$?
+    [ "$status" -eq 1 ] && grep -qF "not looking in $evil, where process $worker keeps claims" "$t/list" &&
+        grep -q "belongs to another user" "$t/list" && ! grep -q evil19 "$t/list" && pass ||
+        fail "19: root's list -s $worker looked below the attacker's base $evil (status $status): $(cat "$t/list")"
+    timeout -s KILL 20 "$tool" --base "$base" release --force --server "$worker" evil19 >"$t/release" 2>&1
+    status=$?
+    [ "$status" -ne 0 ] && [ -n "$(find "$evil" -path '*/claims/evil19')" ] && pass ||
+        fail "19: root's release --force --server $worker acted below the attacker's base (status $status): $(cat "$t/release")"
+    timeout -s KILL 20 "$tool" --base "$base" run --server "$worker" evil19 -- touch "$t/ran" >"$t/run" 2>&1
+    status=$?
+    [ "$status" -ne 0 ] && [ ! -e "$t/ran" ] && [ "$(find "$evil" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ] && pass ||
+        fail "19: root's run --server $worker joined below the attacker's base (status $status): $(cat "$t/run")"
+    kill_pids "$worker"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -736,7 +781,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19}; do
     "attack_$n"
 done
 finish

@@ -315,6 +315,49 @@ check "after release --force the waiter holds the name, and waits no more" \
     bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
+# A server whose claims are under another base (SWERVE_TMPDIR=/srv/x, the
+# systemd drop-in's /run/swerve-claim): the tools find them from its pid,
+# as the process itself shows them, without --base (#22).
+elsewhere=$lone/elsewhere
+mkdir "$elsewhere"
+# (LD_PRELOAD on python itself: it is the master, it ends by itself in
+# 30 s, and is killed by its pid before.)
+SWERVE_TMPDIR=$elsewhere LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import os, time
+import swerve_claim
+if os.fork() == 0:
+    held = swerve_claim.Claim(b"far-report")
+    held.acquire()
+    time.sleep(30)
+    os._exit(0)
+time.sleep(30)' &
+far_master=$!
+pids+=($far_master)
+for _ in $(seq 100); do
+    far_worker=$(pgrep -P $far_master)
+    [ -n "$far_worker" ] && "$tool" --base "$elsewhere" list --raw --noheadings -o TYPE,NAME | grep -qx 'claim far-report' && break
+    sleep 0.05
+done
+pids+=($far_worker)
+check "list -s MASTER finds a server under another base" \
+    bash -c "'$tool' --base '$base' list -s $far_master --raw --noheadings -o TYPE,NAME | grep -qx 'claim far-report'"
+check "list -s WORKER finds it too" \
+    bash -c "'$tool' --base '$base' list -s $far_worker --raw --noheadings -o TYPE,NAME | grep -qx 'claim far-report'"
+check "list -p WORKER shows its claim" \
+    bash -c "'$tool' --base '$base' list -p $far_worker --raw --noheadings -o TYPE,NAME | grep -qx 'claim far-report'"
+check "run --server MASTER: the server's held name is busy (75)" \
+    status_is 75 "$tool" --base "$base" run --server "$far_master" far-report -- true
+check "run --server MASTER runs in that server's namespace" \
+    bash -c "'$tool' --base '$base' run --server $far_master far-other -- '$tool' --base '$elsewhere' list --raw --noheadings -o TYPE,NAME | grep -qx 'claim far-other'"
+check "a process with no claim directory anywhere: said, with where it looked" \
+    bash -c "'$tool' --base '$base' list -s $$ 2>&1 | grep -q 'not a member of any claim directory in $base'"
+kill_pids "$far_master" "$far_worker"
+empty=$(mktemp -d)
+check "list finding nothing says where it looked" \
+    bash -c "'$tool' --base '$empty' list 2>&1 >/dev/null | grep -q 'no claim directory in $empty'"
+rmdir "$empty"
+
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1; then
