@@ -69,9 +69,11 @@ check "run: -E sets that status" status_is 9 sc run -E 9 "$name" -- true
 # A cron wrapper ported from flock(1) tests for flock's own status on a
 # busy lock: the pages must say which it is, and -E gives it.
 lockfile=$base/flock.lock
-flock -n "$lockfile" sleep 5 &
+# (its own process group, so that cleanup ends the sleep that holds the
+# lock too; it says when it holds it: a loaded machine may take seconds)
+setsid flock -n "$lockfile" sh -c 'touch "$0.held"; exec sleep 30' "$lockfile" &
 pids+=($!)
-for _ in $(seq 50); do flock -n "$lockfile" true || break; sleep 0.05; done
+for _ in $(seq 200); do [ -e "$lockfile.held" ] && break; sleep 0.05; done
 flock -n "$lockfile" true
 flock_busy=$?
 check "troubleshooting says what flock -n really exits on a busy lock ($flock_busy)" \
