@@ -129,7 +129,8 @@ struct scl_store_admin {
     int (*init)(int dedicated, struct scl_store_access *access);
 
     /* Every store: what this process holds is made to outlive its exec
-     * (swerve-claim run hands its claim to the command): 0, or -1 with
+     * (swerve-claim run hands its claim to the command; a filesystem
+     * store's holder file then says its image is exec'd): 0, or -1 with
      * errno. */
     int (*keep_across_exec)(void);
     /* Every store: the last message its server gave this process, or

@@ -24,6 +24,7 @@ enum column {
     COL_BLOCKER,
     COL_AGE,
     COL_USER,
+    COL_ROLE,
     NCOLUMNS
 };
 
@@ -40,10 +41,12 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_BLOCKER] = { "BLOCKER", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
     [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
     [COL_USER] = { "USER", 0.1, SCL_COLUMN_TRUNCATE },
+    [COL_ROLE] = { "ROLE", 6, 0 },
 };
 
 struct row {
     const char *type, *name, *state, *command, *dir;
+    const char *role;   /* a process's, its holder's or waiter's: inv_proc_role(), or NULL */
     pid_t pid, blocker; /* blocker: a waiter's, the holder of its name */
     time_t since;
     int has_user; /* uid is its holder file's owner (or the directory's) */
@@ -93,6 +96,7 @@ static void emit_row(const struct emit *e, int depth, const struct row *r)
     values[COL_USER] = user;
     values[COL_DIR] = r->dir;
     values[COL_BLOCKER] = blocker;
+    values[COL_ROLE] = r->role != NULL ? r->role : "";
     e->each(depth, values, e->arg);
 }
 
@@ -111,6 +115,7 @@ static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *
                           .pid = p->pid,
                           .blocker = holder != NULL ? holder->pid : 0,
                           .state = "waiting",
+                          .role = inv_proc_role(d, p),
                           .command = p->command,
                           .since = p->waiting_since,
                           .has_user = 1,
@@ -162,6 +167,7 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
         struct row pr = { .type = "process",
                           .pid = p->pid,
                           .state = inv_proc_state(p),
+                          .role = inv_proc_role(d, p),
                           .command = p->command,
                           .has_user = 1,
                           .uid = p->uid,
@@ -176,6 +182,7 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                           .name = cl->name,
                           .pid = p ? p->pid : 0,
                           .state = p ? inv_proc_state(p) : "no-holder",
+                          .role = p ? inv_proc_role(d, p) : NULL,
                           .command = p ? p->command : "",
                           .since = cl->since,
                           .has_user = p != NULL,

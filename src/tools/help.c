@@ -37,7 +37,8 @@ static const struct command_help commands[] = {
       "  -u, --notruncate         do not cut command lines to the terminal\n"
       "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR,\n"
       "                           BLOCKER (a waiter's: the pid holding its claim),\n"
-      "                           AGE (held or waiting for how long), USER\n"
+      "                           AGE (held or waiting for how long), USER,\n"
+      "                           ROLE (master, worker or exec'd)\n"
       "  -O, --output-all         every column\n"
       "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
       "list --name: 1 when no claim has that name; list --older-than, --stale:\n"

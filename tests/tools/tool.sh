@@ -358,6 +358,89 @@ check "list finding nothing says where it looked" \
     bash -c "'$tool' --base '$empty' list 2>&1 >/dev/null | grep -q 'no claim directory in $empty'"
 rmdir "$empty"
 
+# ROLE: a uWSGI worker's command line is its master's; the master, its
+# forked workers and an exec'd worker are told apart (#22).
+roles=$lone/roles
+mkdir "$roles"
+SWERVE_TMPDIR=$roles LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import os, sys, time
+import swerve_claim
+for i in range(2):
+    if os.fork() == 0:
+        held = swerve_claim.Claim(b"forked-%d" % i)
+        held.acquire()
+        time.sleep(30)
+        os._exit(0)
+if os.fork() == 0:
+    os.execv(sys.executable, [sys.executable, "-c",
+        "import time, swerve_claim; held = swerve_claim.Claim(b\"execd\"); held.acquire(); time.sleep(30)"])
+time.sleep(30)' &
+roles_master=$!
+pids+=($roles_master)
+for _ in $(seq 100); do
+    [ "$("$tool" --base "$roles" list --raw --noheadings -o TYPE | grep -c '^claim')" -eq 3 ] && break
+    sleep 0.05
+done
+pids+=($(pgrep -P $roles_master))
+role_of() { # PID: its ROLE, from its process row
+    "$tool" --base "$roles" list --raw --noheadings -o TYPE,PID,ROLE | awk -v p="$1" '$1 == "process" && $2 == p { print $3 }'
+}
+claim_pid() { # NAME: its holder's pid
+    "$tool" --base "$roles" list --raw --noheadings -o TYPE,NAME,PID | awk -v n="$1" '$1 == "claim" && $2 == n { print $3 }'
+}
+forked0=$(claim_pid forked-0) forked1=$(claim_pid forked-1) execd=$(claim_pid execd)
+check "ROLE: the master is master ($(role_of $roles_master))" test "$(role_of $roles_master)" = master
+check "ROLE: its forked workers are workers ($(role_of "$forked0"), $(role_of "$forked1"))" \
+    test "$(role_of "$forked0")/$(role_of "$forked1")" = worker/worker
+check "(whose command lines are the master's: COMMAND cannot tell them apart)" bash -c "
+    '$tool' --base '$roles' list --raw --noheadings -o TYPE,PID,COMMAND | awk '\$1 == \"process\" { print \$2, \$3, \$4 }' |
+        awk '{ c[\$1] = \$2 \" \" \$3 } END { exit !(c[$roles_master] != \"\" && c[$roles_master] == c[${forked0:-0}]) }'"
+check "ROLE: a worker that exec'd is exec'd ($(role_of "$execd"))" test "$(role_of "$execd")" = "exec'd"
+check "ROLE: a claim's row shows its holder's" bash -c "
+    '$tool' --base '$roles' list --raw --noheadings -o TYPE,NAME,ROLE | grep -qx \"claim execd exec'd\""
+check "--output-all shows ROLE" bash -c "'$tool' --base '$roles' list --output-all | head -1 | grep -qw ROLE"
+if sc list --json >/dev/null 2>&1; then
+    check "list --json: role" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'list', '--json', '-O'], capture_output=True).stdout)
+roles = {p['pid']: p['role'] for dir in d['directories'] for p in dir['children'] if p['type'] == 'process'}
+assert roles == {int(sys.argv[3]): 'master', int(sys.argv[4]): 'worker', int(sys.argv[5]): 'worker', int(sys.argv[6]): \"exec'd\"}, roles
+" "$tool" "$roles" "$roles_master" "${forked0:-0}" "${forked1:-0}" "${execd:-0}"
+fi
+kill_pids "$roles_master" "$forked0" "$forked1" "$execd"
+# (a namespace of its own: the first run of a namespace is its master)
+mkdir "$lone/run-role"
+check "ROLE: run's command is exec'd, run itself the master" "$tool" --base "$lone/run-role" run role-run -- bash -c '
+    "$0" --base "$1" list --raw --noheadings -o TYPE,NAME,PID,ROLE | grep -qx "claim role-run $$ exec'"'"'d" &&
+    "$0" --base "$1" list --raw --noheadings -o TYPE,PID,ROLE | grep -qx "process $PPID master"' "$tool" "$lone/run-role"
+# The prefork server's worker forks and execs a helper, which makes the
+# directory and registers its parent, the worker: the master never claims,
+# so it is no member, and the worker must not pass for it.
+helper_base=$lone/helper
+mkdir "$helper_base"
+SWERVE_TMPDIR=$helper_base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 \
+    "$SCL_HELPERS/prefork/prefork_server" --port 0 --port-file "$helper_base/port" --workers 2 --report-ms 20000 \
+    --exec-helper &
+prefork=$!
+pids+=($prefork)
+for _ in $(seq 100); do [ -s "$helper_base/port" ] && break; sleep 0.05; done
+curl -s --max-time 30 "http://127.0.0.1:$(cat "$helper_base/port")/report" >/dev/null &
+pids+=($!)
+for _ in $(seq 100); do
+    helper=$("$tool" --base "$helper_base" list --raw --noheadings -o TYPE,NAME,PID | awk '$1 == "claim" { print $3 }')
+    [ -n "$helper" ] && break
+    sleep 0.05
+done
+pids+=($(pgrep -P $prefork))
+helper_worker=$(awk '{ print $4 }' "/proc/${helper:-0}/stat" 2>/dev/null)
+check "ROLE: the prefork server's exec'd helper is exec'd" \
+    bash -c "'$tool' --base '$helper_base' list --raw --noheadings -o TYPE,PID,ROLE | grep -qx \"claim ${helper:-none} exec'd\""
+check "ROLE: the worker that forked it is a worker, not the master" \
+    bash -c "'$tool' --base '$helper_base' list --raw --noheadings -o TYPE,PID,ROLE | grep -qx 'process ${helper_worker:-none} worker'"
+check "(and no member passes for the master)" bash -c "! '$tool' --base '$helper_base' list --raw --noheadings -o ROLE | grep -qx master"
+stop_pid "$prefork" TERM 10
+
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1; then
