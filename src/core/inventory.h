@@ -30,6 +30,7 @@ struct inv_proc {
     int stopped;   /* alive, but stopped (SIGSTOP, a debugger) */
     uid_t uid;     /* its holder file's owner */
     char *command; /* its command line (when alive, else as it noted it), or "" */
+    int execd;     /* its holder file says its image was exec'd after it was forked */
     dev_t dev;     /* its holder file */
     ino_t ino;
     size_t claim0; /* its claims: claims[claim0 .. claim0 + nheld - 1] */
@@ -95,6 +96,13 @@ const char *inv_proc_state(const struct inv_proc *p);
 
 /* "live", "orphaned" (its master has ended) or "abandoned" (everybody has). */
 const char *inv_dir_state(const struct inv_dir *d);
+
+/* What member P is to its server D: "master" (D's master: its first
+ * member), "exec'd" (its image was exec'd after it was forked, as its
+ * holder file says) or "worker" (any other: forked, as far as anybody
+ * said).  A uWSGI worker's command line is its master's: only this tells
+ * them apart. */
+const char *inv_proc_role(const struct inv_dir *d, const struct inv_proc *p);
 
 /*
  * What the tools do to claim directories, with the library's own code

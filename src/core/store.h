@@ -65,9 +65,10 @@ struct scl_store_ops {
      * write would cost a page fault).  They never fail the host's call: a
      * failure is a SWERVE_DEBUG line at most. */
 
-    /* At load, in the constructor or the first hook: reads what the
-     * environment named (settings.h), opens nothing. */
-    void (*at_load)(void);
+    /* At load, in the constructor or the first hook, of the image that
+     * has just started in process SELF: reads what the environment named
+     * (settings.h), opens nothing. */
+    void (*at_load)(pid_t self);
     /* Before every fork, in the parent: what its children must share is
      * settled once this returns (made, or its place reserved for the first
      * of them that needs it).  Cheap once done: a server forks often. */

@@ -79,13 +79,31 @@ struct scl_admin_select {
     size_t ndirs;
 };
 
+/* One holder or waiter of a claim, for monitoring (swerve-claim
+ * metrics), as a store knows it. */
+struct scl_admin_sample {
+    const char *name;   /* the claim's, as the application wrote it */
+    const char *server; /* where the claim lives: its claim directory, or the store's scope */
+    const char *host;   /* SCL_ADMIN_SESSIONS: the host its session says it runs on (a foreign one's
+                         * address); NULL: every holder is this machine's */
+    long pid;           /* 0 when unknown */
+    const char *user;   /* its holder file's owner, or its session's role; "" unknown */
+    const char *state;  /* as list says it: alive, stopped, gone, ... waiting; holder, foreign, ... */
+    int held;           /* 1 a holder, 0 a waiter */
+    int stale;          /* a holder that will never release it: gone, stopped, pid-reused or no
+                         * member (list --stale's); the claim waits for gc or its next taker */
+    time_t since;       /* held or waiting since, 0 when unknown */
+};
+typedef void scl_admin_sample_fn(const struct scl_admin_sample *sample, void *arg);
+
 /* One row of a listing: VALUES holds one per column of the store's, ""
  * when empty (a time column's: epoch seconds, or "").  It goes at DEPTH:
  * 0 a top row, deeper rows under the last row one level up. */
 typedef void scl_admin_row_fn(int depth, const char *const *values, void *arg);
 
 /* How a store lists its claims for people: its columns (at most
- * SCL_ADMIN_MAX_COLUMNS), and its rows. */
+ * SCL_ADMIN_MAX_COLUMNS), and its rows; and for monitoring, its
+ * samples. */
 #define SCL_ADMIN_MAX_COLUMNS 24
 struct scl_admin_listing {
     const char *json_name; /* what JSON calls the rows */
@@ -95,6 +113,10 @@ struct scl_admin_listing {
      * that list's exit status counts (--name: a held or waited-for name;
      * --older-than, --stale: a held claim), or -1 with errno. */
     int (*rows)(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg);
+    /* Calls EACH for every holder and waiter of a claim in SEL's
+     * directories (SCL_ADMIN_DIRECTORIES), or of the scope in use: 0, or
+     * -1 with errno. */
+    int (*samples)(const struct scl_admin_select *sel, scl_admin_sample_fn *each, void *arg);
 };
 
 /* What a store can do for the tools. */
@@ -129,7 +151,8 @@ struct scl_store_admin {
     int (*init)(int dedicated, struct scl_store_access *access);
 
     /* Every store: what this process holds is made to outlive its exec
-     * (swerve-claim run hands its claim to the command): 0, or -1 with
+     * (swerve-claim run hands its claim to the command; a filesystem
+     * store's holder file then says its image is exec'd): 0, or -1 with
      * errno. */
     int (*keep_across_exec)(void);
     /* Every store: the last message its server gave this process, or

@@ -9,6 +9,7 @@
 #include "holder.h"
 #include "inventory.h"
 #include "layout.h"
+#include "member.h"
 #include "retire.h"
 #include "sigsafe.h"
 #include "store_admin.h"
@@ -49,9 +50,15 @@ int inv_use_named(const char *base, const char *name)
 }
 
 /* A claim in a directory outlives an exec as it is: its holder file is
- * the process's, whatever image it runs. */
-static int nothing_to_keep(void)
+ * the process's, whatever image it runs.  That file says the image is
+ * exec'd (list's ROLE), as an image that loads the shim says it when it
+ * registers: run's command seldom does. */
+static int keep_across_exec(void)
 {
+    int claimsfd = scl_dir_claims_fd();
+
+    if (claimsfd >= 0)
+        scl_member_note_execd(claimsfd);
     return 0;
 }
 
@@ -67,6 +74,6 @@ const struct scl_store_admin scl_store_fs_admin = {
     .name = "filesystem",
     .can = SCL_ADMIN_DIRECTORIES,
     .listing = &scl_fs_listing,
-    .keep_across_exec = nothing_to_keep,
+    .keep_across_exec = keep_across_exec,
     .reason = no_reason,
 };

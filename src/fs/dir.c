@@ -86,6 +86,10 @@ SCL_HOT static _Atomic pid_t children_of, forked_by;
  * master's behalf).  It hands the top over when it drops root for good
  * (acl.h). */
 static _Atomic pid_t creator_pid;
+/* The process whose image started with SWERVE_CLAIM_DIR (exec'd by a
+ * process of its server), or 0: it registers as exec'd, its forked
+ * children (other pids) as themselves.  Written at load. */
+SCL_HOT static _Atomic pid_t exec_started;
 
 int scl_dir_in_use(void)
 {
@@ -124,13 +128,14 @@ static int is_reservable(const char *path)
     return strspn(rest, random_alphabet) == RANDOM_CHARS;
 }
 
-void scl_dir_attach_later(void)
+void scl_dir_attach_later(pid_t self)
 {
     const char *path = scl_settings()->claim_dir;
 
     if (path[0] == '\0' || atomic_load(&ready))
         return;
     place_path = path;
+    atomic_store(&exec_started, self);
     /* An exec'd worker of a server whose directory nobody has needed yet
      * makes it where its siblings will look, and registers the parent
      * that forked it there: the image that exec'd had the place, so that
@@ -467,6 +472,13 @@ void scl_dir_reserve(void)
     atomic_store(&pending, 1);
 }
 
+/* Registers this process in the claims directory CLAIMSFD, saying so
+ * when its image was exec'd there. */
+static int register_self(int claimsfd)
+{
+    return scl_member_register_self(claimsfd, atomic_load(&exec_started) == getpid());
+}
+
 /* Removes what build() made in a directory that never got published. */
 static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
 {
@@ -509,7 +521,7 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
     if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_member_register_self(claimsfd) != 0)
+    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || register_self(claimsfd) != 0)
         goto failed;
     *topfd_out = topfd;
     return claimsfd;
@@ -803,7 +815,7 @@ int scl_dir_join_locked(void)
     }
     if (scl_member_registered() == getpid())
         return fd;
-    if (scl_member_register_self(fd) != 0)
+    if (register_self(fd) != 0)
         return -1;
     scl_member_set_registered(getpid());
     return fd;

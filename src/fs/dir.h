@@ -93,8 +93,11 @@ void scl_dir_reserve(void);
  * reserved it, and nobody needed it before), and never swapped for a
  * directory of one's own; any other name this process cannot join, it
  * does without (a directory of its own).  Opens and registers nothing
- * now: an exec'd helper that never claims costs nothing. */
-void scl_dir_attach_later(void);
+ * now: an exec'd helper that never claims costs nothing.  SELF is the
+ * process this image has just started in: registered there, it says on
+ * its holder file that it was exec'd (member.h), and its forked children
+ * do not. */
+void scl_dir_attach_later(pid_t self);
 
 /* Uses the claim directory BASE/NAME, making it if it does not exist, for
  * processes that share no ancestor but must share a namespace

@@ -34,6 +34,13 @@ const char *inv_dir_state(const struct inv_dir *d)
     return !d->live ? "abandoned" : d->orphaned ? "orphaned" : "live";
 }
 
+const char *inv_proc_role(const struct inv_dir *d, const struct inv_proc *p)
+{
+    if (d->master >= 0 && p == &d->procs[d->master])
+        return "master";
+    return p->execd ? "exec'd" : "worker";
+}
+
 /* Alive, but stopped (SIGSTOP, a debugger's trace stop). */
 static int is_stopped(pid_t pid)
 {
@@ -182,9 +189,9 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
     struct scl_proc_id id;
     struct inv_proc *p;
     struct stat st;
-    char command[512];
+    char command[512], flag[2];
     ssize_t n;
-    int fd;
+    int fd, execd;
 
     if (pid == 0)
         return 0; /* a registration in progress */
@@ -198,10 +205,12 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
         return 0;
     }
     /* What it said it was the last time it took a new name: all there is
-     * to say of a dead one (the library's note, bounded, or nothing). */
+     * to say of a dead one (the library's note, bounded, or nothing); and
+     * whether its image was exec'd (a byte, "1", or nothing). */
     n = fgetxattr(fd, SCL_COMMAND_XATTR, command, sizeof command - 1);
-    close(fd);
     command[n > 0 ? n : 0] = '\0';
+    execd = fgetxattr(fd, SCL_EXECD_XATTR, flag, sizeof flag) == 1 && flag[0] == '1';
+    close(fd);
     if (grow((void **)&d->procs, &l->cap, d->nprocs, sizeof *d->procs) != 0)
         return -1;
     p = &d->procs[d->nprocs];
@@ -209,6 +218,7 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
     p->pid = id.pid;
     p->start = id.start;
     p->uid = st.st_uid;
+    p->execd = execd;
     p->state = scl_proc_state(&id);
     p->dev = st.st_dev;
     p->ino = st.st_ino;
@@ -372,6 +382,23 @@ static int sort_waiters(struct inv_dir *d)
     return 0;
 }
 
+/* 1 when member P, alive, is a worker forked by a master that is no
+ * member: its parent, alive and no member, runs its very command line.
+ * A master that never claims is a member only once the worker that made
+ * the directory registered it; a worker that forks an exec'd helper
+ * first (which makes the directory, and registers the worker) would
+ * otherwise pass for the master. */
+static int forked_by_outsider(const struct inv_dir *d, const struct inv_proc *p)
+{
+    struct scl_proc_stat st;
+    char command[512];
+
+    if (p->state != SCL_PROC_ALIVE || p->command[0] == '\0' || scl_proc_read_stat(p->pid, &st) != 0 || st.ppid <= 1 ||
+        inv_member(d, st.ppid) != NULL || scl_proc_read_cmdline(st.ppid, command, sizeof command) <= 0)
+        return 0;
+    return strcmp(command, p->command) == 0;
+}
+
 /* Says that D is not read, and why: -1 with errno E2BIG. */
 static int refuse(const struct inv_dir *d)
 {
@@ -408,6 +435,8 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
         if (m == NULL || p->start < m->start)
             d->master = (int)i;
     }
+    if (d->master >= 0 && forked_by_outsider(d, &d->procs[d->master]))
+        d->master = -1;
     d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
     l.cap = 0;
     if (scl_each_entry(claimsfd, add_claim, &l) != 0)

@@ -24,7 +24,12 @@
 #define SCL_HOLDER_PREFIX ".holder." /* then the pid */
 /* A holder file's extended attribute: its process's command line when it
  * last took a new name, so that the tools can say who a dead holder was. */
-#define SCL_COMMAND_XATTR     "user.swerve-claim.command"
+#define SCL_COMMAND_XATTR "user.swerve-claim.command"
+/* Another, "1" when its process runs an image exec'd after it was forked
+ * (SWERVE_CLAIM_DIR at load, or swerve-claim run's command): a uWSGI
+ * worker's command line is its master's, so only this tells the tools'
+ * ROLE an exec'd worker from a forked one. */
+#define SCL_EXECD_XATTR       "user.swerve-claim.execd"
 #define SCL_HOLDER_NEW_PREFIX ".new."   /* then the pid, '.', and the pid of its maker */
 #define SCL_TIMES_PREFIX      ".times." /* then the pid */
 /* Room for any of the three names above, NUL included; small, as these

@@ -24,6 +24,7 @@ enum column {
     COL_BLOCKER,
     COL_AGE,
     COL_USER,
+    COL_ROLE,
     NCOLUMNS
 };
 
@@ -40,10 +41,12 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_BLOCKER] = { "BLOCKER", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
     [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
     [COL_USER] = { "USER", 0.1, SCL_COLUMN_TRUNCATE },
+    [COL_ROLE] = { "ROLE", 6, 0 },
 };
 
 struct row {
     const char *type, *name, *state, *command, *dir;
+    const char *role;   /* a process's, its holder's or waiter's: inv_proc_role(), or NULL */
     pid_t pid, blocker; /* blocker: a waiter's, the holder of its name */
     time_t since;
     int has_user; /* uid is its holder file's owner (or the directory's) */
@@ -105,6 +108,7 @@ static void emit_row(const struct emit *e, int depth, const struct row *r)
     values[COL_USER] = user;
     values[COL_DIR] = r->dir;
     values[COL_BLOCKER] = blocker;
+    values[COL_ROLE] = r->role != NULL ? r->role : "";
     e->each(depth, values, e->arg);
 }
 
@@ -123,6 +127,7 @@ static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *
                           .pid = p->pid,
                           .blocker = holder != NULL ? holder->pid : 0,
                           .state = "waiting",
+                          .role = inv_proc_role(d, p),
                           .command = p->command,
                           .since = p->waiting_since,
                           .has_user = 1,
@@ -134,13 +139,20 @@ static void emit_waiters(const struct emit *e, int depth, const struct inv_dir *
     }
 }
 
+/* Whether a claim held by P (NULL: no member holds it) is stale: nobody
+ * will release it (list --stale, metrics' swerve_claim_stale). */
+static int held_by_stale(const struct inv_proc *p)
+{
+    return p == NULL || p->state != SCL_PROC_ALIVE || p->stopped;
+}
+
 /* Whether the claim held by P (NULL: no member holds it) since SINCE is
  * one SEL's --older-than and --stale select. */
 static int selected_by_age_and_state(const struct emit *e, const struct inv_proc *p, time_t since)
 {
     if (e->sel->older_than >= 0 && (since <= 0 || e->now - since <= e->sel->older_than))
         return 0;
-    return !e->sel->stale || p == NULL || p->state != SCL_PROC_ALIVE || p->stopped;
+    return !e->sel->stale || held_by_stale(p);
 }
 
 /* The rows of directory D (its processes and its claims, with their
@@ -174,6 +186,7 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
         struct row pr = { .type = "process",
                           .pid = p->pid,
                           .state = inv_proc_state(p),
+                          .role = inv_proc_role(d, p),
                           .command = p->command,
                           .has_user = 1,
                           .uid = p->uid,
@@ -188,6 +201,7 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                           .name = cl->name,
                           .pid = p ? p->pid : 0,
                           .state = p ? inv_proc_state(p) : "no-holder",
+                          .role = p ? inv_proc_role(d, p) : NULL,
                           .command = p ? p->command : "",
                           .since = cl->since,
                           .has_user = p != NULL,
@@ -215,9 +229,49 @@ static int fs_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, v
     return matched;
 }
 
+/* EACH's sample of P (NULL: no member), with S's other fields. */
+static void sample_of(const struct inv_proc *p, struct scl_admin_sample *s, scl_admin_sample_fn *each, void *arg)
+{
+    char user[64] = "";
+
+    if (p != NULL) {
+        user_name(p->uid, user, sizeof user);
+        s->pid = p->pid;
+    }
+    s->user = user;
+    each(s, arg);
+}
+
+static int fs_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *each, void *arg)
+{
+    for (size_t i = 0; i < sel->ndirs; i++) {
+        const struct inv_dir *d = &sel->dirs[i];
+        for (size_t j = 0; j < d->nclaims; j++) {
+            const struct inv_claim *cl = &d->claims[j];
+            const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
+            struct scl_admin_sample s = { .name = cl->name,
+                                          .server = d->path,
+                                          .state = p != NULL ? inv_proc_state(p) : "no-holder",
+                                          .held = 1,
+                                          .stale = held_by_stale(p),
+                                          .since = cl->since };
+            sample_of(p, &s, each, arg);
+        }
+        for (size_t w = 0; w < d->nwaiters; w++) {
+            const struct inv_proc *p = &d->procs[d->waiters[w]];
+            struct scl_admin_sample s = {
+                .name = p->waiting, .server = d->path, .state = "waiting", .since = p->waiting_since
+            };
+            sample_of(p, &s, each, arg);
+        }
+    }
+    return 0;
+}
+
 const struct scl_admin_listing scl_fs_listing = {
     .json_name = "directories",
     .columns = columns,
     .ncolumns = NCOLUMNS,
     .rows = fs_rows,
+    .samples = fs_samples,
 };

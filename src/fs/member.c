@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* This process's own holder file, once registered: a claim is released
@@ -33,7 +34,7 @@ void scl_member_set_registered(pid_t pid)
     atomic_store(&member_pid, pid);
 }
 
-int scl_member_register_self(int claimsfd)
+int scl_member_register_self(int claimsfd, int execd)
 {
     struct scl_proc_id self = scl_proc_self();
     char path[SCL_PID_NAME_MAX];
@@ -46,7 +47,21 @@ int scl_member_register_self(int claimsfd)
         return -1;
     own_holder_dev = st.st_dev;
     own_holder_ino = st.st_ino;
+    if (execd)
+        scl_member_note_execd(claimsfd);
     return 0;
+}
+
+void scl_member_note_execd(int claimsfd)
+{
+    struct stat st;
+    int saved = errno, fd = scl_member_open_own_holder(claimsfd, O_RDONLY, &st);
+
+    if (fd >= 0) {
+        (void)fsetxattr(fd, SCL_EXECD_XATTR, "1", 1, 0);
+        scl_close_quietly(fd);
+    }
+    errno = saved;
 }
 
 int scl_member_register_live(int claimsfd, pid_t pid, int is_parent)

@@ -15,8 +15,17 @@
 #include <sys/types.h>
 
 /* Registers this process's holder file in the claims directory CLAIMSFD
- * and remembers which inode it is.  0, or -1 with errno. */
-int scl_member_register_self(int claimsfd);
+ * and remembers which inode it is; when EXECD (its image was exec'd
+ * after it was forked), says so on it too (scl_member_note_execd()).
+ * 0, or -1 with errno. */
+int scl_member_register_self(int claimsfd, int execd);
+
+/* Notes on this process's own holder file, registered in CLAIMSFD, that
+ * its image was exec'd (SCL_EXECD_XATTR), for the tools' ROLE; nothing
+ * when the filesystem keeps no user attributes (the tools then say
+ * "worker").  Once per image, never on the claim pair's path.  Keeps
+ * errno. */
+void scl_member_note_execd(int claimsfd);
 
 /* The pid that is a registered member of the directory in use (set by
  * dir.c as it publishes or joins one; 0 when none). */

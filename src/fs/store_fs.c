@@ -407,9 +407,9 @@ static int fs_held(const struct scl_key *key)
  * stack (own_stack.h) once their fast checks found some to do: a host may
  * fork, reap, exec or exit in a signal handler on a small stack. */
 
-static void fs_at_load(void)
+static void fs_at_load(pid_t self)
 {
-    scl_dir_attach_later();
+    scl_dir_attach_later(self);
 }
 
 /*

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "settings.h"
 #include "store_admin.h"
 
 #include <inttypes.h>
@@ -149,9 +150,40 @@ static int pg_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, v
     return r != 0 ? -1 : l.rows;
 }
 
+struct sampling {
+    scl_admin_sample_fn *each;
+    void *arg;
+};
+
+static void add_sample(const struct scl_listed *r, void *arg)
+{
+    const struct sampling *s = arg;
+    /* A claim is the scope's, whichever host holds it; a session's claims
+     * end with it, so none is ever stale. */
+    const struct scl_admin_sample sample = { .name = r->name,
+                                             .server = scl_settings()->scope,
+                                             .host = r->host,
+                                             .pid = r->pid,
+                                             .user = r->role,
+                                             .state = type_of(r),
+                                             .held = r->held,
+                                             .since = r->since };
+
+    s->each(&sample, s->arg);
+}
+
+static int pg_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *each, void *arg)
+{
+    struct sampling s = { each, arg };
+
+    (void)sel;
+    return scl_store_admin()->list(add_sample, &s) != 0 ? -1 : 0;
+}
+
 const struct scl_admin_listing scl_pg_listing = {
     .json_name = "claims",
     .columns = columns,
     .ncolumns = NCOLUMNS,
     .rows = pg_rows,
+    .samples = pg_samples,
 };

@@ -505,8 +505,9 @@ static int pg_held(const struct scl_key *key)
 
 /* ------------------------------------------------------------ lifecycle */
 
-static void nothing(void)
+static void pg_at_load(pid_t self)
 {
+    (void)self; /* the session is opened by the first claim */
 }
 
 static void pg_after_fork_in_child(void)
@@ -564,7 +565,7 @@ const struct scl_store_ops scl_store_pg = {
     .token = pg_token,
     .acquire_wait = pg_acquire_wait,
     .held = pg_held,
-    .at_load = nothing,
+    .at_load = pg_at_load,
     .before_fork = pg_before_fork,
     .after_fork_in_child = pg_after_fork_in_child,
     .child_reaped = pg_child_reaped,

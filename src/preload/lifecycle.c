@@ -43,6 +43,7 @@ static void after_fork_in_child(void)
 void scl_lifecycle_init(void)
 {
     int expected = 0;
+    pid_t self;
 
     if (atomic_load_explicit(&initialised, memory_order_acquire) == 2)
         return;
@@ -55,11 +56,11 @@ void scl_lifecycle_init(void)
         scl_debug("close() is not the shim's: the claim directory's descriptor is checked before every use");
     /* getpid() binds it now, not on a hook path's first call, which may be
      * on a small signal stack (own_stack.h). */
-    (void)getpid();
+    self = getpid();
     /* Calling getppid() here also binds it in the parent: a child that
      * binds a PLT slot itself writes a page it shares with its parent. */
     atomic_store(&forking_parent, getppid());
-    scl_store()->at_load();
+    scl_store()->at_load(self);
     if (pthread_atfork(before_fork, NULL, after_fork_in_child) != 0)
         scl_debug("pthread_atfork failed: claims will not be shared by children");
     atomic_store_explicit(&initialised, 2, memory_order_release);

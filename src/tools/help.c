@@ -37,7 +37,8 @@ static const struct command_help commands[] = {
       "  -u, --notruncate         do not cut command lines to the terminal\n"
       "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR,\n"
       "                           BLOCKER (a waiter's: the pid holding its claim),\n"
-      "                           AGE (held or waiting for how long), USER\n"
+      "                           AGE (held or waiting for how long), USER,\n"
+      "                           ROLE (master, worker or exec'd)\n"
       "  -O, --output-all         every column\n"
       "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
       "list --name: 1 when no claim has that name; list --older-than, --stale:\n"
@@ -67,13 +68,21 @@ static const struct command_help commands[] = {
       "  -d, --dedicated          the database is the claims' own: shut every other\n"
       "                           role out of it\n",
       "" },
+    { "metrics", "metrics [--server PID|DIR] [--output FILE]",
+      "every claim and waiter for Prometheus (node_exporter's textfile collector)",
+      "  -s, --server PID|DIR     only that directory\n"
+      "  -o, --output FILE        replace FILE whole (a temporary beside it, renamed\n"
+      "                           over it), mode 0644; default: standard output\n",
+      "metrics: 1 also when a directory was not read (what was read is written);\n"
+      "when the store cannot be read, FILE is left as it was.\n" },
 };
 
 static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
                                  "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
                                  "SESSION,ADDRESS,CONNECTED,SELF-REPORTED,AGE, of every holder and waiter\n"
                                  "(TYPE foreign: a session that is not the library's); release --force ends\n"
-                                 "the holder's session; gc has nothing to do; --server and --stale do not apply.\n";
+                                 "the holder's session; metrics labels each sample with the scope (server)\n"
+                                 "and the host; gc has nothing to do; --server and --stale do not apply.\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"
@@ -122,7 +131,7 @@ int tool_help(const char *command)
         return TOOL_OK;
     }
     if ((c = find(command)) == NULL) {
-        tool_error("no command '%s' (commands: list, gc, release, run, db)", command);
+        tool_error("no command '%s' (commands: list, gc, release, run, db, metrics)", command);
         return TOOL_USAGE;
     }
     printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,

@@ -122,15 +122,6 @@ static void add_row(int depth, const char *const *values, void *arg)
     }
 }
 
-/* Says that the store could not list its claims. */
-static void say_not_listed(void)
-{
-    char what[300];
-
-    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
-    tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
-}
-
 /* Prints the listing once: the exit status. */
 static int list_once(const struct listing *l)
 {
@@ -159,7 +150,7 @@ static int list_once(const struct listing *l)
     }
     matched = ls->rows(&sel, add_row, &f);
     if (matched < 0)
-        say_not_listed();
+        tool_store_unread();
     table_print_and_free(f.table);
     inv_free(dirs, sel.ndirs);
     if (matched < 0)

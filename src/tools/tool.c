@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -85,6 +86,14 @@ void tool_store_error(const char *what, const char *hint)
     else
         tool_error("%s: %s%s", what, strerror(err), hint);
     errno = err;
+}
+
+void tool_store_unread(void)
+{
+    char what[300];
+
+    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
+    tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
 }
 
 int tool_parse_exit_code(const char *s, int *out)

@@ -1,5 +1,5 @@
 /* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c,
- * db.c), and what they share: options and parsing (tool.c), messages
+ * db.c, metrics.c), and what they share: options and parsing (tool.c), messages
  * (output.c), the claim directories a command works on (dirs.c). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
@@ -114,6 +114,13 @@ int tool_gc(int argc, char **argv);
 int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
 int tool_db(int argc, char **argv);
+int tool_metrics(int argc, char **argv);
+
+/* Replaces the file at PATH with TEXT (LEN bytes) whole, as
+ * node_exporter's textfile collector asks (replace.c): written beside it
+ * under a temporary name (removed on failure), mode 0644, synced, renamed
+ * over it.  0, or says why not and returns -1. */
+int tool_replace_file(const char *path, const char *text, size_t len);
 
 /* What the store's server last said to this process (the store's
  * reason()), on one line, into OUT: OUT, or NULL when it said nothing. */
@@ -122,6 +129,10 @@ const char *tool_store_reason(char *out, size_t cap);
 /* Says on standard error that WHAT failed (errno), with the server's
  * words when it gave some, and HINT after them ("" none). */
 void tool_store_error(const char *what, const char *hint);
+
+/* Says that the store could not list the claims of the scope in use
+ * (errno), as tool_store_error() does. */
+void tool_store_unread(void);
 
 struct scl_listed;
 

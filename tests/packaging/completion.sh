@@ -42,6 +42,15 @@ completes "--library" swerve-claim-preload --li
 completes "help" swerve-claim he
 completes "release run" swerve-claim help r
 completes "--help" swerve-claim list --he
+completes "metrics" swerve-claim me
+completes "--output" swerve-claim metrics --ou
+completes "metrics" swerve-claim help m
+# metrics --output takes a file (a *.prom for the collector), not columns
+prom_dir=$(mktemp -d)
+touch "$prom_dir/swerve-claim.prom"
+completes "$prom_dir/swerve-claim.prom" swerve-claim metrics --output "$prom_dir/sw"
+completes "STATE" swerve-claim list --output ST
+rm -rf "$prom_dir"
 # Claim names and members' pids, from the tool itself (this build's, on
 # PATH as the completion's words[0] names it), in the --base given.
 PATH=${SCL_HELPERS:?run through make check}/..:$PATH

@@ -159,6 +159,32 @@ w = [c for r in d for c in r.get('children', []) if c.get('pid') == int(sys.argv
 assert len(w) == 1 and int(sys.argv[3]) - 1 <= w[0]['since'] <= int(sys.argv[3]) + 1, (w, d)" \
     "$work/waiter.json" "$w1" "$waited_from"
 
+# ---- 3b. metrics: the same holders and waiters, for Prometheus (#22)
+mcheck=(/usr/bin/python3 "${SCL_SRCDIR:?run through make check}/tests/tools/metrics_check.py")
+"$tool" metrics >"$work/metrics.prom" 2>"$work/metrics.err"
+check "metrics exits 0 ($(head -c 200 "$work/metrics.err"))" test $? -eq 0
+alpha_role=$(pg_sql "SELECT role FROM swerve_claim.claims WHERE name = 'alpha' AND held")
+check "metrics: the collector's format; alpha's holder by the scope, its host, pid and role, held for seconds" \
+    env H1="$h1" HERE="$here" ROLE="$alpha_role" "${mcheck[@]}" "$work/metrics.prom" \
+    "value('swerve_claim_held_seconds', name='alpha', server='default', host=env['HERE'], pid=env['H1'], user=env['ROLE'], state='holder') >= 1"
+check "metrics: a session's claim is never stale" "${mcheck[@]}" "$work/metrics.prom" \
+    "value('swerve_claim_stale', name='alpha') == 0" "value('swerve_claim_stale', name='gamma') == 0"
+check "metrics: alpha's two waiters, each with its host and pid" \
+    env W1="$w1" H1="$h1" HERE="$here" "${mcheck[@]}" "$work/metrics.prom" "value('swerve_claim_waiters', name='alpha') == 2" \
+    "value('swerve_claim_waiting_seconds', name='alpha', host=env['HERE'], pid=env['W1']) >= 1" \
+    "value('swerve_claim_waiting_seconds', name='alpha', host='elsewhere.example', pid=env['H1']) >= 1"
+check "metrics: beta's holder, whose since nobody knows, is NaN, not made up" "${mcheck[@]}" "$work/metrics.prom" \
+    "value('swerve_claim_held_seconds', name='beta') != value('swerve_claim_held_seconds', name='beta')"
+check "metrics --server is for local claim directories (2)" \
+    bash -c "'$tool' metrics --server 1 >/dev/null 2>&1; [ \$? -eq 2 ]"
+cp "$work/metrics.prom" "$work/kept.prom"
+SWERVE_CLAIM_STORE=postgresql://app:wrong-$password@127.0.0.1:$PG_PORT/claims \
+    "$tool" metrics --output "$work/kept.prom" >/dev/null 2>"$work/metrics-wrong.err"
+check "metrics on a store it cannot read fails (1), saying why" \
+    bash -c "[ $? -eq 1 ] && grep -q 'password authentication failed' '$work/metrics-wrong.err'"
+check "(and leaves --output's file as it was, for its age to tell)" cmp -s "$work/metrics.prom" "$work/kept.prom"
+check "(no temporary beside it)" bash -c "! ls -A '$work' | grep -q '^\.kept\.prom\.'"
+
 # ---- 4. release --force: the token only when known
 SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL "$tool" release --force beta >"$work/rel-beta.out" 2>"$work/rel-beta.err"
 check "release --force of the tokenless holder: done" has "released 'beta'" "$work/rel-beta.out"

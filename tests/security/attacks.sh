@@ -751,6 +751,45 @@ time.sleep(60)' >"$t/worker" &
     kill_pids "$worker"
 }
 
+# 20. Root's swerve-claim metrics (#22) writes a file node_exporter reads
+# for the whole machine.  An outside user's names must not make it one
+# the collector or Prometheus refuses (two samples with the same labels,
+# bytes that are not UTF-8) or put a control on root's terminal: names
+# alike once escaped (a byte that is not UTF-8 beside the text of its
+# escape), a link planted in claims/ under a name that is not canonical
+# (shown as it is, as the other claim's name is shown), and ESC.
+attack_20() {
+    local t=$top/a20 holder claims
+    base=$(base_dir a20)
+    mkdir -p "$t"
+    as_user "$att" timeout -s KILL 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+        PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 -c '
+import os, time, swerve_claim
+held = [swerve_claim.Claim(n) for n in (b"caf\xe9", b"caf\\xe9", b"a%zz", b"\x1b[2J")]
+assert all(c.acquire() for c in held)
+print("held", os.getpid(), flush=True)
+time.sleep(60)' >"$t/holder" &
+    pids+=($!)
+    for _ in $(seq 200); do
+        grep -q '^held ' "$t/holder" && break
+        sleep 0.05
+    done
+    holder=$(sed -n 's/^held //p' "$t/holder")
+    [ -n "$holder" ] || { fail "20: the attacker's process never held its names"; return; }
+    pids+=($holder)
+    claims=$(dirname "$(find "$base" -path "*/claims/.holder.$holder")")
+    as_user "$att" ln "$claims/.holder.$holder" "$claims/a%zz" || { fail "20: no link planted"; return; }
+    "$tool" --base "$base" metrics >"$t/prom" 2>"$t/err"
+    if env H="$holder" /usr/bin/python3 "$SCL_SRCDIR/tests/tools/metrics_check.py" "$t/prom" \
+        "len(samples('swerve_claim_held_seconds', pid=env['H'])) == 3" >"$t/check" 2>&1 &&
+        ! grep -q $'\x1b' "$t/prom" && grep -q "4 samples left out" "$t/err"; then
+        pass
+    else
+        fail "20: root's metrics gave a file the collector refuses, or raw: $(cat "$t/check" "$t/err" | head -c 600)"
+    fi
+    kill_pids "$holder"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -781,7 +820,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20}; do
     "attack_$n"
 done
 finish

@@ -31,7 +31,7 @@ wait_held() {
 
 check "--help exits 0" status_is 0 sc --help
 # Each command's own help: its usage line and its options, nobody else's.
-for cmd in list gc release run db; do
+for cmd in list gc release run db metrics; do
     check "$cmd --help prints $cmd's usage and exits 0" \
         bash -c "out=\$('$tool' $cmd --help) && grep -q '^Usage: swerve-claim \[--base DIR\] $cmd ' <<<\"\$out\""
     check "help $cmd prints the same" bash -c "out=\$('$tool' help $cmd) && [ \"\$out\" = \"\$('$tool' $cmd --help)\" ] && grep -q '^Usage' <<<\"\$out\""
@@ -359,6 +359,194 @@ empty=$(mktemp -d)
 check "list finding nothing says where it looked" \
     bash -c "'$tool' --base '$empty' list 2>&1 >/dev/null | grep -q 'no claim directory in $empty'"
 rmdir "$empty"
+
+# ROLE: a uWSGI worker's command line is its master's; the master, its
+# forked workers and an exec'd worker are told apart (#22).
+roles=$lone/roles
+mkdir "$roles"
+SWERVE_TMPDIR=$roles LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import os, sys, time
+import swerve_claim
+for i in range(2):
+    if os.fork() == 0:
+        held = swerve_claim.Claim(b"forked-%d" % i)
+        held.acquire()
+        time.sleep(30)
+        os._exit(0)
+if os.fork() == 0:
+    os.execv(sys.executable, [sys.executable, "-c",
+        "import time, swerve_claim; held = swerve_claim.Claim(b\"execd\"); held.acquire(); time.sleep(30)"])
+time.sleep(30)' &
+roles_master=$!
+pids+=($roles_master)
+for _ in $(seq 100); do
+    [ "$("$tool" --base "$roles" list --raw --noheadings -o TYPE | grep -c '^claim')" -eq 3 ] && break
+    sleep 0.05
+done
+pids+=($(pgrep -P $roles_master))
+role_of() { # PID: its ROLE, from its process row
+    "$tool" --base "$roles" list --raw --noheadings -o TYPE,PID,ROLE | awk -v p="$1" '$1 == "process" && $2 == p { print $3 }'
+}
+claim_pid() { # NAME: its holder's pid
+    "$tool" --base "$roles" list --raw --noheadings -o TYPE,NAME,PID | awk -v n="$1" '$1 == "claim" && $2 == n { print $3 }'
+}
+forked0=$(claim_pid forked-0) forked1=$(claim_pid forked-1) execd=$(claim_pid execd)
+check "ROLE: the master is master ($(role_of $roles_master))" test "$(role_of $roles_master)" = master
+check "ROLE: its forked workers are workers ($(role_of "$forked0"), $(role_of "$forked1"))" \
+    test "$(role_of "$forked0")/$(role_of "$forked1")" = worker/worker
+check "(whose command lines are the master's: COMMAND cannot tell them apart)" bash -c "
+    '$tool' --base '$roles' list --raw --noheadings -o TYPE,PID,COMMAND | awk '\$1 == \"process\" { print \$2, \$3, \$4 }' |
+        awk '{ c[\$1] = \$2 \" \" \$3 } END { exit !(c[$roles_master] != \"\" && c[$roles_master] == c[${forked0:-0}]) }'"
+check "ROLE: a worker that exec'd is exec'd ($(role_of "$execd"))" test "$(role_of "$execd")" = "exec'd"
+check "ROLE: a claim's row shows its holder's" bash -c "
+    '$tool' --base '$roles' list --raw --noheadings -o TYPE,NAME,ROLE | grep -qx \"claim execd exec'd\""
+check "--output-all shows ROLE" bash -c "'$tool' --base '$roles' list --output-all | head -1 | grep -qw ROLE"
+if sc list --json >/dev/null 2>&1; then
+    check "list --json: role" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'list', '--json', '-O'], capture_output=True).stdout)
+roles = {p['pid']: p['role'] for dir in d['directories'] for p in dir['children'] if p['type'] == 'process'}
+assert roles == {int(sys.argv[3]): 'master', int(sys.argv[4]): 'worker', int(sys.argv[5]): 'worker', int(sys.argv[6]): \"exec'd\"}, roles
+" "$tool" "$roles" "$roles_master" "${forked0:-0}" "${forked1:-0}" "${execd:-0}"
+fi
+kill_pids "$roles_master" "$forked0" "$forked1" "$execd"
+# (a namespace of its own: the first run of a namespace is its master)
+mkdir "$lone/run-role"
+check "ROLE: run's command is exec'd, run itself the master" "$tool" --base "$lone/run-role" run role-run -- bash -c '
+    "$0" --base "$1" list --raw --noheadings -o TYPE,NAME,PID,ROLE | grep -qx "claim role-run $$ exec'"'"'d" &&
+    "$0" --base "$1" list --raw --noheadings -o TYPE,PID,ROLE | grep -qx "process $PPID master"' "$tool" "$lone/run-role"
+# The prefork server's worker forks and execs a helper, which makes the
+# directory and registers its parent, the worker: the master never claims,
+# so it is no member, and the worker must not pass for it.
+helper_base=$lone/helper
+mkdir "$helper_base"
+SWERVE_TMPDIR=$helper_base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 \
+    "$SCL_HELPERS/prefork/prefork_server" --port 0 --port-file "$helper_base/port" --workers 2 --report-ms 20000 \
+    --exec-helper &
+prefork=$!
+pids+=($prefork)
+for _ in $(seq 100); do [ -s "$helper_base/port" ] && break; sleep 0.05; done
+curl -s --max-time 30 "http://127.0.0.1:$(cat "$helper_base/port")/report" >/dev/null &
+pids+=($!)
+for _ in $(seq 100); do
+    helper=$("$tool" --base "$helper_base" list --raw --noheadings -o TYPE,NAME,PID | awk '$1 == "claim" { print $3 }')
+    [ -n "$helper" ] && break
+    sleep 0.05
+done
+pids+=($(pgrep -P $prefork))
+helper_worker=$(awk '{ print $4 }' "/proc/${helper:-0}/stat" 2>/dev/null)
+check "ROLE: the prefork server's exec'd helper is exec'd" \
+    bash -c "'$tool' --base '$helper_base' list --raw --noheadings -o TYPE,PID,ROLE | grep -qx \"claim ${helper:-none} exec'd\""
+check "ROLE: the worker that forked it is a worker, not the master" \
+    bash -c "'$tool' --base '$helper_base' list --raw --noheadings -o TYPE,PID,ROLE | grep -qx 'process ${helper_worker:-none} worker'"
+check "(and no member passes for the master)" bash -c "! '$tool' --base '$helper_base' list --raw --noheadings -o ROLE | grep -qx master"
+stop_pid "$prefork" TERM 10
+
+# metrics: node_exporter's textfile collector format, parsed by a real
+# parser of it (python3-prometheus-client) after a strict reading of the
+# grammar (metrics_check.py), a sample per claim and per waiter (#22).
+mcheck=(/usr/bin/python3 "$SCL_SRCDIR/tests/tools/metrics_check.py")
+mbase=$lone/metrics
+mkdir "$mbase" "$mbase/out"
+# Names the format escapes (", \, a newline), one that is not UTF-8, a
+# terminal's control, one alike the not-UTF-8 one once escaped, and 300
+# more, for a long file (a page of times keeps 254: some have no time).
+SWERVE_TMPDIR=$mbase LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import os, time
+import swerve_claim
+names = [b"held-long", b"q\"uo\\te\nnl", b"caf\xe9", b"caf\\xe9", b"\x1b[2J"] + [b"bulk-%03d" % i for i in range(300)]
+if os.fork() == 0:
+    held = [swerve_claim.Claim(n) for n in names]
+    for c in held:
+        c.acquire()
+    time.sleep(60)
+    os._exit(0)
+while swerve_claim.Claim(b"held-long").available():
+    time.sleep(0.02)
+if os.fork() == 0:
+    waiter = swerve_claim.Claim(b"held-long")
+    waiter.acquire(timeout=60)
+    os._exit(0)
+time.sleep(60)' &
+m_master=$!
+pids+=($m_master)
+for _ in $(seq 200); do
+    "$tool" --base "$mbase" metrics 2>/dev/null | grep -q '^swerve_claim_waiting_seconds{name="held-long"' && break
+    sleep 0.05
+done
+pids+=($(pgrep -P $m_master))
+m_holder=$("$tool" --base "$mbase" list --raw --noheadings -o TYPE,NAME,PID | awk '$1 == "claim" && $2 == "held-long" { print $3 }')
+m_waiter=$("$tool" --base "$mbase" list --raw --noheadings -o TYPE,PID | awk '$1 == "waiter" { print $2 }')
+m_dir=$("$tool" --base "$mbase" list --raw --noheadings -o TYPE,DIR | awk '$1 == "dir" { print $2 }')
+"$tool" --base "$mbase" metrics >"$mbase/first.prom" 2>"$mbase/first.err"
+check "metrics exits 0" test $? -eq 0
+check "metrics writes the collector's format, one gauge family each, no timestamps ($(head -c 300 "$mbase/first.prom" | tr '\n' ' '))" \
+    "${mcheck[@]}" "$mbase/first.prom" "len(samples('swerve_claim_held_seconds')) == 304"
+check "metrics: a claim's held seconds, with its server, pid, user and state" env HOLDER="${m_holder:-none}" ME="$me" \
+    DIR="${m_dir:-none}" "${mcheck[@]}" "$mbase/first.prom" \
+    "value('swerve_claim_held_seconds', name='held-long', server=env['DIR'], pid=env['HOLDER'], user=env['ME'], state='alive') >= 0"
+check "metrics: a live holder's claim is not stale" "${mcheck[@]}" "$mbase/first.prom" "value('swerve_claim_stale', name='held-long') == 0"
+check "metrics: waiters counts the claim's waiter, and 0 for the others" "${mcheck[@]}" "$mbase/first.prom" \
+    "value('swerve_claim_waiters', name='held-long') == 1" "value('swerve_claim_waiters', name='bulk-007') == 0"
+check "metrics: a waiter's waiting seconds, with its pid" env WAITER="${m_waiter:-none}" "${mcheck[@]}" "$mbase/first.prom" \
+    "value('swerve_claim_waiting_seconds', name='held-long', pid=env['WAITER']) >= 0"
+check 'metrics: ", \ and a newline escaped as the format says, and parsed back whole' \
+    env ODD=$'q"uo\\te\nnl' "${mcheck[@]}" "$mbase/first.prom" "value('swerve_claim_held_seconds', name=env['ODD']) >= 0"
+check "(written \\\" \\\\ \\n)" grep -qF 'name="q\"uo\\te\nnl"' "$mbase/first.prom"
+check "metrics: a byte that is not UTF-8, and ESC, as the text \\xHH" "${mcheck[@]}" "$mbase/first.prom" \
+    "value('swerve_claim_held_seconds', name='caf\\\\xe9') >= 0" "value('swerve_claim_held_seconds', name='\\\\x1b[2J') >= 0"
+check "(no ESC reaches the output)" bash -c "! grep -q $'\x1b' '$mbase/first.prom'"
+check "metrics: two names alike once escaped are one sample, and said" \
+    grep -q "2 samples left out: their labels were another's" "$mbase/first.err"
+check "metrics: a claim with no time (its holder's 255th name) is NaN" "${mcheck[@]}" "$mbase/first.prom" \
+    "sum(1 for l, v in samples('swerve_claim_held_seconds') if v != v) == 305 - 254"
+before=$("${mcheck[@]}" "$mbase/first.prom" "print(value('swerve_claim_held_seconds', name='held-long')) or True")
+sleep 1.1
+"$tool" --base "$mbase" metrics >"$mbase/second.prom" 2>/dev/null
+check "metrics: held seconds grow ($before, then more than a second later)" env BEFORE="${before:-x}" \
+    "${mcheck[@]}" "$mbase/second.prom" "value('swerve_claim_held_seconds', name='held-long') >= float(env['BEFORE']) + 1"
+check "metrics --server PID: that server's claims" \
+    bash -c "'$tool' --base '$base' metrics --server ${m_holder:-0} | grep -q '^swerve_claim_held_seconds{name=\"held-long\"'"
+check "metrics --server of no member: 1" status_is 1 sc metrics --server $$
+check "metrics takes no arguments (2)" status_is 2 sc metrics extra
+# --output: the collector's rules, and a reader that never sees a part.
+prom=$mbase/out/swerve-claim.prom
+(umask 077 && "$tool" --base "$mbase" metrics --output "$prom" 2>/dev/null)
+check "metrics --output writes the file, mode 0644 whatever the umask ($(stat -c %a "$prom" 2>&1))" \
+    test "$(stat -c %a "$prom" 2>&1)" = 644
+check "(the collector's format)" "${mcheck[@]}" "$prom" "value('swerve_claim_waiters', name='held-long') == 1"
+"${mcheck[@]}" --watch "$prom" "$mbase/stop" >"$mbase/readings" 2>&1 &
+reader=$!
+pids+=($reader)
+rewrites=0
+for _ in $(seq 40); do "$tool" --base "$mbase" metrics --output "$prom" 2>/dev/null && rewrites=$((rewrites + 1)); done
+touch "$mbase/stop"
+wait $reader
+check "metrics --output: a reader never sees the file half-written ($rewrites rewrites, $(tr '\n' ' ' <"$mbase/readings") readings)" \
+    bash -c "[ $rewrites -eq 40 ] && grep -qxE '[0-9]+' '$mbase/readings'"
+check "(no temporary left)" test "$(ls -A "$mbase/out")" = swerve-claim.prom
+mkdir -p "$mbase/out/busy/x"
+check "metrics --output over a directory fails (1)" status_is 1 sc metrics --output "$mbase/out/busy"
+check "(and its temporary is removed)" test -z "$(ls -A "$mbase/out" | grep -v -e '^swerve-claim.prom$' -e '^busy$')"
+check "metrics --output in no directory fails (1)" status_is 1 sc metrics --output "$mbase/none/x.prom"
+kill_pids "$m_master" $(pgrep -P $m_master)
+# A SIGKILLed holder nobody reaps is stale until gc clears it.
+"$tool" --base "$base" run doomed -- sleep 30 &
+doomed_run=$!
+pids+=($doomed_run)
+check "a holder takes 'doomed'" wait_held doomed
+doomed=$(command_of $doomed_run)
+kill -9 $doomed_run
+wait $doomed_run 2>/dev/null
+kill -9 "$doomed"
+for _ in $(seq 100); do kill -0 "$doomed" 2>/dev/null || break; sleep 0.05; done
+check "metrics: a SIGKILLed holder's claim is stale, gone, before gc" \
+    bash -c "'$tool' --base '$base' metrics | /usr/bin/python3 '$SCL_SRCDIR/tests/tools/metrics_check.py' - \"value('swerve_claim_stale', name='doomed', state='gone') == 1\""
+sc gc >/dev/null
+check "(and gone from the metrics after gc)" \
+    bash -c "'$tool' --base '$base' metrics | /usr/bin/python3 '$SCL_SRCDIR/tests/tools/metrics_check.py' - \"samples('swerve_claim_stale', name='doomed') == []\""
 
 # Root sees every user's servers, as lslocks shows root every lock; another
 # user is told how many it cannot see (#12).
