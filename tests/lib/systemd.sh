@@ -7,7 +7,7 @@
 # target of its own until the test starts some.  The network and the
 # rest of the filesystem are the machine's.
 #
-#   systemd_boot UNITS LOG   starts it (SKIP, exit 77, when it cannot)
+#   systemd_boot UNITS LOG   starts it (SKIP, exit 77, when systemd_unavailable says why not)
 #   in_systemd COMMAND...    runs COMMAND in its namespaces (systemctl, ls /run/...)
 #   systemd_stop             ends it and removes its cgroups (in the EXIT trap)
 
@@ -25,23 +25,34 @@ systemd_hierarchies() {
     fi
 }
 
-systemd_skip() {
-    echo "SKIP: $(basename "$0"): cannot start a systemd manager of its own: $*"
-    exit 77
+# Why no manager can start here, or nothing (and status 1) when one can.
+systemd_unavailable() {
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "not root"
+    elif [ ! -x /lib/systemd/systemd ]; then
+        echo "systemd is not installed"
+    elif ! command -v unshare >/dev/null || ! command -v nsenter >/dev/null; then
+        echo "unshare and nsenter are missing"
+    elif [ -z "$(systemd_hierarchies)" ]; then
+        echo "no cgroup hierarchy below /sys/fs/cgroup that it can use"
+    else
+        return 1
+    fi
 }
 
+# Starts the manager; a test that cannot start one says SKIP, and exits 77.
 systemd_boot() { # UNITS LOG
-    local units=$1 log=$2 name=swerve-claim-test.$$.$RANDOM h state
-    [ "$(id -u)" -eq 0 ] || systemd_skip "not root"
-    [ -x /lib/systemd/systemd ] || systemd_skip "systemd is not installed"
-    command -v unshare >/dev/null && command -v nsenter >/dev/null || systemd_skip "unshare and nsenter are missing"
+    local units=$1 log=$2 name=swerve-claim-test.$$.$RANDOM h state why
+    if why=$(systemd_unavailable); then
+        echo "SKIP: $(basename "$0"): cannot start a systemd manager of its own: $why"
+        exit 77
+    fi
     # One name in every hierarchy: systemd takes its place in one from
     # where it is in another.
     for h in $(systemd_hierarchies); do
-        mkdir "$h/$name" 2>/dev/null || systemd_skip "cannot make a cgroup in $h"
+        mkdir "$h/$name" || return 1
         systemd_cgroups+=("$h/$name")
     done
-    [ ${#systemd_cgroups[@]} -gt 0 ] || systemd_skip "no cgroup hierarchy it can use below /sys/fs/cgroup"
     printf '[Unit]\nDescription=the tests'"'"' own units only\n' >"$units/swerve-claim-test.target"
     # The inner shell is PID 1 of the new namespaces: it mounts /run, moves
     # itself into the cgroups, and becomes systemd.
@@ -82,5 +93,5 @@ systemd_stop() {
         done
         [ -d "$cg" ] && echo "cgroup $cg is still there" >&2
     done
-    systemd_unshare=
+    systemd_unshare= systemd_pid= systemd_cgroups=()
 }

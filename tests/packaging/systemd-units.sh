@@ -15,6 +15,7 @@
 set -u
 . "$(dirname "$0")/../lib/check.sh" || exit 99
 . "$(dirname "$0")/../lib/systemd.sh" || exit 99
+. "$(dirname "$0")/../lib/prefork.sh" || exit 99
 helpers=${SCL_HELPERS:?run through make check}
 preload=$SCL_PRELOAD
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$preload
@@ -40,33 +41,8 @@ UNIT
 done
 systemd_boot "$units" "$work/systemd.log" || { fail "systemd started"; finish; exit; }
 
-# Waits (at most 10 s) for UNIT's server to write its port, and prints it.
-port_of() {
-    for _ in $(seq 100); do
-        [ -s "$work/$1.port" ] && cat "$work/$1.port" && return 0
-        sleep 0.1
-    done
-    echo "$1 wrote no port" >&2
-    return 1
-}
-
-# Once UNIT's nightly-report is free (at most 10 s), exactly one of 4
-# concurrent GET /report runs the report.
-exactly_one() { # UNIT
-    local port i curls=()
-    port=$(port_of "$1") || return 1
-    for _ in $(seq 100); do
-        [ "$(curl -s --max-time 5 "http://127.0.0.1:$port/status")" = free ] && break
-        sleep 0.1
-    done
-    rm -f "$work"/reply.*
-    for i in 1 2 3 4; do
-        curl -s --max-time 10 "http://127.0.0.1:$port/report" >"$work/reply.$i" &
-        curls+=($!)
-    done
-    wait "${curls[@]}"
-    [ "$(cat "$work"/reply.* | grep -c 'runs the report$')" -eq 1 ] || { cat "$work"/reply.* >&2; return 1; }
-}
+# UNIT's server's port, once it wrote it (at most 10 s).
+port_of() { wait_for_file "$work/$1.port" && cat "$work/$1.port"; }
 
 main_pid() { in_systemd systemctl show -p MainPID --value "$1.service"; }
 
@@ -84,8 +60,8 @@ lists_its_claim() { # UNIT
 }
 
 check "systemctl start scl-a scl-b" in_systemd systemctl start scl-a.service scl-b.service
-check "scl-a's server takes its claims: exactly one of 4 runs the report" exactly_one scl-a
-check "scl-b's server takes its claims: exactly one of 4 runs the report" exactly_one scl-b
+check "scl-a's server takes its claims: exactly one of 4 runs the report" exactly_one "$(port_of scl-a)" 4
+check "scl-b's server takes its claims: exactly one of 4 runs the report" exactly_one "$(port_of scl-b)" 4
 for unit in scl-a scl-b; do
     check "$unit's claim directory is in its own runtime directory /run/swerve-claim/$unit" \
         in_systemd sh -c "ls -d /run/swerve-claim/$unit/swerve-claim.*/claims >/dev/null"
@@ -97,8 +73,8 @@ check "systemctl stop scl-a" in_systemd systemctl stop scl-a.service
 check "scl-a's runtime directory is gone" in_systemd sh -c '! test -e /run/swerve-claim/scl-a'
 check "scl-b's runtime directory and claim directory are still there" \
     in_systemd sh -c 'ls -d /run/swerve-claim/scl-b/swerve-claim.*/claims >/dev/null'
-check "scl-b's server still takes its claims: exactly one of 4 runs the report" exactly_one scl-b
-curl -s --max-time 10 "http://127.0.0.1:$(port_of scl-b)/report" >/dev/null &
+check "scl-b's server still takes its claims: exactly one of 4 runs the report" exactly_one "$(port_of scl-b)" 4
+hold_report "$(port_of scl-b)"
 holding=$!
 check "swerve-claim list -s finds scl-b's claim from its main pid" lists_its_claim scl-b
 wait "$holding"
