@@ -108,6 +108,22 @@ for p in "${packages[@]}"; do
     check "$p is installed" bash -c "dpkg-query -W -f='\${Status}' '$p' | grep -qx 'install ok installed'"
 done
 files=$(dpkg -L "${packages[@]}" | sort -u)
+# A Multi-Arch: same package is installed once per architecture, and each
+# file outside the architecture's own directories must be the same in
+# every one: nothing there may name this one's.
+arch_specific() { # PACKAGE: its files elsewhere that name the architecture
+    local f
+    dpkg -L "$1" | while IFS= read -r f; do
+        [ -f "$f" ] && [ ! -L "$f" ] || continue
+        case $f in /usr/lib/"$triplet"/* | /usr/share/doc/"$1"/*) continue ;; esac
+        zgrep -qF "$triplet" "$f" && echo "$f"
+    done
+}
+for p in "${packages[@]}"; do
+    [ "$(dpkg-query -W -f='${Multi-Arch}' "$p")" = same ] || continue
+    named=$(arch_specific "$p")
+    check "$p (Multi-Arch: same) has the same files for every architecture: ${named:-yes}" test -z "$named"
+done
 
 check "the library is in the linker's cache" bash -c "ldconfig -p | grep -qE 'libswerveclaim_preload\\.so .*=> (/usr)?/lib/$triplet/libswerveclaim_preload\\.so$'"
 check "LD_PRELOAD=libswerveclaim_preload.so, by name, loads the installed one" \
