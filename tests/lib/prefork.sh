@@ -1,6 +1,6 @@
 # Driving the prefork server (tests/prefork/prefork_server) from a script
-# test (sourced, after check.sh; curl is needed): its port file, and the
-# nightly-report pattern of scripts/demo.sh.
+# (sourced; curl is needed): its port file, and the nightly-report pattern
+# of scripts/demo.sh, which sources it too.
 
 # Waits (at most 10 s) until FILE exists and is not empty.
 wait_for_file() { # FILE
