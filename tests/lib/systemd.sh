@@ -35,9 +35,20 @@ systemd_unavailable() {
         echo "unshare and nsenter are missing"
     elif [ -z "$(systemd_hierarchies)" ]; then
         echo "no cgroup hierarchy below /sys/fs/cgroup that it can use"
+    elif ! unshare --pid --fork --mount --uts true 2>/dev/null; then
+        echo "unshare cannot make PID, mount and UTS namespaces here (a container without the privilege?)"
+    elif ! systemd_cgroup_writable; then
+        echo "cannot make a cgroup below $(systemd_hierarchies | head -1)"
     else
         return 1
     fi
+}
+
+# Whether a cgroup can be made in the first hierarchy (then removed).
+systemd_cgroup_writable() {
+    local probe
+    probe=$(systemd_hierarchies | head -1)/swerve-claim-probe.$$
+    mkdir "$probe" 2>/dev/null && rmdir "$probe"
 }
 
 # Starts the manager; a test that cannot start one says SKIP, and exits 77.
