@@ -23,15 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Waits (at most 10 s) until FILE exists and is not empty.
-wait_for_file() {
-    for _ in $(seq 100); do
-        [ -s "$1" ] && return 0
-        sleep 0.1
-    done
-    echo "demo: $1 never appeared" >&2
-    return 1
-}
+# wait_for_file: the tests' own (tests/packaging/deb.sh runs this demo on
+# the installed packages).
+. "$top/tests/lib/prefork.sh"
 
 mkdir "$work/base"
 echo "== starting: LD_PRELOAD=libswerveclaim_preload.so prefork_server --workers 4 (127.0.0.1)"

@@ -2,7 +2,8 @@
 # The whole test suite, from a fresh Debian 12 machine: installs what is
 # missing, checks that every C file is formatted, builds with -Wall
 # -Wextra -Werror and runs `make check` (Check tests included, or fails),
-# runs the README's first run on a copy of the tree, builds again with
+# runs the README's first run on a copy of the tree, builds, installs,
+# runs and purges the Debian packages, builds again with
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs `make check`
 # again, then `make distcheck`.  Ends with "test.sh: N passed, N failed".
 #
@@ -71,6 +72,20 @@ report_failures() {
     grep -E "^(FAIL|ERROR):" "$out" >&2
 }
 
+# Runs TEST, a test that takes minutes and that make check skips, as a
+# step of its own in the plain build: VAR=1 lets it run.  Tallied as
+# LABEL; its make check output is in _build/LABEL.out.
+own_step() { # LABEL TEST VAR
+    local label=$1 test=$2 var=$3 log=$top/_build/$2.log
+    rm -f "$log" "${log%.log}.trs"
+    if ! env "$var=1" make -C "$top/_build" -s check TESTS="$test" >"$top/_build/$label.out" 2>&1; then
+        echo "test.sh: $label: make check failed; its log:" >&2
+        report_failures "$top/_build/$label.out" "${log%.log}.trs"
+        [ -f "$log" ] || failed=$((failed + 1)) # it never ran
+    fi
+    tally "$label" "$log"
+}
+
 # Builds in DIR with OPTIONS and runs make check there.
 check_build() {
     local dir=$1 label=$2
@@ -103,14 +118,12 @@ if [ $quick -eq 0 ]; then
     # The README's first run, on a copy of the tree: a whole plain make
     # check inside, so not in every make check (tests/packaging/first-run.sh).
     echo "== first run: scripts/demo.sh, then scripts/test.sh --quick, as the README says"
-    first_run=$top/_build/tests/packaging/first-run.sh
-    rm -f "$first_run.log" "$first_run.trs"
-    if ! SCL_FIRST_RUN=1 make -C "$top/_build" -s check TESTS=tests/packaging/first-run.sh >"$top/_build/first-run.out" 2>&1; then
-        echo "test.sh: first run: make check failed; its log:" >&2
-        report_failures "$top/_build/first-run.out" "$first_run.trs"
-        [ -f "$first_run.log" ] || failed=$((failed + 1)) # it never ran
-    fi
-    tally first-run "$first_run.log"
+    own_step first-run tests/packaging/first-run.sh SCL_FIRST_RUN
+    # The Debian packages: built, checked by lintian, installed, run,
+    # purged (tests/packaging/deb.sh), after make check, whose tests it
+    # would otherwise run beside an installed library.
+    echo "== Debian packages: dpkg-buildpackage, lintian, install, the demo's server on the installed files, purge"
+    own_step deb tests/packaging/deb.sh SCL_DEB
     check_build "$top/_build-sanitizers" sanitizers --enable-werror --with-check --enable-sanitizers=address,undefined
     echo "== make distcheck"
     if make -C "$top/_build" -s distcheck DISTCHECK_CONFIGURE_FLAGS='--enable-werror --with-check' >"$top/_build/distcheck.out" 2>&1; then

@@ -79,3 +79,14 @@ stop_pid() { # PID SIGNAL [SECONDS]
     kill -9 "$pid" 2>/dev/null
     return 1
 }
+
+# Copies the working tree of the git checkout SRC into DEST (made here) as
+# a fresh clone of it would have it: what git tracks or would track, not
+# what it ignores (nothing built or generated), not what was deleted.
+copy_checkout() { # SRC DEST
+    local src=$1 dest=$2
+    mkdir "$dest" || return 1
+    git -C "$src" ls-files -z --cached --others --exclude-standard |
+        while IFS= read -r -d '' f; do [ -e "$src/$f" ] && printf '%s\0' "$f"; done |
+        tar -C "$src" --null -T - -cf - | tar -C "$dest" -xf -
+}

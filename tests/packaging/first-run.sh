@@ -30,10 +30,7 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work" # the tests' unprivileged users reach the copy's build
 
 copy=$work/swerve-claim
-mkdir "$copy"
-git -C "$src" ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' f; do [ -e "$src/$f" ] && printf '%s\0' "$f"; done | # not what was deleted
-    tar -C "$src" --null -T - -cf - | tar -C "$copy" -xf -
+copy_checkout "$src" "$copy"
 git -C "$copy" init -q && git -C "$copy" add -A
 planted=swerve_claim_planted_by_first_run
 echo "$planted" >>"$copy/tests/packaging/symbols.expected"
@@ -70,7 +67,7 @@ done
 for t in $expected; do
     result=$(sed -n 's/^:test-result: //p' "$copy/_build/$t.trs" 2>/dev/null | sort -u | tr '\n' ' ')
     case $t in
-    tests/packaging/first-run.sh) want='SKIP ' ;;
+    tests/packaging/first-run.sh | tests/packaging/deb.sh) want='SKIP ' ;;
     tests/packaging/symbols.sh) want='FAIL ' ;;
     *) want='PASS ' ;;
     esac

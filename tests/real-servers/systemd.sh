@@ -8,13 +8,14 @@
 # the master re-execs itself) exactly one runs again; a stop (SIGTERM, as
 # systemd sends) leaves no claim held.
 #
-# systemd cannot run units here (it is not PID 1 in the test machines, and
-# a user manager does not start there): the unit and its drop-ins pass
+# systemd is not PID 1 in the test machines, and a user manager does not
+# start there (tests/packaging/systemd-units.sh runs units under a manager
+# of its own, tests/lib/systemd.sh): here the unit and its drop-ins pass
 # systemd-analyze verify, and the test starts ExecStart itself with the
 # environment those files give and nothing else (env -i; Environment=
 # lines, then EnvironmentFile=, in drop-in order, %t as the runtime
-# directory; no HOME, as for a unit without User=), in a session of its
-# own, stdin /dev/null.  What systemd adds beyond that (INVOCATION_ID,
+# directory, %N as the unit's name; no HOME, as for a unit without
+# User=), in a session of its own, stdin /dev/null.  What systemd adds beyond that (INVOCATION_ID,
 # JOURNAL_STREAM, a cgroup) does not reach libpq.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -63,7 +64,7 @@ import glob, os, shlex, sys
 units, runtime = sys.argv[1], sys.argv[2]
 files = [os.path.join(units, "scl-fpm.service")] + sorted(glob.glob(os.path.join(units, "scl-fpm.service.d", "*.conf")))
 env, env_files = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, []
-spec = lambda v: v.replace("%t", runtime).replace("%%", "%")
+spec = lambda v: v.replace("%t", runtime).replace("%N", "scl-fpm").replace("%%", "%")
 for f in files:
     for line in open(f):
         line = line.strip()
@@ -92,7 +93,7 @@ check "the unit gives the URI without a password and PGPASSFILE, no PGPASSWORD" 
     printf "%s\n" "$@" | grep -qx "SWERVE_CLAIM_STORE=$SWERVE_CLAIM_STORE" &&
     printf "%s\n" "$@" | grep -qx "PGPASSFILE=$PGPASSFILE" &&
     ! printf "%s\n" "$@" | grep -q "^PGPASSWORD=" && [[ $SWERVE_CLAIM_STORE != *:*:*@* ]]' - "${environment[@]}"
-mkdir -p "$work/run/swerve-claim" # RuntimeDirectory=
+mkdir -p "$work/run/swerve-claim/scl-fpm" # RuntimeDirectory=swerve-claim/%N
 
 exactly_one_fpm() {
     rm -f "$work"/answer.*

@@ -318,7 +318,7 @@ check "after release --force the waiter holds the name, and waits no more" \
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
 # A server whose claims are under another base (SWERVE_TMPDIR=/srv/x, the
-# systemd drop-in's /run/swerve-claim): the tools find them from its pid,
+# systemd drop-in's /run/swerve-claim/UNIT): the tools find them from its pid,
 # as the process itself shows them, without --base (#22).
 elsewhere=$lone/elsewhere
 mkdir "$elsewhere"
