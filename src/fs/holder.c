@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "holder.h"
+#include "log.h"
 #include "scratch.h"
 #include "sigsafe.h"
 #include "times.h"
@@ -331,7 +332,8 @@ int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t l
     /* A torn line would hide the next one from every reader. */
     {
         int saved = errno;
-        (void)ftruncate(fd, st->st_size);
+        if (ftruncate(fd, st->st_size) != 0)
+            scl_debug("a torn journal line stays: ftruncate: %m");
         errno = saved;
     }
     return -1;

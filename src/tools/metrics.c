@@ -219,8 +219,8 @@ static long format(struct collected *c, char **text, size_t *len)
 
     if (out == NULL)
         return -1;
-    left_out = print_family(out, "swerve_claim_held_seconds", "How long each claim has been held (NaN: not known).",
-                            &c->held);
+    left_out =
+        print_family(out, "swerve_claim_held_seconds", "How long each claim has been held (NaN: not known).", &c->held);
     left_out += print_family(out, "swerve_claim_stale",
                              "1 when a claim's holder is gone, stopped, has had its pid reused or is no member: "
                              "nobody will release it (swerve-claim gc, or its next taker, clears it).",

@@ -71,8 +71,8 @@ static void racer(void *arg)
     if (api.acquire(claim, 0.0)) {
         printf("%s runs the report\n", r->who);
         fflush(stdout);
-        (void)write(r->ready[1], &byte, 1);
-        (void)read(r->finish[0], &byte, 1); /* phasync::sleep(0.1) */
+        if (write(r->ready[1], &byte, 1) != 1 || read(r->finish[0], &byte, 1) != 1) /* phasync::sleep(0.1) */
+            exit(1);
     } else {
         printf("%s: someone else is on it\n", r->who);
     }
@@ -87,13 +87,15 @@ static void guide_claims(void)
     if (pipe(r[0].ready) != 0 || pipe(r[0].finish) != 0)
         exit(1);
     pids[0] = spawn(racer, &r[0]);
-    (void)read(r[0].ready[0], &byte, 1); /* a holds it while b and c try */
+    if (read(r[0].ready[0], &byte, 1) != 1) /* a holds it while b and c try */
+        exit(1);
     for (int i = 1; i < 3; i++) {
         r[i].ready[1] = r[i].finish[0] = -1;
         pids[i] = spawn(racer, &r[i]);
         reap(pids[i]);
     }
-    (void)write(r[0].finish[1], &byte, 1);
+    if (write(r[0].finish[1], &byte, 1) != 1)
+        exit(1);
     reap(pids[0]);
 
     SWERVE_CLAIM_AUTO struct swerve_claim *check = api.new_claim("nightly-report");

@@ -863,8 +863,8 @@ static pid_t holding_child(struct swerve_claim *c, int release, int *go_fd)
         close(go[1]);
         if (swerve_claim_acquire(c, 0.0) != c)
             _exit(1);
-        (void)write(ready[1], "h", 1);
-        (void)read(go[0], &byte, 1);
+        if (write(ready[1], "h", 1) != 1 || read(go[0], &byte, 1) < 0) /* closed: go */
+            _exit(1);
         _exit(release && swerve_claim_release(c) != 0 ? 1 : 0);
     }
     close(ready[1]);
@@ -1096,7 +1096,8 @@ START_TEST(test_stale_clearing_is_race_free)
             if (kids[k] == 0) {
                 char byte;
                 close(go[1]);
-                (void)read(go[0], &byte, 1); /* all start together */
+                if (read(go[0], &byte, 1) < 0) /* closed: all start together */
+                    _exit(1);
                 if (swerve_claim_acquire(c, 0.0) == c) {
                     __atomic_add_fetch(&winners[r], 1, __ATOMIC_SEQ_CST);
                     __atomic_add_fetch(&tried[r], 1, __ATOMIC_SEQ_CST);
