@@ -4,9 +4,9 @@
 #include "config.h"
 
 #include "inventory.h"
+#include "rows.h"
 #include "settings.h"
 #include "store_admin.h"
-#include "table.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -15,112 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 /* What to list, and how (list's options). */
 struct listing {
-    const char *server, *name, *output;
+    const char *server, *name;
     pid_t pid;        /* -p: only this process's rows, or 0 */
     const char *host; /* -p PID@HOST: its host (a shared store's) */
-    enum table_style style;
-    int noheadings, notruncate, all_columns;
+    struct rows_style style;
     long long older_than; /* --older-than, in seconds, or -1 */
     int stale;            /* --stale */
 };
-
-/* The table being filled: the store's rows go in under their parents. */
-struct filling {
-    struct table *table;
-    const int *shown; /* the store's column of each of the table's */
-    int nshown, json;
-    const struct scl_admin_column *columns;
-    struct table_row *last[4]; /* the last row at each depth */
-};
-
-/* Parses LIST, comma-separated names of the store's COLS (any case), into
- * SHOWN: how many, or says why not and returns -1. */
-static int parse_columns(const char *list, const struct scl_admin_column *cols, int ncols, int *shown)
-{
-    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
-    int n = 0;
-
-    if (copy == NULL) {
-        tool_error("out of memory");
-        return -1;
-    }
-    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int c = 0; c < ncols; c++)
-            if (strcasecmp(tok, cols[c].name) == 0)
-                found = c;
-        if (found < 0 || n == ncols) {
-            for (int c = 0; c < ncols; c++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
-            tool_error("unknown column '%s' (columns: %s)", tok, names);
-            free(copy);
-            return -1;
-        }
-        shown[n++] = found;
-    }
-    free(copy);
-    return n;
-}
-
-/* The table's columns for L, of the store's LS: how many, or -1 (said
- * why). */
-static int choose_columns(const struct listing *l, const struct scl_admin_listing *ls, int *shown,
-                          struct table_column *cols)
-{
-    int n = 0;
-
-    if (l->output != NULL) {
-        if ((n = parse_columns(l->output, ls->columns, ls->ncolumns, shown)) < 0)
-            return -1;
-    } else {
-        for (int c = 0; c < ls->ncolumns; c++)
-            if (l->all_columns || (ls->columns[c].flags & SCL_COLUMN_USUAL))
-                shown[n++] = c;
-    }
-    for (int i = 0; i < n; i++) {
-        const struct scl_admin_column *c = &ls->columns[shown[i]];
-        cols[i] = (struct table_column){
-            .name = c->name,
-            .width = c->width,
-            .tree = (c->flags & SCL_COLUMN_TREE) != 0,
-            .right = (c->flags & SCL_COLUMN_RIGHT) != 0,
-            .truncate = (c->flags & SCL_COLUMN_TRUNCATE) != 0 && !l->notruncate,
-            .number = (c->flags & SCL_COLUMN_NUMBER) != 0 ||
-                      (l->style == TABLE_JSON && (c->flags & (SCL_COLUMN_TIME | SCL_COLUMN_DURATION))), /* seconds */
-        };
-    }
-    return n;
-}
-
-static void add_row(int depth, const char *const *values, void *arg)
-{
-    struct filling *f = arg;
-    int max = (int)(sizeof f->last / sizeof f->last[0]) - 1;
-    struct table_row *row;
-
-    depth = depth < 0 ? 0 : depth > max ? max : depth;
-    row = table_row(f->table, depth > 0 ? f->last[depth - 1] : NULL);
-    f->last[depth] = row;
-    for (int i = 0; i < f->nshown; i++) {
-        const char *v = values[f->shown[i]];
-        unsigned flags = f->columns[f->shown[i]].flags;
-        char shown[40];
-        if ((flags & SCL_COLUMN_TIME) && v[0] != '\0') {
-            tool_format_time((time_t)strtoll(v, NULL, 10), f->json, shown, sizeof shown);
-            v = shown;
-        } else if ((flags & SCL_COLUMN_DURATION) && v[0] != '\0' && !f->json) {
-            tool_format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
-            v = shown;
-        }
-        table_set(row, i, v);
-    }
-}
 
 /* Says that the store could not list its claims. */
 static void say_not_listed(void)
@@ -139,13 +45,11 @@ static int list_once(const struct listing *l)
     struct scl_admin_select sel = {
         .name = l->name, .pid = l->pid, .host = l->host, .older_than = l->older_than, .stale = l->stale
     };
-    struct table_column cols[SCL_ADMIN_MAX_COLUMNS];
-    int shown[SCL_ADMIN_MAX_COLUMNS];
-    struct filling f = { .shown = shown, .json = l->style == TABLE_JSON, .columns = ls->columns };
+    struct rows r;
     struct inv_dir *dirs = NULL;
     int loaded = 0, matched;
 
-    if ((f.nshown = choose_columns(l, ls, shown, cols)) < 0)
+    if (rows_choose(&r, ls, &l->style) != TOOL_OK)
         return TOOL_USAGE;
     if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(l->server, l->pid, &dirs, &sel.ndirs)) < 0)
         return TOOL_FAILURE;
@@ -153,14 +57,14 @@ static int list_once(const struct listing *l)
     if ((store->can & SCL_ADMIN_DIRECTORIES) && sel.ndirs == 0 && loaded == 0)
         tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
                    tool_places_looked());
-    if ((f.table = table_new(ls->json_name, cols, f.nshown, l->style, l->noheadings)) == NULL) {
+    if (rows_open(&r) != 0) {
         inv_free(dirs, sel.ndirs);
         return TOOL_FAILURE;
     }
-    matched = ls->rows(&sel, add_row, &f);
+    matched = ls->rows(&sel, rows_add, &r);
     if (matched < 0)
         say_not_listed();
-    table_print_and_free(f.table);
+    rows_print(&r);
     inv_free(dirs, sel.ndirs);
     if (matched < 0)
         return TOOL_FAILURE;
@@ -221,20 +125,17 @@ static int parse_options(int argc, char **argv, struct listing *l, double *perio
         { "pid", required_argument, NULL, 'p' },
         { "older-than", required_argument, NULL, 'A' },
         { "stale", no_argument, NULL, 'S' },
-        { "json", no_argument, NULL, 'J' },
-        { "raw", no_argument, NULL, 'r' },
-        { "noheadings", no_argument, NULL, 'H' },
-        { "notruncate", no_argument, NULL, 'u' },
-        { "output", required_argument, NULL, 'o' },
-        { "output-all", no_argument, NULL, 'O' },
         { "watch", optional_argument, NULL, 'w' },
+        ROWS_OPTIONS,
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
     int c;
     char *end;
 
-    while ((c = tool_getopt(argc, argv, "s:n:p:JrHuo:Ow::", opts)) != -1) {
+    while ((c = tool_getopt(argc, argv, "s:n:p:w::" ROWS_SHORTOPTS, opts)) != -1) {
+        if (rows_option(c, optarg, &l->style))
+            continue;
         switch (c) {
         case 's': l->server = optarg; break;
         case 'n': l->name = optarg; break;
@@ -248,12 +149,6 @@ static int parse_options(int argc, char **argv, struct listing *l, double *perio
                     "list: --older-than takes a duration: 90s, 2m, 1h, 1d (seconds without a unit)");
             break;
         case 'S': l->stale = 1; break;
-        case 'J': l->style = TABLE_JSON; break;
-        case 'r': l->style = TABLE_RAW; break;
-        case 'H': l->noheadings = 1; break;
-        case 'u': l->notruncate = 1; break;
-        case 'o': l->output = optarg; break;
-        case 'O': l->all_columns = 1; break;
         case 'w':
             *period = optarg != NULL ? strtod(optarg, &end) : 2.0;
             if (optarg != NULL && (*end != '\0' || !(*period >= 0.1 && *period <= 86400)))
@@ -267,7 +162,7 @@ static int parse_options(int argc, char **argv, struct listing *l, double *perio
 
 int tool_list(int argc, char **argv)
 {
-    struct listing l = { .style = TABLE_TREE, .older_than = -1 };
+    struct listing l = { .style = { .style = TABLE_TREE }, .older_than = -1 };
     unsigned can = scl_store_admin()->can;
     double period = 0;
 
