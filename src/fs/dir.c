@@ -9,6 +9,7 @@
 #include "bound.h"
 #include "dir.h"
 #include "fork_page.h"
+#include "history.h"
 #include "holder.h"
 #include "hot.h"
 #include "kept_fds.h"
@@ -479,6 +480,7 @@ static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
     (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
+    (void)unlinkat(topfd, SCL_HISTORY_FILE, 0);
     scl_close_quietly(topfd);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
 }
@@ -506,7 +508,8 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
         errno = EPERM;
         goto failed;
     }
-    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
+    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || scl_history_create(topfd) != 0 ||
+        mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_member_register_self(claimsfd) != 0)
@@ -543,8 +546,9 @@ static int publish(const char *base, const char *name, const struct stat *top, c
     atomic_fetch_add(&generation, 1);
     atomic_store_explicit(&ready, 1, memory_order_release);
     /* Mapped now, while this process surely may: its children inherit the
-     * mapping, and a worker that drops privileges cannot open the file. */
+     * mappings, and a worker that drops privileges cannot open the files. */
     scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
+    scl_history_map(atomic_load(&top_fd), atomic_load(&generation));
     return 0;
 }
 

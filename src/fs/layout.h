@@ -4,6 +4,7 @@
  *     BASE/                          $SWERVE_TMPDIR, $TMPDIR or /tmp (checked: dir.c)
  *     └── swerve-claim.XXXXXXXXXXXX/ a claim directory, 0700 (.new while it is built)
  *         ├── wake                   futex words for waiters (wake.h), 0600
+ *         ├── history                the last holds of each name (history.h), 0600
  *         ├── .times.PID             when it took each claim, what it waits for (times.h)
  *         └── claims/
  *             ├── NAME               a claim: a hard link to its holder's file (names.h)
@@ -20,6 +21,7 @@
 #define SCL_DIR_PREFIX    "swerve-claim." /* a claim directory's name */
 #define SCL_NEW_SUFFIX    ".new"          /* ... while it is built, before it is renamed */
 #define SCL_WAKE_FILE     "wake"
+#define SCL_HISTORY_FILE  "history"
 #define SCL_CLAIMS_DIR    "claims"
 #define SCL_HOLDER_PREFIX ".holder." /* then the pid */
 /* A holder file's extended attribute: its process's command line when it
