@@ -74,12 +74,13 @@ static const char *no_reason(void)
     return NULL;
 }
 
-extern const struct scl_admin_listing scl_fs_listing; /* listing_fs.c */
+extern const struct scl_admin_listing scl_fs_listing, scl_fs_history; /* listing_fs.c, history_fs.c */
 
 const struct scl_store_admin scl_store_fs_admin = {
     .name = "filesystem",
-    .can = SCL_ADMIN_DIRECTORIES,
+    .can = SCL_ADMIN_DIRECTORIES | SCL_ADMIN_HISTORY,
     .listing = &scl_fs_listing,
+    .history = &scl_fs_history,
     .keep_across_exec = nothing_to_keep,
     .reason = no_reason,
 };

@@ -16,7 +16,7 @@
 
 _Static_assert(sizeof(struct scl_history_record) == 128, "a record is two cache lines");
 _Static_assert(offsetof(struct scl_history_file, index) == 64, "the header is a cache line");
-_Static_assert(SCL_HISTORY_NAMES * SCL_HISTORY_RECORDS <= 65536, "a record's index fits an int");
+_Static_assert((SCL_HISTORY_NAMES * SCL_HISTORY_RECORDS) <= 65536, "a record's index fits an int");
 
 /* This process's history; GEN says for which directory.  The one before
  * (another thread may still be writing through it: it loaded it before
@@ -208,8 +208,7 @@ static int slot_of(struct scl_history_file *f, const char *fname, uint64_t hash)
             return s;
         if (free_slot < 0 && (free_slot = idlest(f, &was)) < 0)
             return -1;
-        if (__atomic_compare_exchange_n(&f->index[free_slot].hash, &was, hash, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED)) {
+        if (__atomic_compare_exchange_n(&f->index[free_slot].hash, &was, hash, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             name_slot(f, free_slot, fname, len);
             return free_slot;
         }

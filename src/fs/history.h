@@ -65,12 +65,12 @@ enum scl_hold_how {
 /* One hold of a name.  A record is valid only while its hash is its
  * name's: a writer blanks it first and sets it last. */
 struct scl_history_record {
-    uint64_t hash;  /* the name's, scl_times_hash() of its file name; 0: empty */
-    int64_t taken;  /* CLOCK_MONOTONIC nanoseconds: the hold's fencing token */
-    int64_t ended;  /* the same clock; 0 while held */
-    int32_t pid;    /* its holder */
-    uint16_t how;   /* enum scl_hold_how */
-    uint16_t detail; /* SCL_HOLD_KILLED: the signal; SCL_HOLD_ENDED: the exit status */
+    uint64_t hash;                     /* the name's, scl_times_hash() of its file name; 0: empty */
+    int64_t taken;                     /* CLOCK_MONOTONIC nanoseconds: the hold's fencing token */
+    int64_t ended;                     /* the same clock; 0 while held */
+    int32_t pid;                       /* its holder */
+    uint16_t how;                      /* enum scl_hold_how */
+    uint16_t detail;                   /* SCL_HOLD_KILLED: the signal; SCL_HOLD_ENDED: the exit status */
     char command[SCL_HISTORY_COMMAND]; /* the holder's command line as it took a new name */
 };
 

@@ -222,6 +222,7 @@ const struct scl_store_admin scl_store_pg_admin = {
     .name = "PostgreSQL",
     .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA,
     .listing = &scl_pg_listing,
+    .no_history = "the PostgreSQL store keeps no history of holds",
     .list = scl_pg_list,
     .end_holder = scl_pg_end_holder,
     .init = scl_pg_init,

@@ -42,6 +42,21 @@ static const struct command_help commands[] = {
       "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
       "list --name: 1 when no claim has that name; list --older-than, --stale:\n"
       "1 when a claim is shown, 0 when none (for monitoring).\n" },
+    { "history",
+      "history [--server PID|DIR] [--pid PID] [--json|--raw]\n"
+      "              [--output COLUMNS|--output-all] [NAME]",
+      "the last holds of each claim: who took it, when, and how it ended",
+      "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
+      "  -p, --pid PID            only the holds of process PID\n"
+      "  -J, --json               JSON output\n"
+      "  -r, --raw                raw output\n"
+      "  -H, --noheadings         no header line\n"
+      "  -u, --notruncate         do not cut names and command lines to the terminal\n"
+      "  -o, --output LIST        columns: NAME,PID,TAKEN,ENDED,HOW,COMMAND,\n"
+      "                           DURATION (held for how long), TOKEN (its fencing\n"
+      "                           token), DIR\n"
+      "  -O, --output-all         every column\n",
+      "history NAME: 1 when no hold of NAME is known.\n" },
     { "gc", "gc [--dry-run] [--server PID|DIR]", "remove the claims of dead holders and abandoned directories",
       "  -d, --dry-run            say what would be removed, remove nothing\n"
       "  -s, --server PID|DIR     only that directory\n",
@@ -122,7 +137,7 @@ int tool_help(const char *command)
         return TOOL_OK;
     }
     if ((c = find(command)) == NULL) {
-        tool_error("no command '%s' (commands: list, gc, release, run, db)", command);
+        tool_error("no command '%s' (commands: list, history, gc, release, run, db)", command);
         return TOOL_USAGE;
     }
     printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,

@@ -99,22 +99,6 @@ __attribute__((noreturn)) static void watch(const struct listing *l, double peri
     }
 }
 
-/* -p PID or PID@HOST into L: 0, or the usage status (said). */
-static int parse_pid(const char *arg, struct listing *l)
-{
-    char *end;
-    long pid = strtol(arg, &end, 10);
-
-    if (*end == '@' && end[1] != '\0') /* PID@HOST: a process of another machine (a shared store's) */
-        l->host = end + 1;
-    else if (*end != '\0')
-        pid = 0;
-    if (end == arg || pid <= 0 || pid > INT_MAX)
-        return tool_usage_error("list: --pid takes a process ID (PID@HOST with SWERVE_CLAIM_STORE)");
-    l->pid = (pid_t)pid;
-    return 0;
-}
-
 /* Reads list's options into *L and *PERIOD (--watch's, or 0): 0, or the
  * usage status (said). */
 static int parse_options(int argc, char **argv, struct listing *l, double *period)
@@ -140,7 +124,7 @@ static int parse_options(int argc, char **argv, struct listing *l, double *perio
         case 's': l->server = optarg; break;
         case 'n': l->name = optarg; break;
         case 'p':
-            if (parse_pid(optarg, l) != 0)
+            if (tool_parse_pid(optarg, &l->pid, &l->host) != 0)
                 return TOOL_USAGE;
             break;
         case 'A':
@@ -166,14 +150,10 @@ int tool_list(int argc, char **argv)
     unsigned can = scl_store_admin()->can;
     double period = 0;
 
-    if (parse_options(argc, argv, &l, &period) != 0)
+    if (parse_options(argc, argv, &l, &period) != 0 || tool_check_store_options(l.server, l.host) != 0)
         return TOOL_USAGE;
-    if ((can & SCL_ADMIN_SESSIONS) && l.server != NULL)
-        return tool_usage_error("list: --server is for local claim directories, not SWERVE_CLAIM_STORE");
     if ((can & SCL_ADMIN_SESSIONS) && l.stale)
         return tool_usage_error("list: --stale is for local claim directories: a session's claims end with it");
-    if ((can & SCL_ADMIN_DIRECTORIES) && l.host != NULL)
-        return tool_usage_error("list: --pid PID@HOST is for SWERVE_CLAIM_STORE: local claims are this host's");
     if (period > 0)
         watch(&l, period);
     return list_once(&l);

@@ -19,8 +19,8 @@ struct rows_style {
 
 /* Their getopt entries and letters ("JrHuo:O"). */
 #define ROWS_OPTIONS                                                                                                   \
-    { "json", no_argument, NULL, 'J' }, { "raw", no_argument, NULL, 'r' }, { "noheadings", no_argument, NULL, 'H' },  \
-        { "notruncate", no_argument, NULL, 'u' }, { "output", required_argument, NULL, 'o' },                        \
+    { "json", no_argument, NULL, 'J' }, { "raw", no_argument, NULL, 'r' }, { "noheadings", no_argument, NULL, 'H' },   \
+        { "notruncate", no_argument, NULL, 'u' }, { "output", required_argument, NULL, 'o' },                          \
     {                                                                                                                  \
         "output-all", no_argument, NULL, 'O'                                                                           \
     }
