@@ -21,7 +21,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum column { COL_NAME, COL_PID, COL_TAKEN, COL_ENDED, COL_HOW, COL_COMMAND, COL_DURATION, COL_TOKEN, COL_DIR, NCOLUMNS };
+enum column {
+    COL_NAME,
+    COL_PID,
+    COL_TAKEN,
+    COL_ENDED,
+    COL_HOW,
+    COL_COMMAND,
+    COL_DURATION,
+    COL_TOKEN,
+    COL_DIR,
+    NCOLUMNS
+};
 
 _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
 

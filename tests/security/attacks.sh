@@ -751,6 +751,50 @@ time.sleep(60)' >"$t/worker" &
     kill_pids "$worker"
 }
 
+# 20. The history (#22): a worker tries to truncate the history its root
+# master maps, scribbles on it through the mapping it inherited (names
+# that are not names, huge lengths and counts, records of no name with
+# impossible times and ends), and dies holding a claim; then puts a FIFO,
+# then a symlink to a root file, in its place.  The master must neither
+# die (SIGBUS) nor hang as it reaps and claims; root's history must not
+# block, follow the link or show the junk, and show what the master did
+# after the scribbling; root's gc and run --server must not block or write
+# through the link.
+attack_20() {
+    local t=$top/a20 victim rows status
+    base=$(base_dir a20)
+    mkdir -p "$t" && chmod 777 "$t"
+    victim=$t/victim
+    echo precious >"$victim"
+    shimmed_bg "$base" 90 "$attacker" history-tamper "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
+    if wait_line "$t/out" scribbled; then pass; else fail "20: the master did not outlive the scribbler: $(cat "$t/out")"; fi
+    grep -q 'truncated' "$t/out" && fail "20: a worker truncated the history: $(cat "$t/out")" || pass
+    grep -q 'no history mapped' "$t/out" && fail "20: the worker had no history to scribble on" || pass
+    timeout -s KILL 10 "$tool" --base "$base" history --raw --noheadings -o NAME,PID,HOW >"$t/history" 2>&1
+    status=$?
+    [ "$status" -ne 137 ] && [ "$status" -le 1 ] && pass || fail "20: root's history failed on a scribbled file ($status)"
+    rows=$(grep -cv '^swerve-claim:' "$t/history")
+    grep -qx "after $(sed -n 's/^master //p' "$t/out") released" "$t/history" && grep -qE '^w [0-9]+ killed\\x20by\\x20signal\\x209$' "$t/history" &&
+        [ "$rows" -eq 2 ] && pass || fail "20: root's history did not show what was done after the scribbling, alone: $(cat "$t/history")"
+    : >"$t/fifo-go"
+    if wait_line "$t/out" fifo; then pass; else fail "20: the master failed beside a FIFO history: $(cat "$t/out")"; fi
+    timeout -s KILL 10 "$tool" --base "$base" history >/dev/null 2>&1
+    [ $? -ne 137 ] && pass || fail "20: root's history blocked on a FIFO in place of the history"
+    timeout -s KILL 10 "$tool" --base "$base" gc >/dev/null 2>&1
+    [ $? -ne 137 ] && pass || fail "20: root's gc blocked on a FIFO in place of the history"
+    : >"$t/link-go"
+    if wait_line "$t/out" link; then pass; else fail "20: the master failed beside a symlink history: $(cat "$t/out")"; fi
+    timeout -s KILL 10 "$tool" --base "$base" history >"$t/history" 2>&1
+    [ $? -ne 137 ] && ! grep -q precious "$t/history" && pass || fail "20: root's history followed the symlink"
+    timeout -s KILL 10 "$tool" --base "$base" gc >/dev/null 2>&1
+    timeout -s KILL 20 "$tool" --base "$base" run --server "$(sed -n 's/^master //p' "$t/out")" x20 -- true >/dev/null 2>&1
+    [ $? -ne 137 ] && [ "$(cat "$victim")" = precious ] && [ -L "$(find "$base" -name history)" ] && pass ||
+        fail "20: root's gc or run --server wrote through, or replaced, the history's symlink"
+    : >"$t/go"
+    wait "$master" && pass || fail "20: the master failed: $(cat "$t/out")"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -781,7 +825,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20}; do
     "attack_$n"
 done
 finish
