@@ -87,8 +87,10 @@ static const struct command_help commands[] = {
 static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
                                  "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
                                  "SESSION,ADDRESS,CONNECTED,SELF-REPORTED,AGE, of every holder and waiter\n"
-                                 "(TYPE foreign: a session that is not the library's); release --force ends\n"
-                                 "the holder's session; gc has nothing to do; --server and --stale do not apply.\n";
+                                 "(TYPE foreign: a session that is not the library's); history shows the holds\n"
+                                 "whose token was asked for (NAME,HOST,PID,TAKEN,ENDED,HOW,TOKEN, and with -o\n"
+                                 "ROLE,SESSION,SELF-REPORTED,DURATION); release --force ends the holder's\n"
+                                 "session; gc has nothing to do; --server and --stale do not apply.\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"
