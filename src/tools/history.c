@@ -3,7 +3,6 @@
  * as list prints them (rows.h). */
 #include "config.h"
 
-#include "inventory.h"
 #include "rows.h"
 #include "settings.h"
 #include "store_admin.h"
@@ -55,27 +54,12 @@ static int parse_options(int argc, char **argv, struct history *h)
 static int show(const struct history *h, const struct scl_store_admin *store)
 {
     struct scl_admin_select sel = { .name = h->name, .pid = h->pid, .host = h->host, .older_than = -1 };
-    struct inv_dir *dirs = NULL;
-    struct rows r;
-    int loaded = 0, shown;
+    int loaded, shown = rows_show(store->history, &h->style, &sel, h->server, &loaded);
 
-    if (rows_choose(&r, store->history, &h->style) != TOOL_OK)
+    if (shown == ROWS_USAGE)
         return TOOL_USAGE;
-    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(h->server, h->pid, &dirs, &sel.ndirs)) < 0)
-        return TOOL_FAILURE;
-    sel.dirs = dirs;
-    if ((store->can & SCL_ADMIN_DIRECTORIES) && sel.ndirs == 0 && loaded == 0)
-        tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
-                   tool_places_looked());
-    if (rows_open(&r) != 0) {
-        inv_free(dirs, sel.ndirs);
-        return TOOL_FAILURE;
-    }
-    shown = store->history->rows(&sel, rows_add, &r);
-    if (shown < 0)
+    if (shown == -1)
         tool_store_error("cannot read the history", "");
-    rows_print(&r);
-    inv_free(dirs, sel.ndirs);
     if (shown < 0)
         return TOOL_FAILURE;
     if (h->name != NULL && shown == 0) { /* for scripts, as list --name */

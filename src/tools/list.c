@@ -3,7 +3,6 @@
  * which directories a filesystem store lists is dirs.c's. */
 #include "config.h"
 
-#include "inventory.h"
 #include "rows.h"
 #include "settings.h"
 #include "store_admin.h"
@@ -11,10 +10,8 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,31 +38,15 @@ static void say_not_listed(void)
 static int list_once(const struct listing *l)
 {
     const struct scl_store_admin *store = scl_store_admin();
-    const struct scl_admin_listing *ls = store->listing;
     struct scl_admin_select sel = {
         .name = l->name, .pid = l->pid, .host = l->host, .older_than = l->older_than, .stale = l->stale
     };
-    struct rows r;
-    struct inv_dir *dirs = NULL;
-    int loaded = 0, matched;
+    int loaded, matched = rows_show(store->listing, &l->style, &sel, l->server, &loaded);
 
-    if (rows_choose(&r, ls, &l->style) != TOOL_OK)
+    if (matched == ROWS_USAGE)
         return TOOL_USAGE;
-    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(l->server, l->pid, &dirs, &sel.ndirs)) < 0)
-        return TOOL_FAILURE;
-    sel.dirs = dirs;
-    if ((store->can & SCL_ADMIN_DIRECTORIES) && sel.ndirs == 0 && loaded == 0)
-        tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
-                   tool_places_looked());
-    if (rows_open(&r) != 0) {
-        inv_free(dirs, sel.ndirs);
-        return TOOL_FAILURE;
-    }
-    matched = ls->rows(&sel, rows_add, &r);
-    if (matched < 0)
+    if (matched == -1)
         say_not_listed();
-    rows_print(&r);
-    inv_free(dirs, sel.ndirs);
     if (matched < 0)
         return TOOL_FAILURE;
     if (l->older_than >= 0 || l->stale) /* for monitoring, as gc --dry-run: 1 when there is something to look at */

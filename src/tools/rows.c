@@ -1,9 +1,11 @@
 /* A store's rows in a table, in the columns a command shows (rows.h). */
 #include "config.h"
 
+#include "inventory.h"
 #include "rows.h"
 #include "tool.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,4 +128,33 @@ void rows_print(struct rows *r)
 {
     table_print_and_free(r->table);
     r->table = NULL;
+}
+
+int rows_show(const struct scl_admin_listing *ls, const struct rows_style *style, struct scl_admin_select *sel,
+              const char *server, int *loaded)
+{
+    int directories = (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) != 0, matched, err;
+    struct inv_dir *dirs = NULL;
+    struct rows r;
+
+    *loaded = 0;
+    if (rows_choose(&r, ls, style) != TOOL_OK)
+        return ROWS_USAGE;
+    if (directories && (*loaded = tool_load_selected(server, (pid_t)sel->pid, &dirs, &sel->ndirs)) < 0)
+        return ROWS_SAID;
+    sel->dirs = dirs;
+    if (directories && sel->ndirs == 0 && *loaded == 0)
+        tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
+                   tool_places_looked());
+    if (rows_open(&r) != 0) {
+        inv_free(dirs, sel->ndirs);
+        return ROWS_SAID;
+    }
+    matched = ls->rows(sel, rows_add, &r);
+    err = errno;
+    rows_print(&r);
+    inv_free(dirs, sel->ndirs);
+    sel->dirs = NULL;
+    errno = err;
+    return matched;
 }

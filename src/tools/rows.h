@@ -54,4 +54,17 @@ void rows_add(int depth, const char *const *values, void *arg);
 /* Prints the table and frees it. */
 void rows_print(struct rows *r);
 
+/* The whole of a command that prints a store's listing LS in the columns
+ * STYLE asks for: the directories SERVER names (all of them, and -p's
+ * PID's, without it) read first for a store of directories, into SEL, and
+ * the rows SEL selects printed.  How many matched (the listing's count),
+ * -1 when the listing failed (the caller says why, from errno), ROWS_SAID
+ * when something else did (said) or ROWS_USAGE (a column the listing does
+ * not have: said); *LOADED is 1 when a directory was too big to read
+ * (said). */
+#define ROWS_SAID  (-2)
+#define ROWS_USAGE (-3)
+int rows_show(const struct scl_admin_listing *ls, const struct rows_style *style, struct scl_admin_select *sel,
+              const char *server, int *loaded);
+
 #endif
