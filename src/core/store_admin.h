@@ -78,6 +78,10 @@ struct scl_admin_select {
      * and read them (inventory.h). */
     const struct inv_dir *dirs;
     size_t ndirs;
+    /* SCL_ADMIN_DIRECTORIES, history: a named directory (the user's own
+     * `run` namespace) whose history, kept beside it while it is not there,
+     * is shown when it is not among DIRS; or NULL. */
+    const char *kept;
 };
 
 /* One row of a listing: VALUES holds one per column of the store's, ""

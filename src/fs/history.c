@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -117,6 +119,46 @@ void scl_history_set_command(pid_t self, const char *text)
     memcpy(command.text, text, n);
     memset(command.text + n, 0, sizeof command.text - n);
     atomic_store(&command.pid, self);
+}
+
+/* NAME.history, the name of the history kept beside directory NAME, into
+ * OUT: 0, or -1 when NAME is random (a server's) or too long for one. */
+static int kept_name(const char *name, char out[NAME_MAX + 1])
+{
+    return scl_layout_is_random(name) ? -1 : scl_concat(out, NAME_MAX + 1, name, SCL_KEPT_HISTORY_SUFFIX, (char *)NULL);
+}
+
+/* 1 when ST is a history file this user made, whole: its own, nobody
+ * else's to write, one name, its size. */
+static int own_history(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 077) == 0 && st->st_nlink == 1 &&
+           st->st_size == (off_t)sizeof(struct scl_history_file);
+}
+
+int scl_history_keep(int basefd, const char *name, int topfd)
+{
+    char kept[NAME_MAX + 1];
+    struct stat st;
+
+    /* A worker may have put anything in its name: only our own file
+     * waits in the base; anything else goes. */
+    if (fstatat(topfd, SCL_HISTORY_FILE, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (own_history(&st) && kept_name(name, kept) == 0 && renameat(topfd, SCL_HISTORY_FILE, basefd, kept) == 0)
+        return 0;
+    return unlinkat(topfd, SCL_HISTORY_FILE, 0) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+void scl_history_take_back(int basefd, const char *name, int topfd)
+{
+    char kept[NAME_MAX + 1];
+    struct stat st;
+    int saved = errno;
+
+    if (kept_name(name, kept) == 0 && fstatat(basefd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0 && own_history(&st))
+        (void)renameat(basefd, kept, topfd, SCL_HISTORY_FILE); /* over the new, empty one */
+    errno = saved;
 }
 
 /* ------------------------------------------------------------ the slots */
@@ -322,17 +364,40 @@ void scl_history_add(struct scl_history_file *f, const char *fname, pid_t pid, i
 
 /* ------------------------------------------------------------ the tools */
 
-int scl_history_read(int topfd, struct scl_history_file *f)
+/* Reads the history NAME of DIRFD into F, only when it is this user's own
+ * when OWN_ONLY. */
+static int read_at(int dirfd, const char *name, struct scl_history_file *f, int own_only)
 {
     struct stat st;
     ssize_t n;
-    int fd = scl_open_file_at(topfd, SCL_HISTORY_FILE, O_RDONLY, &st);
+    int fd = scl_open_file_at(dirfd, name, O_RDONLY, &st);
 
     if (fd < 0)
         return -1;
+    if (own_only && !own_history(&st)) {
+        scl_close_quietly(fd);
+        errno = EPERM;
+        return -1;
+    }
     n = scl_read_full(fd, f, sizeof *f);
     scl_close_quietly(fd);
     return n < 0 ? -1 : scl_history_parse(f, (size_t)n);
+}
+
+int scl_history_read(int topfd, struct scl_history_file *f)
+{
+    return read_at(topfd, SCL_HISTORY_FILE, f, 0);
+}
+
+int scl_history_read_kept(int basefd, const char *name, struct scl_history_file *f)
+{
+    char kept[NAME_MAX + 1];
+
+    if (kept_name(name, kept) != 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    return read_at(basefd, kept, f, 1);
 }
 
 time_t scl_history_when(const struct scl_history_file *f, int64_t t)

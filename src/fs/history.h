@@ -128,6 +128,21 @@ void scl_history_map(int topfd, unsigned gen);
 /* This process's history (its directory's), or NULL: not mapped here. */
 struct scl_history_file *scl_history_mine(void);
 
+/*
+ * A named directory (not random: `swerve-claim run`'s namespace) is made
+ * again where it was, by the next run that needs it, and removed as its
+ * last run ends: its history waits beside it, as NAME.history in its base,
+ * for the next one to take back.  A server's random one's goes with it.
+ */
+/* As the directory NAME of BASEFD (its top TOPFD) is removed: its history
+ * kept beside it, when NAME is named and the file is this user's own,
+ * else removed.  0 once it is gone from the top, or -1 with errno. */
+int scl_history_keep(int basefd, const char *name, int topfd);
+/* As the directory NAME of BASEFD is made (its top TOPFD, not published
+ * yet): the history kept beside it taken back, when it is this user's own
+ * and whole (the base is sticky, or nobody else's to write: dir.c). */
+void scl_history_take_back(int basefd, const char *name, int topfd);
+
 /* SELF's command line from now on, as its records give it (cut to fit):
  * as it takes a new name, off the pair's path. */
 void scl_history_set_command(pid_t self, const char *command);
@@ -165,6 +180,10 @@ void scl_history_add(struct scl_history_file *f, const char *fname, pid_t pid, i
  * only, never through a link): 0, or -1 with errno (ENOENT: none;
  * EINVAL: not a history file). */
 int scl_history_read(int topfd, struct scl_history_file *f);
+
+/* Reads the history kept beside the directory NAME of BASEFD, when it is
+ * this user's own, as scl_history_read() does (EPERM: another's). */
+int scl_history_read_kept(int basefd, const char *name, struct scl_history_file *f);
 
 /* Checks the N bytes read into F (anybody of the server may have
  * written them): 0, every slot and record it leaves non-zero sound (a

@@ -15,6 +15,7 @@
 #include "store_admin.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,8 @@ struct emit {
     const struct inv_dir *d;
     const struct scl_history_file *f;
     int claimsfd;
-    int64_t now; /* CLOCK_MONOTONIC nanoseconds */
+    int64_t now;      /* CLOCK_MONOTONIC nanoseconds */
+    const char *path; /* the directory's */
 };
 
 /* The name of file name FNAME as the application wrote it, into OUT: a
@@ -156,7 +158,7 @@ static void emit_hold(const struct emit *e, const struct hold *h, const char *na
     values[COL_COMMAND] = r->command;
     values[COL_DURATION] = duration;
     values[COL_TOKEN] = token;
-    values[COL_DIR] = e->d->path;
+    values[COL_DIR] = e->path;
     e->each(0, values, e->arg);
 }
 
@@ -199,23 +201,36 @@ static int emit_holds(const struct emit *e, const struct hold *holds, long n)
     return shown;
 }
 
-static int emit_dir(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg, const struct inv_dir *d)
+/* The rows of the history of the directory at PATH (D, as the tool read
+ * it), or when D is NULL, of the one kept beside it (history.h): how many. */
+static int emit_history(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg, const char *path,
+                        const struct inv_dir *d)
 {
+    static const struct inv_dir none;
     struct scl_history_file *f = malloc(sizeof *f);
-    struct emit e = { sel, each, arg, d, f, -1, scl_monotonic_ns() };
+    struct emit e = { sel, each, arg, d != NULL ? d : &none, f, -1, scl_monotonic_ns(), path };
     struct hold *holds = NULL;
-    int topfd = -1, shown = 0;
+    const char *slash = strrchr(path, '/');
+    char *parent = NULL;
+    int dirfd = -1, read = -1, shown = 0;
     long n;
 
-    e.claimsfd = inv_open_dir(d->path, &topfd);
+    if (f != NULL && d != NULL) {
+        e.claimsfd = inv_open_dir(path, &dirfd);
+        read = e.claimsfd >= 0 ? scl_history_read(dirfd, f) : -1;
+    } else if (f != NULL && slash != NULL && (parent = strndup(path, (size_t)(slash - path))) != NULL) {
+        dirfd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        read = dirfd >= 0 ? scl_history_read_kept(dirfd, slash + 1, f) : -1;
+    }
     /* None (a directory of a library before history), or none to read:
      * nothing to show. */
-    if (f != NULL && e.claimsfd >= 0 && scl_history_read(topfd, f) == 0 && (n = collect(f, &holds)) > 0)
+    if (read == 0 && (n = collect(f, &holds)) > 0)
         shown = emit_holds(&e, holds, n);
-    if (e.claimsfd >= 0) {
+    if (e.claimsfd >= 0)
         close(e.claimsfd);
-        close(topfd);
-    }
+    if (dirfd >= 0)
+        close(dirfd);
+    free(parent);
     free(holds);
     free(f);
     return shown;
@@ -223,11 +238,13 @@ static int emit_dir(const struct scl_admin_select *sel, scl_admin_row_fn *each, 
 
 static int fs_history_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
-    int shown = 0;
+    int shown = 0, kept = sel->kept != NULL;
 
-    for (size_t i = 0; i < sel->ndirs; i++)
-        shown += emit_dir(sel, each, arg, &sel->dirs[i]);
-    return shown;
+    for (size_t i = 0; i < sel->ndirs; i++) {
+        shown += emit_history(sel, each, arg, sel->dirs[i].path, &sel->dirs[i]);
+        kept &= strcmp(sel->dirs[i].path, sel->kept != NULL ? sel->kept : "") != 0;
+    }
+    return kept ? shown + emit_history(sel, each, arg, sel->kept, NULL) : shown;
 }
 
 const struct scl_admin_listing scl_fs_history = {

@@ -108,8 +108,8 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
     if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
         return -1;
     scl_times_remove_left(topfd);
-    if ((unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) ||
-        (unlinkat(topfd, SCL_HISTORY_FILE, 0) != 0 && errno != ENOENT) || fstat(topfd, &st) != 0)
+    if ((unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || scl_history_keep(basefd, name, topfd) != 0 ||
+        fstat(topfd, &st) != 0)
         return -1;
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
 }

@@ -9,6 +9,7 @@
 #include "tool.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 
 /* What to show, and how (history's options). */
@@ -54,7 +55,17 @@ static int parse_options(int argc, char **argv, struct history *h)
 static int show(const struct history *h, const struct scl_store_admin *store)
 {
     struct scl_admin_select sel = { .name = h->name, .pid = h->pid, .host = h->host, .older_than = -1 };
-    int loaded, shown = rows_show(store->history, &h->style, &sel, h->server, &loaded);
+    char base[PATH_MAX], name[NAME_MAX + 1], kept[PATH_MAX + NAME_MAX + 2];
+    int loaded, shown;
+
+    /* The user's own run namespace is removed as its last run ends: its
+     * history waits beside it (history.h). */
+    if (h->server == NULL && (store->can & SCL_ADMIN_DIRECTORIES) &&
+        tool_run_namespace(base, sizeof base, name, sizeof name, 0) == 0) {
+        snprintf(kept, sizeof kept, "%s/%s", base, name);
+        sel.kept = kept;
+    }
+    shown = rows_show(store->history, &h->style, &sel, h->server, &loaded);
 
     if (shown == ROWS_USAGE)
         return TOOL_USAGE;

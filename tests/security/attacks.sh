@@ -793,6 +793,34 @@ attack_20() {
         fail "20: root's gc or run --server wrote through, or replaced, the history's symlink"
     : >"$t/go"
     wait "$master" && pass || fail "20: the master failed: $(cat "$t/out")"
+    kept_history_plant
+}
+
+# The rest of 20: in a base all users share (--base, 1777), the attacker
+# puts a history of its own (a real one, its own run's) where root's run
+# namespace keeps its history between runs, then a symlink to a root file:
+# root's run must not take either back, nor root's history show or follow
+# them.
+kept_history_plant() {
+    local t=$top/a20 mine theirs kept
+    mine=$(base_dir a20-kept)
+    theirs=$t/theirs
+    install -d -m 700 -o "$att" "$theirs"
+    kept=$mine/swerve-claim.run-0.history
+    as_user "$att" timeout -s KILL 20 "$tool" --base "$theirs" run forged20 -- true
+    as_user "$att" cp "$theirs/swerve-claim.run-$att_uid.history" "$kept" && pass ||
+        fail "20: the attacker could not plant a history: $(ls -la "$theirs")"
+    timeout -s KILL 20 "$tool" --base "$mine" run root20 -- true
+    timeout -s KILL 10 "$tool" --base "$mine" history --raw --noheadings -o NAME >"$t/kept" 2>/dev/null
+    [ "$(cat "$t/kept")" = root20 ] && [ "$(stat -c %u "$kept")" = 0 ] && pass ||
+        fail "20: root's run took back, or root's history showed, another user's history: $(cat "$t/kept")"
+    rm -f "$kept"
+    as_user "$att" ln -s "$t/victim" "$kept"
+    timeout -s KILL 10 "$tool" --base "$mine" history >"$t/kept" 2>&1
+    [ $? -ne 137 ] && ! grep -q precious "$t/kept" && pass || fail "20: root's history followed a kept history's symlink"
+    timeout -s KILL 20 "$tool" --base "$mine" run root20 -- true
+    [ "$(cat "$t/victim")" = precious ] && [ -f "$kept" ] && [ ! -L "$kept" ] && pass ||
+        fail "20: root's run wrote through, or took back, a kept history's symlink"
 }
 
 # A setuid-root program must not take its settings from the environment

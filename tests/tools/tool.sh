@@ -375,6 +375,28 @@ sc run h-status -- sh -c 'exit 3'
 check "history: run's command that exited 3 holding the claim" \
     test "$(sc history --raw --noheadings -o NAME,HOW h-status)" = 'h-status exited\x20with\x20status\x203'
 kill_pids "$history_master" "$(fact forced)"
+# run's own namespace is removed as its last run ends: its history waits
+# beside it for the next run, and shows meanwhile.
+runs=$lone/runs
+mkdir "$runs"
+"$tool" --base "$runs" run nightly -- true
+"$tool" --base "$runs" run nightly -- sh -c 'exit 2'
+check "history: run's namespace keeps its history from one run to the next (none runs now)" \
+    test "$("$tool" --base "$runs" history --raw --noheadings -o HOW nightly | tr '\n' ' ')" = 'exited\x20with\x20status\x200 exited\x20with\x20status\x202 '
+# A run whose tool and command were both SIGKILLed leaves its claim to a
+# dead holder; the namespace's next last run clears it as it removes it.
+"$tool" --base "$runs" run abandoned -- sleep 30 &
+abandoning=$!
+abandoned=$(command_of $abandoning)
+kill -9 "$abandoning"
+wait "$abandoning" 2>/dev/null
+kill_pids "$abandoned"
+for _ in $(seq 100); do kill -0 "$abandoned" 2>/dev/null || break; sleep 0.05; done
+"$tool" --base "$runs" run nightly -- true
+check "history: a dead holder's hold ends as its directory is removed ('directory retired')" \
+    test "$("$tool" --base "$runs" history --raw --noheadings -o PID,HOW abandoned)" = "$abandoned directory\x20retired"
+check "(and the namespace is gone, its history beside it)" \
+    test "$(find "$runs" -mindepth 1 -maxdepth 1 -printf '%f %y\n' | sort | tr '\n' ' ')" = "swerve-claim.run-$(id -u).history f "
 
 # A server whose claims are under another base (SWERVE_TMPDIR=/srv/x, the
 # systemd drop-in's /run/swerve-claim): the tools find them from its pid,
