@@ -502,8 +502,10 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
         errno = EPERM;
         goto failed;
     }
-    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || scl_history_create(topfd) != 0 ||
-        mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
+    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0)
+        goto failed;
+    (void)scl_history_create(topfd); /* without one (a full filesystem), claims have no history */
+    if (mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || scl_member_register_self(claimsfd) != 0)

@@ -109,7 +109,9 @@ struct scl_hold_end {
     uint16_t how, detail;
 };
 
-/* Makes the history file in the claim directory TOPFD (at its creation). */
+/* Makes the history file in the claim directory TOPFD (at its creation),
+ * its blocks allocated: 0, or -1 with errno, and none made (a full
+ * filesystem: the directory then has no history). */
 int scl_history_create(int topfd);
 
 /* The history of the claim directory TOPFD, mapped when this process may
