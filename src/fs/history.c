@@ -82,6 +82,15 @@ int scl_history_create(int topfd)
     return r;
 }
 
+/* 1 when ST is a history file this user made, whole: its own, nobody
+ * else's to write (nor truncate under a mapping), one name (not a hard
+ * link to another file put in its place), its size. */
+static int own_history(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 077) == 0 && st->st_nlink == 1 &&
+           st->st_size == (off_t)sizeof(struct scl_history_file);
+}
+
 struct scl_history_file *scl_history_open(int topfd)
 {
     struct scl_history_file *f = MAP_FAILED;
@@ -93,10 +102,7 @@ struct scl_history_file *scl_history_open(int topfd)
         errno = saved;
         return NULL;
     }
-    /* The checks wake.c makes: nobody else may truncate it under the
-     * mapping, and a hard link to another file put in its name is not
-     * written to. */
-    if (st.st_size == (off_t)sizeof *f && st.st_uid == geteuid() && (st.st_mode & 077) == 0 && st.st_nlink == 1)
+    if (own_history(&st)) /* the checks wake.c makes */
         f = mmap(NULL, sizeof *f, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     scl_close_quietly(fd);
     errno = saved;
@@ -152,14 +158,6 @@ void scl_history_set_command(pid_t self, const char *text)
 static int kept_name(const char *name, char out[NAME_MAX + 1])
 {
     return scl_layout_is_random(name) ? -1 : scl_concat(out, NAME_MAX + 1, name, SCL_KEPT_HISTORY_SUFFIX, (char *)NULL);
-}
-
-/* 1 when ST is a history file this user made, whole: its own, nobody
- * else's to write, one name, its size. */
-static int own_history(const struct stat *st)
-{
-    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 077) == 0 && st->st_nlink == 1 &&
-           st->st_size == (off_t)sizeof(struct scl_history_file);
 }
 
 int scl_history_keep(int basefd, const char *name, int topfd)

@@ -8,7 +8,9 @@
  * mapped by every process that makes or joins the directory while it may
  * (its owner), and inherited by its forked children, which keep the
  * mapping as they drop root; nobody else may open it, so nobody can
- * truncate it under a mapping (a SIGBUS).  So the holder records its own
+ * truncate it under a mapping (a SIGBUS), and its blocks are allocated as
+ * it is made (a store into a hole of a full filesystem would be one too).
+ * So the holder records its own
  * holds with plain stores: a take and a release cost no system call (the
  * time of a take is the fencing token's reading of the monotonic clock,
  * a release's one more vDSO reading), and a record outlives its holder.
@@ -27,8 +29,8 @@
  * gives the slot of the name longest idle, none of whose holds is open,
  * to a new name.
  *
- * Everything but scl_history_create(), the mapping and the tools' reading
- * is async-signal-safe, and keeps errno.
+ * All of it is async-signal-safe (system calls and plain loops), and what
+ * the hook paths call keeps errno.
  */
 #ifndef SCL_HISTORY_H
 #define SCL_HISTORY_H
