@@ -118,8 +118,9 @@ int inv_is_dir_name(const char *name);
 
 /* Clears the claims and the holder file of member PID of the directory
  * open as CLAIMSFD and TOPFD (inv_open_dir()), as the library clears a
- * dead holder: under its holder file's lock, and only while it is dead.
- * 0, or -1 with errno. */
+ * dead holder: under its holder file's lock, and only while it is dead,
+ * its holds recorded as cleared in the directory's history when it is
+ * this user's.  0, or -1 with errno. */
 int inv_clear_dead(int claimsfd, int topfd, pid_t pid);
 
 /* Removes the claim directory at PATH, clearing its dead holders first,
@@ -129,10 +130,12 @@ int inv_remove_dir(const char *path);
 /* release --force, in the directory open as CLAIMSFD and TOPFD: tells
  * every holder there that a claim may have been taken from it (each
  * checks whose a name is before its next release), then unlinks claim C
- * while it is still the link the tool looked at.  0, or -1 with errno
- * (ESTALE: it was released and taken again meanwhile); *TOLD is 0 when
- * the holders could not be told (and nothing was unlinked). */
-int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, int *told);
+ * while it is still the link the tool looked at, and records the hold
+ * of HOLDER (its pid, 0 unknown) forced in the directory's history when
+ * it is this user's.  0, or -1 with errno (ESTALE: it was released and
+ * taken again meanwhile); *TOLD is 0 when the holders could not be told
+ * (and nothing was unlinked). */
+int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told);
 
 /* Makes this process use the claim directory BASE/NAME, made when it is
  * not there (swerve-claim run's namespace): 0, or -1 with errno (EPERM:

@@ -77,8 +77,9 @@ struct scl_store_ops {
      * written costs a copy-on-write fault, on the host's hot path). */
     void (*after_fork_in_child)(void);
     /* This process reaped CHILD (it exited or was killed): what CHILD held
-     * is free before the host's wait call returns. */
-    void (*child_reaped)(pid_t child);
+     * is free before the host's wait call returns.  STATUS: how it ended,
+     * as wait(2) gives it, or -1 when the call could not tell. */
+    void (*child_reaped)(pid_t child, int status);
     /* This process is about to exec: what it holds is released; what the
      * new image needs to join the same claims is kept.  Called between fork
      * and exec too: touches nothing when this process holds nothing.  1

@@ -64,9 +64,10 @@ enum scl_admin_column_flag {
 
 struct inv_dir;
 
-/* Which rows a listing shows (list's -n, -p, --older-than and --stale).
- * With any of the last two, only claims are shown (with their waiters),
- * not the processes of a directory that hold none. */
+/* Which rows a listing shows (list's and history's -n and -p, list's
+ * --older-than and --stale).  With any of the last two, only claims are
+ * shown (with their waiters), not the processes of a directory that hold
+ * none. */
 struct scl_admin_select {
     const char *name;     /* only this claim's rows, or NULL */
     long pid;             /* only this process's rows, or 0 */
@@ -77,6 +78,10 @@ struct scl_admin_select {
      * and read them (inventory.h). */
     const struct inv_dir *dirs;
     size_t ndirs;
+    /* SCL_ADMIN_DIRECTORIES, history: a named directory (the user's own
+     * `run` namespace) whose history, kept beside it while it is not there,
+     * is shown when it is not among DIRS; or NULL. */
+    const char *kept;
 };
 
 /* One holder or waiter of a claim, for monitoring (swerve-claim
@@ -130,6 +135,8 @@ enum scl_admin_can {
     /* It makes what it needs in its server, and may shut others out of
      * it (init(): db init). */
     SCL_ADMIN_SCHEMA = 1u << 2,
+    /* It keeps the last holds of each name, and lists them (history). */
+    SCL_ADMIN_HISTORY = 1u << 3,
 };
 
 struct scl_store_admin {
@@ -137,6 +144,10 @@ struct scl_store_admin {
     unsigned can;     /* enum scl_admin_can */
     /* Every store: swerve-claim list's columns and rows. */
     const struct scl_admin_listing *listing;
+    /* SCL_ADMIN_HISTORY: swerve-claim history's, a row a hold (rows()
+     * counts the holds shown); else why it keeps none, for people. */
+    const struct scl_admin_listing *history;
+    const char *no_history;
 
     /* SCL_ADMIN_SESSIONS: calls EACH for every holder and waiter of the
      * namespace in use: 0, or -1 with errno. */

@@ -6,6 +6,7 @@
 
 #include "claim.h"
 #include "dir.h"
+#include "history.h"
 #include "holder.h"
 #include "inventory.h"
 #include "layout.h"
@@ -24,9 +25,15 @@ int inv_is_dir_name(const char *name)
     return scl_after_prefix(name, SCL_DIR_PREFIX) != NULL;
 }
 
+/* The tools write a directory's history only when it is their user's
+ * own (history.h): another's owner could truncate it under the mapping. */
 int inv_clear_dead(int claimsfd, int topfd, pid_t pid)
 {
-    return scl_holder_clear(claimsfd, topfd, pid, SCL_CLEAR_IF_DEAD) < 0 ? -1 : 0;
+    struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_CLEARED, 0 };
+    int r = scl_holder_clear(claimsfd, topfd, pid, SCL_CLEAR_IF_DEAD, &end);
+
+    scl_history_unmap(end.history);
+    return r < 0 ? -1 : 0;
 }
 
 int inv_remove_dir(const char *path)
@@ -34,14 +41,20 @@ int inv_remove_dir(const char *path)
     return scl_retire_path(path, 0, 0);
 }
 
-int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, int *told)
+int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told)
 {
+    struct scl_hold_end end = { NULL, SCL_HOLD_FORCED, 0 };
+
     /* The holder is told first (wake.h): its late release must then
      * check whose the name is. */
     *told = scl_wake_revoke(topfd) == 0;
-    if (!*told)
+    if (!*told || scl_claim_remove_if_same(claimsfd, c->fname, c->dev, c->ino) != 0)
         return -1;
-    return scl_claim_remove_if_same(claimsfd, c->fname, c->dev, c->ino);
+    if (holder > 0 && (end.history = scl_history_open(topfd)) != NULL) {
+        (void)scl_history_end(end.history, c->fname, holder, &end);
+        scl_history_unmap(end.history);
+    }
+    return 0;
 }
 
 int inv_use_named(const char *base, const char *name)
@@ -68,12 +81,13 @@ static const char *no_reason(void)
     return NULL;
 }
 
-extern const struct scl_admin_listing scl_fs_listing; /* listing_fs.c */
+extern const struct scl_admin_listing scl_fs_listing, scl_fs_history; /* listing_fs.c, history_fs.c */
 
 const struct scl_store_admin scl_store_fs_admin = {
     .name = "filesystem",
-    .can = SCL_ADMIN_DIRECTORIES,
+    .can = SCL_ADMIN_DIRECTORIES | SCL_ADMIN_HISTORY,
     .listing = &scl_fs_listing,
+    .history = &scl_fs_history,
     .keep_across_exec = keep_across_exec,
     .reason = no_reason,
 };

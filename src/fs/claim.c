@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "claim.h"
+#include "history.h"
 #include "holder.h"
 #include "sigsafe.h"
 #include "wake.h"
@@ -33,6 +34,7 @@ int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id, struc
 enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname,
                                               struct scl_proc_id *holder, struct stat *st)
 {
+    const struct scl_hold_end cleared = { scl_history_mine(), SCL_HOLD_CLEARED, 0 };
     int fd, r;
 
     holder->pid = 0;
@@ -48,7 +50,7 @@ enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), co
         scl_close_quietly(fd);
         return SCL_CLAIM_LIVE;
     }
-    r = scl_holder_clear_open(dirfd, top_fd(), fd, SCL_CLEAR_IF_DEAD, fname);
+    r = scl_holder_clear_open(dirfd, top_fd(), fd, SCL_CLEAR_IF_DEAD, fname, &cleared);
     scl_close_quietly(fd);
     holder->pid = 0; /* whoever holds it now, not the one just read */
     return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;

@@ -31,7 +31,7 @@ enum scl_claim_state {
 /* Looks at claim FNAME and clears it, with all of its holder's claims and
  * its page of times in the top TOP_FD() returns (asked only then: a
  * failing try on a live holder's name stays as cheap as it was), when
- * that holder has ended.  SCL_CLAIM_LIVE fills *HOLDER and the claim's
+ * that holder has ended; this process's history records them cleared.  SCL_CLAIM_LIVE fills *HOLDER and the claim's
  * *ST when it could read them (HOLDER->pid 0 when not). */
 enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname,
                                               struct scl_proc_id *holder, struct stat *st);

@@ -9,6 +9,7 @@
 #include "bound.h"
 #include "dir.h"
 #include "fork_page.h"
+#include "history.h"
 #include "holder.h"
 #include "hot.h"
 #include "kept_fds.h"
@@ -35,9 +36,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RANDOM_CHARS 12
-/* What a directory's random name is made of (base32's letters). */
-static const char random_alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
 /* How long a thread waits for another that is opening or making the
  * directory before it gives up with EBUSY: a few system calls, or a
  * sweep of the base. */
@@ -120,12 +118,9 @@ int scl_dir_place_made(void)
  * server reserved, which may be made here. */
 static int is_reservable(const char *path)
 {
-    const char *slash = strrchr(path, '/'), *rest;
+    const char *slash = strrchr(path, '/');
 
-    if (slash == NULL || slash == path || (rest = scl_after_prefix(slash + 1, SCL_DIR_PREFIX)) == NULL ||
-        strlen(rest) != RANDOM_CHARS)
-        return 0;
-    return strspn(rest, random_alphabet) == RANDOM_CHARS;
+    return slash != NULL && slash != path && scl_layout_is_random(slash + 1);
 }
 
 void scl_dir_attach_later(pid_t self)
@@ -416,10 +411,10 @@ static int open_base(const char *base, size_t name_len)
     return -1;
 }
 
-static void random_chars(char out[RANDOM_CHARS + 1])
+static void random_chars(char out[SCL_RANDOM_CHARS + 1])
 {
     static atomic_uint counter;
-    unsigned char bytes[RANDOM_CHARS];
+    unsigned char bytes[SCL_RANDOM_CHARS];
 
     /* Through scl_bound: the fork hook reserves on the host's stack. */
     if (scl_bound.syscall(SYS_getrandom, bytes, sizeof bytes, GRND_NONBLOCK) != (long)sizeof bytes) {
@@ -433,9 +428,9 @@ static void random_chars(char out[RANDOM_CHARS + 1])
         for (size_t i = 0; i < sizeof bytes; i++, mix = mix * 6364136223846793005ULL + 1442695040888963407ULL)
             bytes[i] = (unsigned char)(mix >> 56);
     }
-    for (size_t i = 0; i < RANDOM_CHARS; i++)
-        out[i] = random_alphabet[bytes[i] & 31];
-    out[RANDOM_CHARS] = '\0';
+    for (size_t i = 0; i < SCL_RANDOM_CHARS; i++)
+        out[i] = SCL_RANDOM_ALPHABET[bytes[i] & 31];
+    out[SCL_RANDOM_CHARS] = '\0';
 }
 
 void scl_dir_forking(pid_t self)
@@ -459,7 +454,7 @@ static pid_t forker_of(pid_t self)
 void scl_dir_reserve(void)
 {
     const char *base = scl_settings()->base_dir;
-    char rnd[RANDOM_CHARS + 1];
+    char rnd[SCL_RANDOM_CHARS + 1];
 
     if (scl_dir_in_use() || base[0] == '\0')
         return; /* an unusable base says why when a claim needs it */
@@ -491,6 +486,7 @@ static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
     (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
+    (void)unlinkat(topfd, SCL_HISTORY_FILE, 0);
     scl_close_quietly(topfd);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
 }
@@ -518,7 +514,10 @@ static int build(int basefd, const char *new_name, struct stat *top, struct stat
         errno = EPERM;
         goto failed;
     }
-    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0 || mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
+    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0)
+        goto failed;
+    (void)scl_history_create(topfd); /* without one (a full filesystem), claims have no history */
+    if (mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || register_self(claimsfd) != 0)
@@ -555,8 +554,9 @@ static int publish(const char *base, const char *name, const struct stat *top, c
     atomic_fetch_add(&generation, 1);
     atomic_store_explicit(&ready, 1, memory_order_release);
     /* Mapped now, while this process surely may: its children inherit the
-     * mapping, and a worker that drops privileges cannot open the file. */
+     * mappings, and a worker that drops privileges cannot open the files. */
     scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
+    scl_history_map(atomic_load(&top_fd), atomic_load(&generation));
     return 0;
 }
 
@@ -574,7 +574,7 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     /* Under scl_lock(), like every caller: static, off the fork path's
      * stack. */
     static char new_name[NAME_MAX + 1];
-    char rnd[RANDOM_CHARS + 1], aside[RANDOM_CHARS + 1];
+    char rnd[SCL_RANDOM_CHARS + 1], aside[SCL_RANDOM_CHARS + 1];
 
     for (int attempt = 0; attempt < 16; attempt++) {
         int fd, saved;
@@ -592,9 +592,11 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
                 continue; /* another's ".new": another name */
             return -1;
         }
+        scl_history_take_back(basefd, made, *topfd);
         if (renameat2(basefd, new_name, basefd, made, RENAME_NOREPLACE) == 0)
             return fd;
         saved = errno;
+        (void)scl_history_keep(basefd, made, *topfd); /* for the next one, as it was */
         unbuild(basefd, new_name, *topfd, fd);
         errno = saved;
         if (saved != EEXIST || name != NULL)
@@ -630,7 +632,7 @@ static int use_place_locked(const char *base, const char *name, int for_server)
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
-    basefd = open_base(base, strlen(name) + 1 + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
+    basefd = open_base(base, strlen(name) + 1 + SCL_RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
     /* Whoever made it first, we use theirs; if its last member removes it
@@ -719,7 +721,7 @@ static int create_locked(void)
 
     if (atomic_load(&place_reserved))
         return create_reserved_locked();
-    basefd = open_base(base, sizeof SCL_DIR_PREFIX + RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
+    basefd = open_base(base, sizeof SCL_DIR_PREFIX + SCL_RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
     fd = make_dir(basefd, NULL, name, &top, &claims, &topfd);

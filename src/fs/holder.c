@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "history.h"
 #include "holder.h"
 #include "log.h"
 #include "scratch.h"
@@ -126,13 +127,56 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
 
 /* A holder inode being cleared, how many of its links are left to find
  * besides its holder file's own name, and how many more entries of the
- * claims directory its scan may read. */
+ * claims directory its scan may read; how the holds it ends end, and what
+ * of their holder a record of its own takes (read once, when needed). */
 struct clearing {
-    int dirfd;
+    int dirfd, topfd, fd;
     const struct stat *st;
     nlink_t to_find;
     unsigned scan_left;
+    const struct scl_hold_end *end;
+    pid_t pid;
+    int holder_read;
+    struct scl_times_page *page; /* a scratch block, or NULL */
+    char command[SCL_HISTORY_COMMAND];
 };
+
+/* What a record of the holder's own needs (it recorded none: it could not
+ * map the history): its command line, noted on its holder file, and its
+ * page of times, while they are there. */
+static void read_holder(struct clearing *c)
+{
+    char *buf = scl_scratch_take();
+    ssize_t n;
+
+    c->holder_read = 1;
+    if (buf == NULL)
+        return;
+    n = fgetxattr(c->fd, SCL_COMMAND_XATTR, buf, SCL_SCRATCH_SIZE - 1);
+    if (n > 0) {
+        size_t keep = (size_t)n < sizeof c->command - 1 ? (size_t)n : sizeof c->command - 1;
+        memcpy(c->command, buf, keep);
+        c->command[keep] = '\0';
+    }
+    _Static_assert(sizeof(struct scl_times_page) <= SCL_SCRATCH_SIZE, "a page of times fits a scratch block");
+    if (c->topfd >= 0 && scl_times_read(c->topfd, c->pid, (struct scl_times_page *)buf) == 0)
+        c->page = (struct scl_times_page *)buf;
+    else
+        scl_scratch_give(buf);
+}
+
+/* Records how the hold of FNAME ended, in a record of the holder's own
+ * when it has none open. */
+static void record_end(struct clearing *c, const char *fname)
+{
+    struct scl_history_file *f = c->end != NULL ? c->end->history : NULL;
+
+    if (f == NULL || scl_history_end(f, fname, c->pid, c->end) != 0)
+        return;
+    if (!c->holder_read)
+        read_holder(c);
+    scl_history_add(f, fname, c->pid, c->page != NULL ? scl_times_taken_at(c->page, fname) : 0, c->command, c->end);
+}
 
 /* Unlinks claim FNAME when it still links to the inode being cleared,
  * and wakes its waiters (claim.h's scl_claim_remove_if_same(), one level
@@ -145,6 +189,7 @@ static int clear_claim(const char *fname, const char *tail, void *arg)
     (void)tail;
     if (scl_unlink_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0) {
         scl_wake(fname);
+        record_end(c, fname);
         if (c->to_find > 0)
             c->to_find--;
     }
@@ -182,12 +227,13 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
     return d->d_ino == c->st->st_ino && d->d_name[0] != '.' ? clear_claim(d->d_name, "", c) : 0;
 }
 
-int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim)
+int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+                          const struct scl_hold_end *end)
 {
     struct stat st;
     struct scl_proc_id id;
     char path[SCL_PID_NAME_MAX];
-    struct clearing c = { .dirfd = dirfd, .st = &st };
+    struct clearing c = { .dirfd = dirfd, .topfd = topfd, .fd = fd, .st = &st, .end = end };
 
     while (flock(fd, LOCK_EX | LOCK_NB) != 0)
         if (errno != EINTR)
@@ -201,6 +247,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
     if (mode == SCL_CLEAR_IF_DEAD && scl_proc_alive(&id))
         return 0;
     c.to_find = st.st_nlink - 1;
+    c.pid = id.pid;
     clear_journal(&c, fd);
     if (also_claim != NULL)
         (void)clear_claim(also_claim, "", &c);
@@ -227,10 +274,11 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
         (void)scl_each_entry(dirfd, clear_if_link, &c);
         errno = saved;
     }
+    scl_scratch_give(c.page);
     return 1;
 }
 
-int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode)
+int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end)
 {
     char path[SCL_PID_NAME_MAX];
     struct stat st;
@@ -240,7 +288,7 @@ int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode)
     fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1;
-    r = scl_holder_clear_open(dirfd, topfd, fd, mode, NULL);
+    r = scl_holder_clear_open(dirfd, topfd, fd, mode, NULL, end);
     scl_close_quietly(fd); /* drops the flock */
     return r;
 }
@@ -248,6 +296,7 @@ int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode)
 /* Puts the holder file made at TMP in place as PATH, for ID. */
 static int install(int dirfd, const char *tmp, const char *path, const struct scl_proc_id *id, int self)
 {
+    const struct scl_hold_end cleared = { scl_history_mine(), SCL_HOLD_CLEARED, 0 };
     struct scl_proc_id there;
     struct stat st;
     int fd, r;
@@ -272,7 +321,7 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
     /* The same pid with another start time: a process that has ended.  Its
      * page of times is left: the new process of that pid makes its own
      * anew (times.c), and the directory's removal takes any other. */
-    r = scl_holder_clear_open(dirfd, -1, fd, SCL_CLEAR_ALWAYS, NULL);
+    r = scl_holder_clear_open(dirfd, -1, fd, SCL_CLEAR_ALWAYS, NULL, &cleared);
     scl_close_quietly(fd);
     return r == 1 ? 1 : -1;
 }
@@ -314,14 +363,11 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     return r == 0 ? 0 : -1;
 }
 
-void scl_holder_note_command(int fd)
+void scl_holder_note_command(int fd, const char *command, size_t n)
 {
-    char command[512];
     int saved = errno;
-    ssize_t n = scl_proc_read_cmdline(0, command, sizeof command);
 
-    if (n > 0)
-        (void)fsetxattr(fd, SCL_COMMAND_XATTR, command, (size_t)n, 0);
+    (void)fsetxattr(fd, SCL_COMMAND_XATTR, command, n, 0);
     errno = saved;
 }
 

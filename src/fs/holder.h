@@ -91,10 +91,10 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
  * nothing is written, and that is success. */
 int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len);
 
-/* Notes this process's command line on its holder file, open as FD
- * (SCL_COMMAND_XATTR), for the tools; nothing when the filesystem keeps no
- * user attributes.  Async-signal-safe; keeps errno. */
-void scl_holder_note_command(int fd);
+/* Notes COMMAND (N bytes), this process's command line, on its holder
+ * file, open as FD (SCL_COMMAND_XATTR), for the tools; nothing when the
+ * filesystem keeps no user attributes.  Async-signal-safe; keeps errno. */
+void scl_holder_note_command(int fd, const char *command, size_t n);
 
 /* The last two search all of the claims directory for links the journal
  * did not name; the others read at most SCL_SCAN_MAX of its entries.  The
@@ -109,17 +109,22 @@ enum scl_clear_mode {
                             * keeps its holder file (same pid, same start) */
 };
 
+struct scl_hold_end;
+
 /* Clears every claim of PID's holder file and, but for
  * SCL_CLEAR_CLAIMS_ONLY, the file itself and its page of times (times.h)
  * in TOPFD, the directory's top (-1: the page stays, for the directory's
- * removal to take).  Returns 1 when done, 0 when the holder is alive, -1
+ * removal to take).  The end of each hold it clears is recorded as END
+ * says (history.h; NULL: nowhere), in a record of the holder's own when
+ * it has none open.  Returns 1 when done, 0 when the holder is alive, -1
  * when another clearer is at work or a system call failed. */
-int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode);
+int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end);
 
 /* Clears the holder whose file (or one of its claims) FD is open on, as
  * scl_holder_clear() does; ALSO_CLAIM, when not NULL, is a claim of it
  * cleared too, in case the journal does not name it (claim.c). */
-int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim);
+int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+                          const struct scl_hold_end *end);
 
 /*
  * Calls FN for every holder file (PID > 0) and every registration left in

@@ -2,8 +2,11 @@
  * The filesystem store on disk: every name it makes, in one place.
  *
  *     BASE/                          $SWERVE_TMPDIR, $TMPDIR or /tmp (checked: dir.c)
+ *     ├── swerve-claim.run-HOST.history  a named directory's history, kept while it is not
+ *     │                              there (history.h)
  *     └── swerve-claim.XXXXXXXXXXXX/ a claim directory, 0700 (.new while it is built)
  *         ├── wake                   futex words for waiters (wake.h), 0600
+ *         ├── history                the last holds of each name (history.h), 0600
  *         ├── .times.PID             when it took each claim, what it waits for (times.h)
  *         └── claims/
  *             ├── NAME               a claim: a hard link to its holder's file (names.h)
@@ -15,13 +18,22 @@
 #ifndef SCL_LAYOUT_H
 #define SCL_LAYOUT_H
 
+#include "sigsafe.h"
+
 #include <string.h>
 
-#define SCL_DIR_PREFIX    "swerve-claim." /* a claim directory's name */
-#define SCL_NEW_SUFFIX    ".new"          /* ... while it is built, before it is renamed */
-#define SCL_WAKE_FILE     "wake"
-#define SCL_CLAIMS_DIR    "claims"
-#define SCL_HOLDER_PREFIX ".holder." /* then the pid */
+#define SCL_DIR_PREFIX "swerve-claim." /* a claim directory's name */
+#define SCL_NEW_SUFFIX ".new"          /* ... while it is built, before it is renamed */
+/* ... then, for a server's, random characters: */
+#define SCL_RANDOM_CHARS    12
+#define SCL_RANDOM_ALPHABET "abcdefghijklmnopqrstuvwxyz234567" /* base32's letters */
+/* ... and beside a named one (not random: `swerve-claim run`'s), its
+ * history while it is not there. */
+#define SCL_KEPT_HISTORY_SUFFIX ".history"
+#define SCL_WAKE_FILE           "wake"
+#define SCL_HISTORY_FILE        "history"
+#define SCL_CLAIMS_DIR          "claims"
+#define SCL_HOLDER_PREFIX       ".holder." /* then the pid */
 /* A holder file's extended attribute: its process's command line when it
  * last took a new name, so that the tools can say who a dead holder was. */
 #define SCL_COMMAND_XATTR "user.swerve-claim.command"
@@ -36,6 +48,15 @@
  * live on the stack of hook paths. */
 #define SCL_PID_NAME_MAX 48
 _Static_assert(sizeof SCL_HOLDER_NEW_PREFIX + 20 + 1 + 20 <= SCL_PID_NAME_MAX, "two pids fit");
+
+/* 1 when NAME (a path's last component) is a claim directory's random
+ * name: a server's, never made again once its server has ended. */
+static inline int scl_layout_is_random(const char *name)
+{
+    const char *rest = scl_after_prefix(name, SCL_DIR_PREFIX);
+
+    return rest != NULL && strlen(rest) == SCL_RANDOM_CHARS && strspn(rest, SCL_RANDOM_ALPHABET) == SCL_RANDOM_CHARS;
+}
 
 /* 1 when NAME is a claim directory still being built (or abandoned so). */
 static inline int scl_layout_is_unfinished(const char *name)

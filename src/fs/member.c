@@ -6,6 +6,7 @@
 
 #include "bound.h"
 #include "claim.h"
+#include "history.h"
 #include "member.h"
 #include "hot.h"
 #include "proc.h"
@@ -126,12 +127,13 @@ int scl_member_remove_own_claim(int claimsfd, const char *fname)
 
 int scl_member_clear_own(int claimsfd, int topfd, enum scl_clear_mode mode)
 {
+    const struct scl_hold_end end = { scl_history_mine(), mode == SCL_CLEAR_OWN ? SCL_HOLD_EXITED : SCL_HOLD_EXECD, 0 };
     struct stat st;
     int fd = scl_member_open_own_holder(claimsfd, O_RDONLY, &st), r;
 
     if (fd < 0)
-        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claimsfd, topfd, getpid(), SCL_CLEAR_ALWAYS) : -1;
-    r = scl_holder_clear_open(claimsfd, topfd, fd, mode, NULL);
+        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claimsfd, topfd, getpid(), SCL_CLEAR_ALWAYS, &end) : -1;
+    r = scl_holder_clear_open(claimsfd, topfd, fd, mode, NULL, &end);
     scl_close_quietly(fd); /* drops the flock */
     return r;
 }

@@ -58,7 +58,8 @@ int scl_member_remove_own_claim(int claimsfd, const char *fname);
 /* Clears this process's own claims, with MODE SCL_CLEAR_OWN (it ends) or
  * SCL_CLEAR_CLAIMS_ONLY (it execs), through the holder inode it
  * registered, whose links are searched for in all of the claims
- * directory; its page of times goes in TOPFD.  When that inode is not in
+ * directory, recording each hold as exited or exec'd in its history
+ * (history.h); its page of times goes in TOPFD.  When that inode is not in
  * its name (never registered here, or a worker put a file in its place),
  * an ending process clears that name as another's would, and one that
  * execs nothing.  As scl_holder_clear() returns; async-signal-safe. */

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "history.h"
 #include "holder.h"
 #include "log.h"
 #include "retire.h"
@@ -35,13 +36,20 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
     return alive;
 }
 
-/* ARG: the top's descriptor, where dead holders' pages of times go. */
+/* A directory being removed: its top, where dead holders' pages of times
+ * go, and how their holds end. */
+struct removal {
+    int topfd;
+    const struct scl_hold_end *end;
+};
+
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
 {
+    const struct removal *r = arg;
     struct stat st;
 
     if (pid > 0)
-        (void)scl_holder_clear(dirfd, *(const int *)arg, pid, SCL_CLEAR_IF_DEAD);
+        (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end);
     else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
         (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished */
     return 0;
@@ -63,6 +71,19 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
  * holders are cleared first.  Anything left in claims/ (a member that just
  * joined) keeps it all.  0 when removed.
  */
+/* Clears the dead holders of the directory TOPFD, CLAIMSFD, recording
+ * their holds as ended by its removal, in its history if this process may
+ * write it (mapped for the while: this may be another directory than its
+ * own, swept). */
+static void clear_dead_for_removal(int topfd, int claimsfd)
+{
+    struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_RETIRED, 0 };
+    const struct removal r = { topfd, &end };
+
+    (void)scl_holders_scan(claimsfd, visit_clear_dead, (void *)&r);
+    scl_history_unmap(end.history);
+}
+
 int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
 {
     int alive;
@@ -83,11 +104,12 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
             errno = EBUSY;
         return -1;
     }
-    (void)scl_holders_scan(claimsfd, visit_clear_dead, &topfd);
+    clear_dead_for_removal(topfd, claimsfd);
     if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
         return -1;
     scl_times_remove_left(topfd);
-    if ((unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || fstat(topfd, &st) != 0)
+    if ((unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || scl_history_keep(basefd, name, topfd) != 0 ||
+        fstat(topfd, &st) != 0)
         return -1;
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
 }
@@ -146,12 +168,14 @@ static void remove_unfinished(int basefd, const char *name)
         return;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
-        (void)scl_holders_scan(claimsfd, visit_clear_dead, &topfd);
+        const struct removal r = { topfd, NULL };
+        (void)scl_holders_scan(claimsfd, visit_clear_dead, (void *)&r);
         scl_close_quietly(claimsfd);
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
     scl_times_remove_left(topfd);
     (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
+    (void)unlinkat(topfd, SCL_HISTORY_FILE, 0);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
     scl_close_quietly(topfd);
 }

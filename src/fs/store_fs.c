@@ -4,6 +4,7 @@
 #include "claim.h"
 #include "dir.h"
 #include "fork_page.h"
+#include "history.h"
 #include "holder.h"
 #include "journaled.h"
 #include "kept_fds.h"
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +68,9 @@ struct scl_key {
     unsigned revocations;   /* of forced releases (wake.h), or 0 */
     uint64_t token;         /* this hold's fencing token */
     int times_entry;        /* its entry in the journaling process's times page */
+    uint64_t history_hash;  /* scl_times_hash(fname): the name in pages of times and history */
+    int history_slot;       /* its slot in the journaling process's history */
+    int history_record;     /* this hold's record there, or -1 */
     struct seen_live seen;  /* the holder this handle last found alive */
 };
 
@@ -78,6 +83,8 @@ static struct scl_key *fs_key_new(const char *name, size_t len)
         return NULL;
     flen = scl_name_encode(name, len, key->fname);
     key->hash = scl_name_hash(key->fname);
+    key->history_hash = scl_times_hash(key->fname);
+    key->history_record = -1;
 
     /* A hashed name's journal line also carries the whole name, so that
      * tools can show what the application wrote. */
@@ -103,6 +110,19 @@ static void fs_key_free(struct scl_key *key)
     free(key);
 }
 
+/* Under scl_lock(): notes this process's command line on its holder
+ * file, open as FD, for list, and for its records, for history. */
+static void note_command(int fd, pid_t self)
+{
+    static char command[512]; /* under the lock, off the stack */
+    ssize_t n = scl_proc_read_cmdline(0, command, sizeof command);
+
+    if (n > 0) {
+        scl_holder_note_command(fd, command, (size_t)n);
+        scl_history_set_command(self, command);
+    }
+}
+
 /* Write-ahead: the name goes into the journal before the link exists, so
  * whoever clears this process later finds every claim it may hold. */
 static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
@@ -117,7 +137,7 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
             return -1;
         r = scl_holder_journal(fd, &st, key->journal_line, key->journal_len);
         if (r == 0) /* once per new name: off the hot path of a name taken again */
-            scl_holder_note_command(fd);
+            note_command(fd, self);
         scl_close_quietly(fd);
         if (r != 0 || scl_journaled_add(key->fname) != 0)
             return -1;
@@ -125,6 +145,7 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
     if (!scl_times_tried(self, gen))
         scl_times_map(scl_dir_top_fd(), self, gen);
     key->times_entry = scl_times_entry(key->fname, self, gen);
+    key->history_slot = scl_history_slot(key->fname, key->history_hash);
     key->journaled_pid = self;
     key->journaled_gen = gen;
     return 0;
@@ -208,6 +229,8 @@ static int hold_begins(struct scl_key *key, pid_t self)
     key->revocations_known = scl_wake_revocations(&key->revocations) == 0;
     key->token = now_token();
     scl_times_taken(key->times_entry, self, (int64_t)key->token);
+    key->history_record =
+        scl_history_taken(key->history_slot, key->fname, key->history_hash, self, (int64_t)key->token);
     return 0;
 }
 
@@ -291,6 +314,14 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
     return try_acquire(key, self, &turn, 0);
 }
 
+/* The hold of KEY ended with its release: recorded with plain stores. */
+static int released(struct scl_key *key)
+{
+    scl_history_released(key->history_record, key->history_hash, key->journaled_pid, (int64_t)key->token);
+    key->history_record = -1;
+    return 0;
+}
+
 static int fs_release(struct scl_key *key)
 {
     unsigned now;
@@ -311,14 +342,14 @@ static int fs_release(struct scl_key *key)
                 return errno == ENOENT ? 0 : -1;
         }
         scl_wake_released(key->hash);
-        return 0;
+        return released(key);
     }
     /* Otherwise only while it still links to our holder file: release
      * --force may have given it to somebody else. */
     dirfd = scl_dir_claims_fd();
     if (dirfd < 0 || scl_member_remove_own_claim(dirfd, key->fname) != 0)
         return errno == ENOENT || errno == ESTALE ? 0 : -1;
-    return 0;
+    return released(key);
 }
 
 static int fs_available(struct scl_key *key)
@@ -443,13 +474,25 @@ static void fs_after_fork_in_child(void)
     scl_dir_after_fork_in_child();
 }
 
+/* A reaped child, and how it ended (wait(2)'s status, -1: not known). */
+struct reaped {
+    pid_t pid;
+    int status;
+};
+
 static void clear_reaped(void *arg)
 {
-    pid_t child = *(const pid_t *)arg;
+    const struct reaped *child = arg;
+    struct scl_hold_end end = { scl_history_mine(), SCL_HOLD_CLEARED, 0 };
     int dirfd = scl_dir_claims_fd();
 
-    if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child, SCL_CLEAR_IF_DEAD) < 0)
-        scl_debug("could not clear the claims of child %d: %m", (int)child);
+    /* What it held and did not clear itself ends as it ended. */
+    if (child->status != -1 && WIFSIGNALED(child->status))
+        end = (struct scl_hold_end){ end.history, SCL_HOLD_KILLED, (uint16_t)WTERMSIG(child->status) };
+    else if (child->status != -1 && WIFEXITED(child->status))
+        end = (struct scl_hold_end){ end.history, SCL_HOLD_ENDED, (uint16_t)WEXITSTATUS(child->status) };
+    if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child->pid, SCL_CLEAR_IF_DEAD, &end) < 0)
+        scl_debug("could not clear the claims of child %d: %m", (int)child->pid);
 }
 
 /* A child made the directory at the place reserved here: open it, and let
@@ -474,7 +517,7 @@ static int dir_opened(void)
     return scl_dir_is_open();
 }
 
-static void fs_child_reaped(pid_t child)
+static void fs_child_reaped(pid_t child, int status)
 {
     int saved = errno, dirfd;
 
@@ -482,8 +525,10 @@ static void fs_child_reaped(pid_t child)
      * at the top (only its page of times needs it), no switch of stacks,
      * no check of the descriptor (the clearing checks it). */
     if (scl_dir_in_use() && dir_opened() && (dirfd = scl_dir_claims_fd_trusted()) >= 0 &&
-        scl_member_has_holder(dirfd, child))
-        scl_on_own_stack(clear_reaped, &child);
+        scl_member_has_holder(dirfd, child)) {
+        struct reaped r = { child, status };
+        scl_on_own_stack(clear_reaped, &r);
+    }
     errno = saved;
 }
 

@@ -44,7 +44,6 @@ static struct scl_times_page *page_of(pid_t self)
 static struct scl_times_page *make_page(int topfd, pid_t self)
 {
     char path[SCL_PID_NAME_MAX];
-    struct timespec now;
     struct scl_times_page *page;
     struct stat st;
     int fd;
@@ -68,8 +67,7 @@ static struct scl_times_page *make_page(int topfd, pid_t self)
     scl_close_quietly(fd);
     if (page == MAP_FAILED)
         return NULL;
-    (void)clock_gettime(CLOCK_REALTIME, &now);
-    page->realtime_offset = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - scl_monotonic_ns();
+    page->realtime_offset = scl_times_realtime_offset();
     /* Last: a reader takes a page without its magic for no page at all. */
     __atomic_store_n(&page->magic, SCL_TIMES_MAGIC, __ATOMIC_RELEASE);
     if (madvise(page, sizeof *page, MADV_DONTFORK) != 0) {
@@ -197,24 +195,42 @@ int scl_times_parse(struct scl_times_page *page, size_t n)
     return 0;
 }
 
-time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e)
+int64_t scl_times_realtime_offset(void)
 {
-    int64_t at;
+    struct timespec now;
 
-    /* Written by somebody else, perhaps: no overflow, no time before 1970. */
-    if (e->at <= 0 || page->realtime_offset <= 0 || __builtin_add_overflow(e->at, page->realtime_offset, &at))
-        return 0;
-    return (time_t)(at / 1000000000LL);
+    (void)clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - scl_monotonic_ns();
 }
 
-time_t scl_times_of(const struct scl_times_page *page, const char *fname)
+time_t scl_times_epoch(int64_t at, int64_t realtime_offset)
+{
+    int64_t t;
+
+    /* Written by somebody else, perhaps: no overflow, no time before 1970. */
+    if (at <= 0 || realtime_offset <= 0 || __builtin_add_overflow(at, realtime_offset, &t))
+        return 0;
+    return (time_t)(t / 1000000000LL);
+}
+
+time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e)
+{
+    return scl_times_epoch(e->at, page->realtime_offset);
+}
+
+int64_t scl_times_taken_at(const struct scl_times_page *page, const char *fname)
 {
     uint64_t h = scl_times_hash(fname);
 
     for (uint32_t i = 0; i < page->used; i++)
         if (page->taken[i].hash == h)
-            return scl_times_when(page, &page->taken[i]);
+            return page->taken[i].at;
     return 0;
+}
+
+time_t scl_times_of(const struct scl_times_page *page, const char *fname)
+{
+    return scl_times_epoch(scl_times_taken_at(page, fname), page->realtime_offset);
 }
 
 static int remove_if_page(const struct dirent64 *d, void *arg)

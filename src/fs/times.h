@@ -99,10 +99,22 @@ int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page);
  * tests/fuzz/fuzz_holder.c. */
 int scl_times_parse(struct scl_times_page *page, size_t n);
 
+/* What to add to CLOCK_MONOTONIC to make it CLOCK_REALTIME, now. */
+int64_t scl_times_realtime_offset(void);
+
+/* AT (CLOCK_MONOTONIC nanoseconds) plus REALTIME_OFFSET, both as written
+ * by somebody else perhaps, in seconds since the epoch, or 0: none (no
+ * time, an overflow, or before 1970). */
+time_t scl_times_epoch(int64_t at, int64_t realtime_offset);
+
 /* Entry E's time in PAGE in seconds since the epoch, or 0: none. */
 time_t scl_times_when(const struct scl_times_page *page, const struct scl_times_entry *e);
 
 /* The time in PAGE of file name FNAME, as scl_times_when(). */
 time_t scl_times_of(const struct scl_times_page *page, const char *fname);
+
+/* When PAGE's process last took file name FNAME (CLOCK_MONOTONIC
+ * nanoseconds, as written), or 0. */
+int64_t scl_times_taken_at(const struct scl_times_page *page, const char *fname);
 
 #endif

@@ -41,17 +41,33 @@ static int hex_value(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : 0;
 }
 
+void scl_pg_unhex(const char *hex, char *out)
+{
+    size_t n = strlen(hex) / 2;
+
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)(hex_value(hex[2 * i]) << 4 | hex_value(hex[2 * i + 1]));
+    out[n] = '\0';
+}
+
+void scl_pg_says_who(const char *says, long *pid, char *host, size_t cap)
+{
+    const char *p;
+
+    if (strncmp(says, "swerve-claim pid=", 17) != 0)
+        return;
+    *pid = strtol(says + 17, NULL, 10);
+    if ((p = strstr(says, " host=")) != NULL)
+        snprintf(host, cap, "%s", p + 6);
+}
+
 /* ROW's columns (ROW_COLUMNS) into *OUT; NAME holds the decoded name. */
 static void read_row(const struct scl_libpq *pq, PGresult *res, int row, char *name, struct scl_listed *out)
 {
-    const char *hex = pq->getvalue(res, row, 0), *p;
-    size_t n = strlen(hex) / 2;
     /* A role and an application_name are at most 63 bytes (NAMEDATALEN). */
     static char host[256], role[64], address[64], says[64];
 
-    for (size_t i = 0; i < n; i++)
-        name[i] = (char)(hex_value(hex[2 * i]) << 4 | hex_value(hex[2 * i + 1]));
-    name[n] = '\0';
+    scl_pg_unhex(pq->getvalue(res, row, 0), name);
     out->name = name;
     out->held = strcmp(pq->getvalue(res, row, 1), "t") == 0;
     out->session = strtol(pq->getvalue(res, row, 4), NULL, 10);
@@ -74,20 +90,14 @@ static void read_row(const struct scl_libpq *pq, PGresult *res, int row, char *n
     out->foreign = strcmp(pq->getvalue(res, row, 8), "t") != 0;
     out->pid = 0;
     snprintf(host, sizeof host, "%s", address);
-    if (!out->foreign && strncmp(says, "swerve-claim pid=", 17) == 0) {
-        out->pid = strtol(says + 17, NULL, 10);
-        if ((p = strstr(says, " host=")) != NULL)
-            snprintf(host, sizeof host, "%s", p + 6);
-    }
+    if (!out->foreign)
+        scl_pg_says_who(says, &out->pid, host, sizeof host);
     out->host = host;
 }
 
-/* Runs SQL (ROW_COLUMNS, $2 a name or '') and calls EACH per row. */
-static int each_row(const char *sql, const char *only, scl_listed_fn *each, void *arg)
+int scl_pg_tool_query(const char *sql, const char *only, scl_pg_result_fn *fn, void *arg)
 {
-    const struct scl_libpq *pq;
     PGresult *res;
-    char *name;
     int err;
 
     scl_pg_lock();
@@ -98,18 +108,39 @@ static int each_row(const char *sql, const char *only, scl_listed_fn *each, void
         errno = err;
         return -1;
     }
-    pq = scl_pg_libpq();
+    fn(scl_pg_libpq(), res, arg);
+    scl_pg_libpq()->clear(res);
+    scl_pg_unlock();
+    return 0;
+}
+
+/* A listing's callback, for each_rows(). */
+struct listed_each {
+    scl_listed_fn *each;
+    void *arg;
+};
+
+static void each_listed(const struct scl_libpq *pq, PGresult *res, void *arg)
+{
+    const struct listed_each *e = arg;
+    char *name;
+
     for (int i = 0; i < pq->ntuples(res); i++) {
         struct scl_listed row;
         if ((name = malloc(strlen(pq->getvalue(res, i, 0)) / 2 + 1)) == NULL)
             break;
         read_row(pq, res, i, name, &row);
-        each(&row, arg);
+        e->each(&row, e->arg);
         free(name);
     }
-    pq->clear(res);
-    scl_pg_unlock();
-    return 0;
+}
+
+/* Runs SQL (ROW_COLUMNS, $2 a name or '') and calls EACH per row. */
+static int each_row(const char *sql, const char *only, scl_listed_fn *each, void *arg)
+{
+    struct listed_each e = { each, arg };
+
+    return scl_pg_tool_query(sql, only, each_listed, &e);
 }
 
 static int scl_pg_list(scl_listed_fn *each, void *arg)
@@ -216,12 +247,13 @@ static int scl_pg_init(int dedicated, struct scl_store_access *access)
     return r;
 }
 
-extern const struct scl_admin_listing scl_pg_listing; /* listing_pg.c */
+extern const struct scl_admin_listing scl_pg_listing, scl_pg_history; /* listing_pg.c, history_pg.c */
 
 const struct scl_store_admin scl_store_pg_admin = {
     .name = "PostgreSQL",
-    .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA,
+    .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA | SCL_ADMIN_HISTORY,
     .listing = &scl_pg_listing,
+    .history = &scl_pg_history,
     .list = scl_pg_list,
     .end_holder = scl_pg_end_holder,
     .init = scl_pg_init,

@@ -72,6 +72,30 @@ CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.holds (
     since timestamptz NOT NULL
 );
 ALTER TABLE swerve_claim.holds ALTER COLUMN token DROP NOT NULL;
+-- How many holds of the name had a token issued: where history's next row
+-- goes.  So a released hold's row stays, its token and backend cleared.
+ALTER TABLE swerve_claim.holds ADD COLUMN IF NOT EXISTS issued bigint NOT NULL DEFAULT 0;
+
+-- The last 16 holds of each name whose token was asked for (swerve-claim
+-- history): written by token_for as it issues the token, and ended by
+-- release_recorded as it releases, each in the statement that writes
+-- holds anyway, never on the acquire's path.  A hold whose token nobody
+-- asked for has no row; one whose session ended holding it keeps its row
+-- open (the server drops a session's locks without a word).  seq is the
+-- name's holds' issued, the row at slot seq % 16.  Unlogged, as holds is:
+-- no WAL.
+CREATE UNLOGGED TABLE IF NOT EXISTS swerve_claim.history (
+    id integer NOT NULL,
+    slot smallint NOT NULL,
+    seq bigint NOT NULL,
+    token bigint NOT NULL,
+    backend integer NOT NULL,
+    role text NOT NULL,
+    says text NOT NULL,
+    since timestamptz NOT NULL,
+    ended timestamptz,
+    PRIMARY KEY (id, slot)
+);
 
 -- The library's statements (src/pg/session.c) all carry the backend pid
 -- the session had at setup, and do nothing when the statement runs in
@@ -119,9 +143,19 @@ BEGIN
     t := nextval('swerve_claim.tokens');
     PERFORM swerve_claim.fence_token(t);
     PERFORM set_config('lock_timeout', '50ms', true);
+    -- The hold's history row goes with its holds row, in one statement.
     BEGIN
-        INSERT INTO swerve_claim.holds VALUES (claim, backend, t, to_timestamp(since))
-            ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token, since = excluded.since;
+        WITH k AS (
+            INSERT INTO swerve_claim.holds AS h VALUES (claim, backend, t, to_timestamp(since))
+                ON CONFLICT (id) DO UPDATE SET backend = excluded.backend, token = excluded.token,
+                    since = excluded.since, issued = h.issued + 1
+                RETURNING h.issued)
+        INSERT INTO swerve_claim.history
+            SELECT claim, (k.issued % 16)::smallint, k.issued, t, backend, session_user,
+                   current_setting('application_name'), to_timestamp(since), NULL FROM k
+            ON CONFLICT (id, slot) DO UPDATE SET seq = excluded.seq, token = excluded.token,
+                backend = excluded.backend, role = excluded.role, says = excluded.says, since = excluded.since,
+                ended = NULL;
     EXCEPTION WHEN lock_not_available THEN
         NULL;
     END;
@@ -146,10 +180,16 @@ BEGIN
         PERFORM pg_advisory_unlock_shared(-claim, mark);
     END IF;
     -- A row the next holder is writing (its token_for) is left to it: the
-    -- release never waits for a row lock.
-    DELETE FROM swerve_claim.holds h WHERE h.id IN
-        (SELECT k.id FROM swerve_claim.holds k WHERE k.id = claim AND k.backend = release_recorded.backend
-            FOR UPDATE SKIP LOCKED);
+    -- release never waits for a row lock.  The row forgets the hold, and
+    -- keeps the name's count; the hold's history row ends with it.
+    WITH k AS (
+        UPDATE swerve_claim.holds h SET token = NULL, backend = 0 WHERE h.id IN
+            (SELECT k.id FROM swerve_claim.holds k WHERE k.id = claim AND k.backend = release_recorded.backend
+                FOR UPDATE SKIP LOCKED)
+            RETURNING h.issued)
+    UPDATE swerve_claim.history s SET ended = clock_timestamp() FROM k
+     WHERE s.id = claim AND s.slot = (k.issued % 16)::smallint AND s.seq = k.issued
+       AND s.backend = release_recorded.backend AND s.ended IS NULL;
     RETURN released;
 END $$;
 
@@ -259,6 +299,8 @@ GRANT USAGE ON SEQUENCE swerve_claim.tokens TO swerve_claim_user;
 -- row: what a member could write or lock, it could keep from the tools.
 REVOKE ALL ON swerve_claim.holds FROM swerve_claim_user;
 GRANT SELECT ON swerve_claim.holds TO swerve_claim_user;
+REVOKE ALL ON swerve_claim.history FROM swerve_claim_user;
+GRANT SELECT ON swerve_claim.history TO swerve_claim_user;
 GRANT SELECT ON swerve_claim.claims TO swerve_claim_user;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA swerve_claim FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA swerve_claim TO swerve_claim_user;

@@ -515,9 +515,10 @@ static void pg_after_fork_in_child(void)
     scl_pg_forget_inherited();
 }
 
-static void pg_child_reaped(pid_t child)
+static void pg_child_reaped(pid_t child, int status)
 {
     (void)child; /* its session ended with it */
+    (void)status;
 }
 
 static int pg_process_execs(void)

@@ -31,9 +31,9 @@ static pid_t after_wait(pid_t r, pid_t pid, const int *status)
     int saved = errno;
 
     if (r > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)))
-        scl_child_reaped(r);
+        scl_child_reaped(r, *status);
     else if (r < 0 && saved == EFAULT && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
-        scl_child_reaped(pid); /* gone: reaped, not stopped (WUNTRACED) */
+        scl_child_reaped(pid, -1); /* gone: reaped, not stopped (WUNTRACED) */
     errno = saved;
     return r;
 }
@@ -91,7 +91,9 @@ SCL_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)
     if (r == 0 && !(options & WNOWAIT) && info->si_pid > 0 &&
         (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)) {
         int saved = errno;
-        scl_child_reaped(info->si_pid);
+        /* As wait(2) would have said it: an exit code, or a signal. */
+        scl_child_reaped(info->si_pid,
+                         info->si_code == CLD_EXITED ? (info->si_status & 0xff) << 8 : info->si_status & 0x7f);
         errno = saved;
     }
     return r;

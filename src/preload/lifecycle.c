@@ -71,10 +71,10 @@ void scl_forked(pid_t child)
     scl_children_add(child);
 }
 
-void scl_child_reaped(pid_t child)
+void scl_child_reaped(pid_t child, int status)
 {
     scl_children_remove(child);
-    scl_store()->child_reaped(child);
+    scl_store()->child_reaped(child, status);
 }
 
 void scl_process_execs(void)

@@ -20,8 +20,9 @@ void scl_lifecycle_init(void);
 /* The parent's side of a successful fork. */
 void scl_forked(pid_t child);
 
-/* A child was reaped (exited or killed): what it held is freed. */
-void scl_child_reaped(pid_t child);
+/* A child was reaped (exited or killed; STATUS as wait(2) gives it, -1
+ * when the call could not tell): what it held is freed. */
+void scl_child_reaped(pid_t child, int status);
 
 /* This process is about to exec: what it holds is released; what the new
  * image needs to join the same claims is kept. */

@@ -43,6 +43,21 @@ static const struct command_help commands[] = {
       "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
       "list --name: 1 when no claim has that name; list --older-than, --stale:\n"
       "1 when a claim is shown, 0 when none (for monitoring).\n" },
+    { "history",
+      "history [--server PID|DIR] [--pid PID] [--json|--raw]\n"
+      "              [--output COLUMNS|--output-all] [NAME]",
+      "the last holds of each claim: who took it, when, and how it ended",
+      "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
+      "  -p, --pid PID            only the holds of process PID\n"
+      "  -J, --json               JSON output\n"
+      "  -r, --raw                raw output\n"
+      "  -H, --noheadings         no header line\n"
+      "  -u, --notruncate         do not cut names and command lines to the terminal\n"
+      "  -o, --output LIST        columns: NAME,PID,TAKEN,ENDED,HOW,COMMAND,\n"
+      "                           DURATION (held for how long), TOKEN (its fencing\n"
+      "                           token), DIR\n"
+      "  -O, --output-all         every column\n",
+      "history NAME: 1 when no hold of NAME is known.\n" },
     { "gc", "gc [--dry-run] [--server PID|DIR]", "remove the claims of dead holders and abandoned directories",
       "  -d, --dry-run            say what would be removed, remove nothing\n"
       "  -s, --server PID|DIR     only that directory\n",
@@ -80,9 +95,11 @@ static const struct command_help commands[] = {
 static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
                                  "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
                                  "SESSION,ADDRESS,CONNECTED,SELF-REPORTED,AGE, of every holder and waiter\n"
-                                 "(TYPE foreign: a session that is not the library's); release --force ends\n"
-                                 "the holder's session; metrics labels each sample with the scope (server)\n"
-                                 "and the host; gc has nothing to do; --server and --stale do not apply.\n";
+                                 "(TYPE foreign: a session that is not the library's); history shows the holds\n"
+                                 "whose token was asked for (NAME,HOST,PID,TAKEN,ENDED,HOW,TOKEN, and with -o\n"
+                                 "ROLE,SESSION,SELF-REPORTED,DURATION); release --force ends the holder's\n"
+                                 "session; metrics labels each sample with the scope (server) and the host;\n"
+                                 "gc has nothing to do; --server and --stale do not apply.\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"
@@ -131,7 +148,7 @@ int tool_help(const char *command)
         return TOOL_OK;
     }
     if ((c = find(command)) == NULL) {
-        tool_error("no command '%s' (commands: list, gc, release, run, db, metrics)", command);
+        tool_error("no command '%s' (commands: list, history, gc, release, run, db, metrics)", command);
         return TOOL_USAGE;
     }
     printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,

@@ -76,9 +76,10 @@ static int find_claim(struct inv_dir *dirs, size_t n, const char *name, const ch
 static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *found, const char *name)
 {
     int topfd, told = 1, r = TOOL_OK, fd = inv_open_dir(dir->path, &topfd);
+    pid_t holder = found->holder >= 0 ? dir->procs[found->holder].pid : 0;
 
     /* Only the claim we looked at goes: one taken since stays. */
-    if (fd >= 0 && inv_release_forced(fd, topfd, found, &told) == 0) {
+    if (fd >= 0 && inv_release_forced(fd, topfd, found, holder, &told) == 0) {
         tool_say("released '%s' in %s", name, dir->path);
     } else if (!told) {
         tool_error("releasing '%s' in %s: cannot tell its holder through %s/%s"

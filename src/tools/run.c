@@ -261,15 +261,16 @@ static int no_children(void (*fn)(pid_t pid, void *arg), void *arg)
     return 0;
 }
 
-/* Clears what the command held and leaves the namespace, through the
- * store's own operations for a reaped child and a process that ends (as
- * one that forked: the last to leave removes the directory). */
-static int leave(struct swerve_claim *claim, pid_t command, int status)
+/* Clears what the command held (it ended as ENDED says, as wait(2) put
+ * it, -1 unknown) and leaves the namespace, through the store's own
+ * operations for a reaped child and a process that ends (as one that
+ * forked: the last to leave removes the directory); returns STATUS. */
+static int leave(struct swerve_claim *claim, pid_t command, int ended, int status)
 {
     swerve_claim_free(claim);
     if (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) {
         if (command > 0)
-            scl_store()->child_reaped(command);
+            scl_store()->child_reaped(command, ended);
         scl_store()->process_ends(getpid(), no_children);
     }
     return status;
@@ -411,7 +412,7 @@ int tool_run(int argc, char **argv)
         return r;
     if (pipe2(report, O_CLOEXEC) != 0) {
         tool_error("pipe: %s", strerror(errno));
-        return leave(claim, 0, TOOL_FAILURE);
+        return leave(claim, 0, -1, TOOL_FAILURE);
     }
     take_signals();
     if (opt.verbose)
@@ -427,7 +428,7 @@ int tool_run(int argc, char **argv)
     if (pid < 0) {
         tool_error("fork: %s", strerror(errno));
         close(report[0]);
-        return leave(claim, 0, TOOL_FAILURE);
+        return leave(claim, 0, -1, TOOL_FAILURE);
     }
     child_pid = pid;
     got = await_outcome(report[0], &o, swerve_claim_name(claim), opt.verbose);
@@ -442,6 +443,6 @@ int tool_run(int argc, char **argv)
     while (reaped < 0 && errno == EINTR);
     if (reaped < 0) /* its status is lost: never make one up */
         tool_error("waiting for process %d: %s", (int)pid, strerror(errno));
-    return leave(claim, pid,
+    return leave(claim, pid, reaped < 0 ? -1 : status,
                  outcome_status(&o, got, reaped, status, opt.conflict, swerve_claim_name(claim), argv[optind]));
 }

@@ -21,8 +21,8 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    { "list", tool_list }, { "gc", tool_gc }, { "release", tool_release },
-    { "run", tool_run },   { "db", tool_db }, { "metrics", tool_metrics },
+    { "list", tool_list }, { "history", tool_history }, { "gc", tool_gc },           { "release", tool_release },
+    { "run", tool_run },   { "db", tool_db },           { "metrics", tool_metrics },
 };
 
 /* swerve-claim help [COMMAND]. */
@@ -72,7 +72,8 @@ int main(int argc, char **argv)
             return tool_help(tool_command);
         return commands[i].run(argc, argv);
     }
-    tool_error("unknown command '%s' (commands: list, gc, release, run, db, metrics; try 'swerve-claim --help')",
-               command);
+    tool_error(
+        "unknown command '%s' (commands: list, history, gc, release, run, db, metrics; try 'swerve-claim --help')",
+        command);
     return TOOL_USAGE;
 }

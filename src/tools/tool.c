@@ -125,6 +125,33 @@ void tool_listed_says(const struct scl_listed *r, char *out, size_t cap)
         snprintf(out, cap, "it is a foreign session, outside swerve-claim, that calls itself '%s'", r->says);
 }
 
+int tool_parse_pid(const char *arg, pid_t *pid, const char **host)
+{
+    char *end;
+    long n = strtol(arg, &end, 10);
+
+    if (*end == '@' && end[1] != '\0') /* PID@HOST: a process of another machine (a shared store's) */
+        *host = end + 1;
+    else if (*end != '\0')
+        n = 0;
+    if (end == arg || n <= 0 || n > INT_MAX)
+        return tool_usage_error("%s: --pid takes a process ID (PID@HOST with SWERVE_CLAIM_STORE)", tool_command);
+    *pid = (pid_t)n;
+    return 0;
+}
+
+int tool_check_store_options(const char *server, const char *host)
+{
+    unsigned can = scl_store_admin()->can;
+
+    if ((can & SCL_ADMIN_SESSIONS) && server != NULL)
+        return tool_usage_error("%s: --server is for local claim directories, not SWERVE_CLAIM_STORE", tool_command);
+    if ((can & SCL_ADMIN_DIRECTORIES) && host != NULL)
+        return tool_usage_error("%s: --pid PID@HOST is for SWERVE_CLAIM_STORE: local claims are this host's",
+                                tool_command);
+    return 0;
+}
+
 int tool_parse_duration(const char *s, long long *seconds)
 {
     static const struct {

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 enum {
@@ -63,6 +64,14 @@ extern const char *tool_command;
 struct option;
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 
+/* Parses -p's PID, or PID@HOST, into *PID and *HOST: 0, or the usage
+ * status (said). */
+int tool_parse_pid(const char *arg, pid_t *pid, const char **host);
+
+/* The usage status (said) when --server (SERVER not NULL) or -p's
+ * PID@HOST (HOST not NULL) is not for the store in use, else 0. */
+int tool_check_store_options(const char *server, const char *host);
+
 /* Parses a duration, "90s", "2m", "1h", "1d" or plain seconds, into
  * *SECONDS: 0, or -1 (not one). */
 int tool_parse_duration(const char *s, long long *seconds);
@@ -110,6 +119,7 @@ int tool_is_command(const char *name);
 
 /* The commands: each takes its own options; returns the exit status. */
 int tool_list(int argc, char **argv);
+int tool_history(int argc, char **argv);
 int tool_gc(int argc, char **argv);
 int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);

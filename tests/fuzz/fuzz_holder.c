@@ -1,9 +1,9 @@
 /*
  * libFuzzer target: what a root process reads from files a worker can
  * write, and from a /proc a worker names its command in: the holder
- * header, a page of times (src/fs/times.c), a /proc/PID/stat line
- * (src/core/proc.c), and the journal, fed to the reader in pieces whose
- * sizes come from the input.  Whatever the bytes,
+ * header, a page of times (src/fs/times.c), a directory's history
+ * (src/fs/history.c), a /proc/PID/stat line (src/core/proc.c), and the
+ * journal, fed to the reader in pieces whose sizes come from the input.  Whatever the bytes,
  * every name the reader reports is a single encoded claim name, and how
  * the journal is cut into reads, or whether it keeps what follows a
  * name's tab, never changes which names it reports.  Run by
@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include "history.h"
 #include "holder.h"
 #include "proc.h"
 #include "times.h"
@@ -70,6 +71,52 @@ static void check_times(const uint8_t *data, size_t n)
     must(scl_times_of(&page, "name") >= 0);
 }
 
+/* The bytes as the slot of a directory's history that the first byte
+ * chooses (the rest of the file zeroes, its head a history's).  Now and
+ * then (the next bytes say) the slot's hash, and its records', are made
+ * its name's, and the time offset is the input's, so that the checks of
+ * records are reached.  Whatever parse keeps is what the tools may show:
+ * a name a claim's of its slot's hash, records of that name with times
+ * after 1970 and commands that end. */
+static void check_history(const uint8_t *data, size_t n)
+{
+    static struct scl_history_file f;
+    size_t slot = n > 0 ? data[0] % SCL_HISTORY_NAMES : 0;
+    struct scl_history_name *name = &f.slots[slot];
+
+    memset(&f, 0, sizeof f);
+    f.magic = SCL_HISTORY_MAGIC;
+    f.names = SCL_HISTORY_NAMES;
+    f.realtime_offset = 1700000000LL * 1000000000LL;
+    memcpy(name, data, n < sizeof *name ? n : sizeof *name);
+    if (n > 4 && data[1] == 0xff && name->len < sizeof name->fname) {
+        name->fname[name->len] = '\0';
+        f.index[slot].hash = scl_times_hash(name->fname);
+        for (size_t i = 0; i < SCL_HISTORY_RECORDS && data[2] == 0xff; i++)
+            name->records[i].hash = f.index[slot].hash;
+        if (data[3] == 0xff)
+            memcpy(&f.realtime_offset, data + n - 8 > data + 4 ? data + n - 8 : data + 4, n >= 12 ? 8 : 0);
+    }
+    must(scl_history_parse(&f, sizeof f) == 0); /* a sound head is taken */
+    for (size_t s = 0; s < SCL_HISTORY_NAMES; s++) {
+        const struct scl_history_name *m = &f.slots[s];
+        must(strlen(m->fname) < sizeof m->fname);
+        if (f.index[s].hash == 0)
+            continue;
+        must(scl_name_is_fname(m->fname, strlen(m->fname)) && scl_times_hash(m->fname) == f.index[s].hash);
+        for (size_t i = 0; i < SCL_HISTORY_RECORDS; i++) {
+            const struct scl_history_record *r = &m->records[i];
+            must(memchr(r->command, '\0', sizeof r->command) != NULL);
+            if (r->hash == 0)
+                continue;
+            must(r->hash == f.index[s].hash && r->how < SCL_HOLD_HOW_COUNT);
+            must(r->taken == 0 || scl_history_when(&f, r->taken) > 0);
+            must(r->how == SCL_HOLD_HELD ? r->ended == 0 && r->taken > 0 : scl_history_when(&f, r->ended) > 0);
+        }
+    }
+    must(scl_history_parse(&f, sizeof f - 1) != 0);
+}
+
 /* The bytes as a /proc/PID/stat line, whose command name is anybody's,
  * and as a /proc/PID/status text. */
 static void check_stat(const uint8_t *data, size_t n)
@@ -106,6 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (scl_holder_parse_id((const char *)data + 1, size - 1, &id) == 0)
         must(id.pid > 0);
     check_times(data + 1, size - 1);
+    check_history(data + 1, size - 1);
     check_stat(data + 1, size - 1);
     /* The first byte sets the piece sizes; the rest is the journal. */
     whole.n = whole.total = pieces.n = pieces.total = 0;

@@ -39,8 +39,11 @@ completes "init" swerve-claim db i
 completes "SELF-REPORTED SESSION SINCE STATE" swerve-claim list -o S
 completes "--dedicated" swerve-claim db init --d
 completes "--library" swerve-claim-preload --li
-completes "help" swerve-claim he
+completes "help history" swerve-claim h
 completes "release run" swerve-claim help r
+completes "history" swerve-claim help hi
+completes "--output --output-all" swerve-claim history --outp
+completes "DIR DURATION" swerve-claim history -o D
 completes "--help" swerve-claim list --he
 completes "metrics" swerve-claim me
 completes "--output" swerve-claim metrics --ou
@@ -65,6 +68,7 @@ for _ in $(seq 100); do
 done
 completes "completed-name" swerve-claim --base "$base" list --name comp
 completes "completed-name" swerve-claim --base "$base" release --force comp
+completes "completed-name" swerve-claim --base "$base" history comp
 members=$(swerve-claim --base "$base" list --raw --noheadings -o TYPE,PID | awk '$1 == "process" { print $2 }' |
     sort -u | tr '\n' ' ' | sed 's/ $//')
 check "the holder is a listed member" test -n "$members"

@@ -123,7 +123,13 @@ for write in "INSERT INTO swerve_claim.holds VALUES ($guarded_id, 1, 1, now())" 
     "UPDATE swerve_claim.holds SET token = 1" "DELETE FROM swerve_claim.holds" "TRUNCATE swerve_claim.holds"; do
     check "hostile role: cannot write holds (${write%% *})" denied "$write"
 done
-for table in holds names last_token; do
+# nor the history of holds (#22), which only token_for and release_recorded write
+for write in "INSERT INTO swerve_claim.history VALUES ($guarded_id, 0, 0, 1, 1, 'x', 'x', now(), NULL)" \
+    "UPDATE swerve_claim.history SET ended = now()" "DELETE FROM swerve_claim.history" \
+    "TRUNCATE swerve_claim.history"; do
+    check "hostile role: cannot write history (${write%% *})" denied "$write"
+done
+for table in holds names last_token history; do
     check "hostile role: cannot lock $table against the tools" denied \
         "BEGIN; LOCK TABLE swerve_claim.$table IN SHARE ROW EXCLUSIVE MODE; COMMIT"
 done

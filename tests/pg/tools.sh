@@ -197,7 +197,40 @@ check "release --force of holder 1: its token, as it was handed out" \
 check "(holder 1 learns it)" wait_line "$work/h1" '^lost'
 kill -9 "$w1" 2>/dev/null
 
-# ---- 5. the server's words, when the store fails
+# ---- 5. history: the holds whose token was asked for (#22)
+"$tool" history --raw --noheadings -o NAME,PID,HOW,TOKEN alpha >"$work/h-alpha" 2>&1
+# (its waiter, killed as it got alpha, may have a hold after it)
+check "history: holder 1's hold of alpha, which asked for its token, ended with its session (release --force)" \
+    test "$(head -1 "$work/h-alpha")" = "alpha $h1 session\\x20ended $h1_token"
+"$tool" history --raw --noheadings -o NAME,PID,HOW delta >"$work/h-delta" 2>&1
+check "history: the hold of delta with a token, released; the one without, not there" \
+    test "$(cat "$work/h-delta")" = "delta $let_go released"
+"$tool" history gamma >/dev/null 2>"$work/h-gamma"
+check "history NAME of a name never held with a token: exit 1" test $? -eq 1
+check "(and it says so, in its scope)" has "no history of a claim named 'gamma' in scope 'default'" "$work/h-gamma"
+"$tool" run h-held -- sleep 30 &
+server_pids+=($!)
+h_runner=$!
+for _ in $(seq 100); do "$tool" history h-held >/dev/null 2>&1 && break; sleep 0.05; done
+h_holder=$(pgrep -P "$h_runner")
+server_pids+=($h_holder)
+check "history: run's command holds h-held, on this host" \
+    bash -c "'$tool' history --raw --noheadings -o NAME,HOST,PID,HOW h-held | grep -qx 'h-held $here $h_holder held'"
+check "history -p PID: that process's holds only" \
+    test "$("$tool" history -p "$h_holder" --raw --noheadings -o NAME)" = h-held
+for _ in $(seq 18); do "$tool" run h-many -- sh -c 'echo "$SWERVE_CLAIM_TOKEN"'; done >"$work/h-many-tokens"
+check "history: of 18 runs of a name, the last 16 tokens, oldest first" \
+    test "$("$tool" history --raw --noheadings -o TOKEN h-many | tr '\n' ' ')" = "$(tail -16 "$work/h-many-tokens" | tr '\n' ' ')"
+check "history: TAKEN and ENDED of a run's hold, in epoch seconds in JSON" \
+    python3 -c "import json, subprocess, sys
+h = json.loads(subprocess.run([sys.argv[1], 'history', '--json', '-O', 'h-many'], capture_output=True).stdout)['holds']
+assert len(h) == 16 and all(r['how'] == 'session ended' and r['taken'] > 1700000000 and r['ended'] is None for r in h), h
+assert all(r['session'] > 0 and r['role'] == 'app' for r in h), h" "$tool"
+"$tool" history --server 1 x >/dev/null 2>&1
+check "history --server is refused with the store (2)" test $? -eq 2
+stop_pid "$h_runner" TERM 5
+
+# ---- 6. the server's words, when the store fails
 wrong=postgresql://app:wrong-$password@127.0.0.1:$PG_PORT/claims
 for cmd in "list" "release --force alpha" "db init"; do
     # shellcheck disable=SC2086 # the command's words

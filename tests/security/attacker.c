@@ -1025,6 +1025,130 @@ static int squat_place(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 20 */
+
+/* The path of the server's history (src/fs/layout.h). */
+static void history_of(char *out, size_t cap)
+{
+    char dir[4096];
+
+    claims_dir(dir, sizeof dir);
+    snprintf(out, cap, "%s/../history", dir);
+}
+
+/* Scribbles over what this process has mapped of the server's history
+ * (a forked worker inherits its master's mapping, and finds it in its
+ * /proc/self/maps), but for its head: names that are not names, huge
+ * lengths and counts, records of no name with times past any clock and
+ * no known end, commands without an end.  How many bytes it wrote. */
+static size_t scribble_history(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4600];
+    size_t done = 0;
+
+    REQUIRE(maps != NULL);
+    while (fgets(line, sizeof line, maps) != NULL) {
+        unsigned long lo, hi;
+        size_t len = strcspn(line, "\n");
+        line[len] = '\0';
+        if (len < 8 || strcmp(line + len - 8, "/history") != 0 || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+            continue;
+        for (unsigned char *p = (unsigned char *)lo + 64; p < (unsigned char *)hi; p++)
+            *p = (unsigned char)(0xf1 + (p - (unsigned char *)lo) % 13);
+        done += hi - lo - 64;
+    }
+    fclose(maps);
+    return done;
+}
+
+/* Puts what MAKE makes in place of the server's history, a worker's. */
+static void replace_history(int (*make)(const char *path, const char *t), const char *t)
+{
+    char path[4200];
+
+    history_of(path, sizeof path);
+    REQUIRE(unlink(path) == 0 || errno == ENOENT);
+    REQUIRE(make(path, t) == 0);
+}
+
+static int make_fifo(const char *path, const char *t)
+{
+    (void)t;
+    return mkfifo(path, 0666);
+}
+
+static int make_link(const char *path, const char *t)
+{
+    char victim[4200];
+
+    snprintf(victim, sizeof victim, "%s/victim", t);
+    return symlink(victim, path);
+}
+
+/* A worker of UID that takes "w", tries to truncate the history its
+ * master maps (SIGBUS for the master, had it worked), scribbles on it
+ * through its own mapping, and dies holding "w" for its master to reap
+ * and clear: both write through their mapping. */
+static void scribbling_worker(uid_t uid)
+{
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char path[4200];
+        become(uid);
+        (void)take("w");
+        history_of(path, sizeof path);
+        if (truncate(path, 0) == 0)
+            fprintf(stderr, "attacker: the worker truncated %s\n", path);
+        if (scribble_history() == 0)
+            fprintf(stderr, "attacker: the worker found no history mapped\n");
+        die();
+    }
+    REQUIRE(WIFSIGNALED(reap(pid, 10)));
+}
+
+/* history-tamper UID T: the master (root) says its pid ("master PID") and
+ * takes "m"; a worker scribbles
+ * on the history and dies holding "w"; the master reaps it, takes and
+ * releases "after", says "scribbled" and waits for T/fifo-go.  A worker
+ * then puts a FIFO in place of the history ("fifo", then T/link-go), and
+ * then a symlink to T/victim ("link", then T/go), while the driver runs
+ * root's tools against each.  The master claims on all along. */
+static int history_tamper(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    int (*const makers[2])(const char *, const char *) = { make_fifo, make_link };
+    static const char *const said[2] = { "fifo", "link" }, *const next[2] = { "link-go", "go" };
+    struct swerve_claim *mine = take("m");
+    char path[4200];
+
+    printf("master %d\n", (int)getpid());
+    scribbling_worker(uid);
+    REQUIRE(api.release(mine) == 0);
+    api.free(take("after"));
+    say("scribbled");
+    snprintf(path, sizeof path, "%s/fifo-go", t);
+    wait_for_file(path);
+    for (int i = 0; i < 2; i++) {
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            become(uid);
+            replace_history(makers[i], t);
+            _exit(0);
+        }
+        REQUIRE(WIFEXITED(reap(pid, 10)));
+        api.free(take(said[i]));
+        say(said[i]);
+        snprintf(path, sizeof path, "%s/%s", t, next[i]);
+        wait_for_file(path);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1051,6 +1175,7 @@ int main(int argc, char **argv)
         { "plant-holders", 3, 0, plant_holders },
         { "plant-place", 2, 1, plant_place },
         { "squat-place", 3, 1, squat_place },
+        { "history-tamper", 2, 1, history_tamper },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

@@ -790,6 +790,78 @@ time.sleep(60)' >"$t/holder" &
     kill_pids "$holder"
 }
 
+# 21. The history (#22): a worker tries to truncate the history its root
+# master maps, scribbles on it through the mapping it inherited (names
+# that are not names, huge lengths and counts, records of no name with
+# impossible times and ends), and dies holding a claim; then puts a FIFO,
+# then a symlink to a root file, in its place.  The master must neither
+# die (SIGBUS) nor hang as it reaps and claims; root's history must not
+# block, follow the link or show the junk, and show what the master did
+# after the scribbling; root's gc and run --server must not block or write
+# through the link.
+attack_21() {
+    local t=$top/a21 victim rows status
+    base=$(base_dir a21)
+    mkdir -p "$t" && chmod 777 "$t"
+    victim=$t/victim
+    echo precious >"$victim"
+    shimmed_bg "$base" 90 "$attacker" history-tamper "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
+    if wait_line "$t/out" scribbled; then pass; else fail "21: the master did not outlive the scribbler: $(cat "$t/out")"; fi
+    grep -q 'truncated' "$t/out" && fail "21: a worker truncated the history: $(cat "$t/out")" || pass
+    grep -q 'no history mapped' "$t/out" && fail "21: the worker had no history to scribble on" || pass
+    timeout -s KILL 10 "$tool" --base "$base" history --raw --noheadings -o NAME,PID,HOW >"$t/history" 2>&1
+    status=$?
+    [ "$status" -ne 137 ] && [ "$status" -le 1 ] && pass || fail "21: root's history failed on a scribbled file ($status)"
+    rows=$(grep -cv '^swerve-claim:' "$t/history")
+    grep -qx "after $(sed -n 's/^master //p' "$t/out") released" "$t/history" && grep -qE '^w [0-9]+ killed\\x20by\\x20signal\\x209$' "$t/history" &&
+        [ "$rows" -eq 2 ] && pass || fail "21: root's history did not show what was done after the scribbling, alone: $(cat "$t/history")"
+    : >"$t/fifo-go"
+    if wait_line "$t/out" fifo; then pass; else fail "21: the master failed beside a FIFO history: $(cat "$t/out")"; fi
+    timeout -s KILL 10 "$tool" --base "$base" history >/dev/null 2>&1
+    [ $? -ne 137 ] && pass || fail "21: root's history blocked on a FIFO in place of the history"
+    timeout -s KILL 10 "$tool" --base "$base" gc >/dev/null 2>&1
+    [ $? -ne 137 ] && pass || fail "21: root's gc blocked on a FIFO in place of the history"
+    : >"$t/link-go"
+    if wait_line "$t/out" link; then pass; else fail "21: the master failed beside a symlink history: $(cat "$t/out")"; fi
+    timeout -s KILL 10 "$tool" --base "$base" history >"$t/history" 2>&1
+    [ $? -ne 137 ] && ! grep -q precious "$t/history" && pass || fail "21: root's history followed the symlink"
+    timeout -s KILL 10 "$tool" --base "$base" gc >/dev/null 2>&1
+    timeout -s KILL 20 "$tool" --base "$base" run --server "$(sed -n 's/^master //p' "$t/out")" x20 -- true >/dev/null 2>&1
+    [ $? -ne 137 ] && [ "$(cat "$victim")" = precious ] && [ -L "$(find "$base" -name history)" ] && pass ||
+        fail "21: root's gc or run --server wrote through, or replaced, the history's symlink"
+    : >"$t/go"
+    wait "$master" && pass || fail "21: the master failed: $(cat "$t/out")"
+    kept_history_plant
+}
+
+# The rest of 21: in a base all users share (--base, 1777), the attacker
+# puts a history of its own (a real one, its own run's) where root's run
+# namespace keeps its history between runs, then a symlink to a root file:
+# root's run must not take either back, nor root's history show or follow
+# them.
+kept_history_plant() {
+    local t=$top/a21 mine theirs kept
+    mine=$(base_dir a21-kept)
+    theirs=$t/theirs
+    install -d -m 700 -o "$att" "$theirs"
+    kept=$mine/swerve-claim.run-0.history
+    as_user "$att" timeout -s KILL 20 "$tool" --base "$theirs" run forged20 -- true
+    as_user "$att" cp "$theirs/swerve-claim.run-$att_uid.history" "$kept" && pass ||
+        fail "21: the attacker could not plant a history: $(ls -la "$theirs")"
+    timeout -s KILL 20 "$tool" --base "$mine" run root20 -- true
+    timeout -s KILL 10 "$tool" --base "$mine" history --raw --noheadings -o NAME >"$t/kept" 2>/dev/null
+    [ "$(cat "$t/kept")" = root20 ] && [ "$(stat -c %u "$kept")" = 0 ] && pass ||
+        fail "21: root's run took back, or root's history showed, another user's history: $(cat "$t/kept")"
+    rm -f "$kept"
+    as_user "$att" ln -s "$t/victim" "$kept"
+    timeout -s KILL 10 "$tool" --base "$mine" history >"$t/kept" 2>&1
+    [ $? -ne 137 ] && ! grep -q precious "$t/kept" && pass || fail "21: root's history followed a kept history's symlink"
+    timeout -s KILL 20 "$tool" --base "$mine" run root20 -- true
+    [ "$(cat "$t/victim")" = precious ] && [ -f "$kept" ] && [ ! -L "$kept" ] && pass ||
+        fail "21: root's run wrote through, or took back, a kept history's symlink"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -820,7 +892,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21}; do
     "attack_$n"
 done
 finish

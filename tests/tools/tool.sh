@@ -317,6 +317,89 @@ check "after release --force the waiter holds the name, and waits no more" \
     bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
+# history: how each hold ended, whoever ended it (#22).  A server whose
+# workers end their holds every way there is (holds_over_time.py), in a
+# base of its own.
+history_base=$lone/history-base
+mkdir "$history_base"
+facts=$lone/holds
+# (LD_PRELOAD on python itself, the master: it ends by itself in 30 s.)
+SWERVE_TMPDIR=$history_base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 "$SCL_SRCDIR/tests/tools/holds_over_time.py" "$facts" &
+history_master=$!
+pids+=($history_master)
+for _ in $(seq 200); do grep -q '^ready' "$facts" 2>/dev/null && break; sleep 0.05; done
+check "holds_over_time.py got ready" grep -q '^ready' "$facts"
+fact() { awk -v k="$1" '$1 == k { print $2 }' "$facts"; }
+pids+=($(fact killed) $(fact forced))
+hs() { "$tool" --base "$history_base" history "$@"; }
+# NAME PID HOW of NAME's holds, raw (a space is \x20 there).
+hows() { hs --raw --noheadings -o NAME,PID,HOW "$1"; }
+check "history: a hold its holder released" test "$(hows h-released)" = "h-released $(fact released) released"
+check "history: a hold whose holder exited holding it" test "$(hows h-exited)" = "h-exited $(fact exited) exited"
+check "history: a hold whose holder exec'd" test "$(hows h-execd)" = "h-execd $(fact execd) exec'd"
+check "history: a hold still held" test "$(hows h-killed)" = "h-killed $(fact killed) held"
+kill -9 "$(fact killed)"
+for _ in $(seq 100); do grep -qx "reaped $(fact killed)" "$facts" && break; sleep 0.05; done
+check "history: a SIGKILLed holder, cleared by its master as it reaped it ($(hows h-killed))" \
+    test "$(hows h-killed)" = 'h-killed '"$(fact killed)"' killed\x20by\x20signal\x209'
+"$tool" --base "$history_base" release --force h-forced >/dev/null 2>&1
+check "history: a hold release --force ended" test "$(hows h-forced)" = "h-forced $(fact forced) forced"
+check "history: of 20 holds of a name, the last 16, oldest first" \
+    test "$(hs --raw --noheadings -o TOKEN h-many | tr '\n' ' ')" = "$(fact many | tail -16 | tr '\n' ' ')"
+check "history: every hold names its holder's command line" \
+    bash -c "'$tool' --base '$history_base' history --raw --noheadings -o NAME,COMMAND h-released | grep -q '^h-released .*holds_over_time.py'"
+check "history: TAKEN and ENDED are ISO 8601, the hold's DURATION in seconds" \
+    bash -c "'$tool' --base '$history_base' history --raw --noheadings -o TAKEN,ENDED,DURATION h-exited | grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[+-][0-9]{2}:[0-9]{2} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[+-][0-9]{2}:[0-9]{2} [0-9]+s\$'"
+check "history NAME shows that name's holds only" \
+    bash -c "'$tool' --base '$history_base' history --raw --noheadings -o NAME h-many | sort -u | grep -qx h-many"
+check "history NAME of a name with a history exits 0" status_is 0 hs h-released
+check "history NAME of a name with no history exits 1" status_is 1 hs nope
+check "(and says so)" bash -c "'$tool' --base '$history_base' history nope 2>&1 | grep -q \"no history of a claim named 'nope'\""
+check "history -p PID shows that process's holds only" test "$(hs --raw --noheadings -o NAME -p "$(fact exited)")" = h-exited
+check "history -s MASTER finds the server's directory" \
+    bash -c "'$tool' --base '$base' history -s $history_master --raw --noheadings -o NAME h-released | grep -qx h-released"
+check "history without a NAME shows every name's, by name" \
+    test "$(hs --raw --noheadings -o NAME | uniq | tr '\n' ' ')" = "h-execd h-exited h-forced h-killed h-many h-released "
+check "history takes at most one NAME (2)" status_is 2 hs a b
+if sc list --json >/dev/null 2>&1; then
+    check "history --json: holds under \"holds\", times in epoch seconds" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'history', '--json', '-O', 'h-killed'], capture_output=True).stdout)
+h = d['holds']
+assert len(h) == 1 and h[0]['pid'] == int(sys.argv[3]) and h[0]['how'] == 'killed by signal 9', h
+assert isinstance(h[0]['taken'], int) and h[0]['ended'] >= h[0]['taken'] > 1700000000 and isinstance(h[0]['token'], int), h
+" "$tool" "$history_base" "$(fact killed)"
+fi
+# A command run's claim ends as its run saw it end (not under the shim,
+# it cannot say it itself); run's namespace lives on while $runner runs.
+sc run h-status -- sh -c 'exit 3'
+check "history: run's command that exited 3 holding the claim" \
+    test "$(sc history --raw --noheadings -o NAME,HOW h-status)" = 'h-status exited\x20with\x20status\x203'
+kill_pids "$history_master" "$(fact forced)"
+# run's own namespace is removed as its last run ends: its history waits
+# beside it for the next run, and shows meanwhile.
+runs=$lone/runs
+mkdir "$runs"
+"$tool" --base "$runs" run nightly -- true
+"$tool" --base "$runs" run nightly -- sh -c 'exit 2'
+check "history: run's namespace keeps its history from one run to the next (none runs now)" \
+    test "$("$tool" --base "$runs" history --raw --noheadings -o HOW nightly | tr '\n' ' ')" = 'exited\x20with\x20status\x200 exited\x20with\x20status\x202 '
+# A run whose tool and command were both SIGKILLed leaves its claim to a
+# dead holder; the namespace's next last run clears it as it removes it.
+"$tool" --base "$runs" run abandoned -- sleep 30 &
+abandoning=$!
+abandoned=$(command_of $abandoning)
+kill -9 "$abandoning"
+wait "$abandoning" 2>/dev/null
+kill_pids "$abandoned"
+for _ in $(seq 100); do kill -0 "$abandoned" 2>/dev/null || break; sleep 0.05; done
+"$tool" --base "$runs" run nightly -- true
+check "history: a dead holder's hold ends as its directory is removed ('directory retired')" \
+    test "$("$tool" --base "$runs" history --raw --noheadings -o PID,HOW abandoned)" = "$abandoned directory\x20retired"
+check "(and the namespace is gone, its history beside it)" \
+    test "$(find "$runs" -mindepth 1 -maxdepth 1 -printf '%f %y\n' | sort | tr '\n' ' ')" = "swerve-claim.run-$(id -u).history f "
+
 # A server whose claims are under another base (SWERVE_TMPDIR=/srv/x, the
 # systemd drop-in's /run/swerve-claim/UNIT): the tools find them from its pid,
 # as the process itself shows them, without --base (#22).

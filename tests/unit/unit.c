@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "dir.h"
+#include "history.h"
 #include "holder.h"
 #include "names.h"
 #include "proc.h"
@@ -16,6 +17,7 @@
 #include "settings.h"
 #include "sha256.h"
 #include "sigsafe.h"
+#include "store.h"
 #include "swerve/claim.h"
 #include "times.h"
 #include "wake.h"
@@ -1066,6 +1068,244 @@ START_TEST(test_left_page_does_not_keep_the_directory)
 }
 END_TEST
 
+/* -------------------------------------------------------------- history */
+
+/* The history of this test's claim directory, read as the tools read it
+ * (malloc'ed). */
+static struct scl_history_file *read_history(void)
+{
+    struct scl_history_file *f = malloc(sizeof *f);
+    char *dir = testdir_claim_dir(testdir_base);
+    int fd;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(dir);
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(scl_history_read(fd, f), 0);
+    close(fd);
+    free(dir);
+    return f;
+}
+
+/* NAME's records in F, oldest first (at most N, into OUT): how many. */
+static int holds_of(const struct scl_history_file *f, const char *name, const struct scl_history_record **out, int n)
+{
+    uint64_t h = scl_times_hash(encode(name));
+    int found = 0;
+
+    for (unsigned s = 0; s < SCL_HISTORY_NAMES; s++)
+        for (unsigned i = 0; f->index[s].hash == h && i < SCL_HISTORY_RECORDS; i++)
+            if (f->slots[s].records[i].hash == h && found < n)
+                out[found++] = &f->slots[s].records[i];
+    for (int a = 1; a < found; a++) /* by when they were taken */
+        for (int b = a; b > 0 && out[b - 1]->taken > out[b]->taken; b--) {
+            const struct scl_history_record *swap = out[b];
+            out[b] = out[b - 1];
+            out[b - 1] = swap;
+        }
+    return found;
+}
+
+/* Each hold is a record: who took it, when (its token), when it ended
+ * and how; the last SCL_HISTORY_RECORDS of a name are kept, in order. */
+START_TEST(test_history_keeps_the_last_holds)
+{
+    struct swerve_claim *c = swerve_claim_new("often");
+    const struct scl_history_record *r[2 * SCL_HISTORY_RECORDS];
+    uint64_t tokens[SCL_HISTORY_RECORDS + 3];
+    struct scl_history_file *f;
+    time_t now = (time_t)(wall_ns() / 1000000000);
+
+    for (int i = 0; i < SCL_HISTORY_RECORDS + 3; i++) {
+        ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+        tokens[i] = swerve_claim_token(c);
+        ck_assert_int_eq(swerve_claim_release(c), 0);
+    }
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c); /* one open, the oldest of the others dropped */
+    f = read_history();
+    ck_assert_int_eq(holds_of(f, "often", r, 2 * SCL_HISTORY_RECORDS), SCL_HISTORY_RECORDS);
+    for (int i = 0; i < SCL_HISTORY_RECORDS - 1; i++) {
+        ck_assert_int_eq((uint64_t)r[i]->taken, tokens[i + 4]);
+        ck_assert_int_eq(r[i]->how, SCL_HOLD_RELEASED);
+        ck_assert_int_ge(r[i]->ended, r[i]->taken);
+        ck_assert_int_eq(r[i]->pid, getpid());
+        ck_assert_int_le(llabs((long long)(scl_history_when(f, r[i]->ended) - now)), 2);
+    }
+    ck_assert_int_eq((uint64_t)r[SCL_HISTORY_RECORDS - 1]->taken, swerve_claim_token(c));
+    ck_assert_int_eq(r[SCL_HISTORY_RECORDS - 1]->how, SCL_HOLD_HELD);
+    ck_assert_int_eq(r[SCL_HISTORY_RECORDS - 1]->ended, 0);
+    free(f);
+    swerve_claim_free(c);
+}
+END_TEST
+
+/* A dead holder's hold ends as its clearer saw it: its reaper knows the
+ * signal or the exit status, an acquirer of the name only that it died;
+ * one that could not write the history (not mapped) gets a record of its
+ * own, with when it took the name and its command line, from its page of
+ * times and its holder file, before they go. */
+START_TEST(test_history_ends_a_dead_holders_holds)
+{
+    static const struct {
+        int status_kind, code; /* 0 killed by the signal, 1 exited with the code, 2 left to an acquirer */
+        int mapped;
+        uint16_t how, detail;
+    } cases[] = {
+        { 0, SIGKILL, 1, SCL_HOLD_KILLED, SIGKILL },
+        { 1, 3, 1, SCL_HOLD_ENDED, 3 },
+        { 2, 0, 1, SCL_HOLD_CLEARED, 0 },
+        { 0, SIGTERM, 0, SCL_HOLD_KILLED, SIGTERM },
+    };
+    struct swerve_claim *c = swerve_claim_new("died");
+    const struct scl_history_record *r[SCL_HISTORY_RECORDS];
+    struct scl_history_file *f;
+
+    use_a_claim_first();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int status, n;
+        pid_t child = fork();
+        if (child == 0) {
+            if (!cases[k].mapped) /* as an image exec'd as another user: no history here */
+                scl_history_map(-1, scl_dir_generation() + 1);
+            if (swerve_claim_acquire(c, 0.0) != c)
+                _exit(99);
+            if (cases[k].status_kind == 0) {
+                signal(cases[k].code, SIG_DFL); /* not Check's handler */
+                raise(cases[k].code);
+            }
+            _exit(cases[k].code); /* no hooks here: the claim stays */
+        }
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        if (cases[k].status_kind == 2) {
+            ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c); /* clears the dead holder */
+            ck_assert_int_eq(swerve_claim_release(c), 0);
+        } else {
+            scl_store()->child_reaped(child, status); /* as the reaping hook does */
+        }
+        f = read_history();
+        n = holds_of(f, "died", r, SCL_HISTORY_RECORDS);
+        ck_assert_int_ge(n, 1);
+        if (cases[k].status_kind == 2) /* the acquirer's own hold came after */
+            n--;
+        ck_assert_int_eq(r[n - 1]->pid, child);
+        ck_assert_int_eq(r[n - 1]->how, cases[k].how);
+        ck_assert_int_eq(r[n - 1]->detail, cases[k].detail);
+        ck_assert_int_gt(r[n - 1]->taken, 0);
+        ck_assert_int_ge(r[n - 1]->ended, r[n - 1]->taken);
+        ck_assert_int_ne(r[n - 1]->command[0], '\0');
+        free(f);
+    }
+    swerve_claim_free(c);
+}
+END_TEST
+
+/* A full table gives the slot of the name taken longest ago to a new
+ * name, never one whose hold is open; with every slot's name held, a new
+ * name goes unrecorded. */
+START_TEST(test_history_full_table_gives_up_the_idlest)
+{
+    struct scl_history_file *f = calloc(1, sizeof *f);
+    const struct scl_hold_end released = { f, SCL_HOLD_RELEASED, 0 };
+    const struct scl_history_record *r[SCL_HISTORY_RECORDS];
+    char fname[32];
+
+    ck_assert_ptr_nonnull(f);
+    f->magic = SCL_HISTORY_MAGIC;
+    f->names = SCL_HISTORY_NAMES;
+    f->realtime_offset = 1;
+    for (int i = 0; i < SCL_HISTORY_NAMES; i++) {
+        snprintf(fname, sizeof fname, "name-%d", i);
+        scl_history_add(f, fname, 100 + i, scl_monotonic_ns(), "", &released);
+    }
+    /* name-0 is the idlest, but held: name-1 goes. */
+    for (int s = 0; s < SCL_HISTORY_NAMES; s++)
+        if (f->index[s].hash == scl_times_hash("name-0"))
+            f->slots[s].records[1] = (struct scl_history_record){ .hash = f->index[s].hash, .how = SCL_HOLD_HELD };
+    scl_history_add(f, "new", 7, scl_monotonic_ns(), "", &released);
+    ck_assert_int_eq(holds_of(f, "new", r, SCL_HISTORY_RECORDS), 1);
+    ck_assert_int_eq(holds_of(f, "name-1", r, SCL_HISTORY_RECORDS), 0);
+    ck_assert_int_eq(holds_of(f, "name-0", r, SCL_HISTORY_RECORDS), 2);
+    /* Every name held: the next new one has no room. */
+    for (int s = 0; s < SCL_HISTORY_NAMES; s++)
+        f->slots[s].records[0] = (struct scl_history_record){ .hash = f->index[s].hash, .how = SCL_HOLD_HELD };
+    scl_history_add(f, "no-room", 8, scl_monotonic_ns(), "", &released);
+    ck_assert_int_eq(holds_of(f, "no-room", r, SCL_HISTORY_RECORDS), 0);
+    free(f);
+}
+END_TEST
+
+/* What a worker may have written is checked before anything is shown: a
+ * slot whose name is no encoded claim name of its hash, records of
+ * another name, of no known end, with times before 1970 or that end
+ * before they begin, and commands not NUL-terminated. */
+START_TEST(test_history_parse_keeps_only_what_is_sound)
+{
+    struct scl_history_file *f = calloc(1, sizeof *f);
+    struct scl_history_name *n;
+    const int64_t t = 1000000000LL;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(scl_history_parse(f, sizeof *f), -1); /* no magic */
+    ck_assert_int_eq(errno, EINVAL);
+    f->magic = SCL_HISTORY_MAGIC;
+    f->names = SCL_HISTORY_NAMES;
+    ck_assert_int_eq(scl_history_parse(f, sizeof *f - 1), -1); /* short */
+    f->names = SCL_HISTORY_NAMES + 1;
+    ck_assert_int_eq(scl_history_parse(f, sizeof *f), -1); /* another layout */
+    f->names = SCL_HISTORY_NAMES;
+    f->realtime_offset = 1700000000LL * 1000000000LL;
+    /* slot 0: sound, but for the records that are not */
+    n = &f->slots[0];
+    strcpy(n->fname, "good");
+    n->len = 4;
+    f->index[0].hash = scl_times_hash("good");
+    n->records[0] = (struct scl_history_record){ f->index[0].hash, t, 2 * t, 42, SCL_HOLD_RELEASED, 0, "cmd" };
+    n->records[1] = (struct scl_history_record){ f->index[0].hash, t, 0, 43, SCL_HOLD_HELD, 0, "" };
+    memset(n->records[1].command, 'x', sizeof n->records[1].command); /* not terminated */
+    n->records[2] = (struct scl_history_record){ f->index[0].hash + 1, t, 2 * t, 1, SCL_HOLD_RELEASED, 0, "" };
+    n->records[3] = (struct scl_history_record){ f->index[0].hash, t, 2 * t, 1, SCL_HOLD_HOW_COUNT, 0, "" };
+    n->records[4] = (struct scl_history_record){ f->index[0].hash, 2 * t, t, 1, SCL_HOLD_RELEASED, 0, "" };
+    n->records[5] = (struct scl_history_record){ f->index[0].hash, t, 2 * t, 1, SCL_HOLD_HELD, 0, "" };
+    n->records[6] = (struct scl_history_record){ f->index[0].hash, -t, t, 1, SCL_HOLD_RELEASED, 0, "" };
+    n->records[7] = (struct scl_history_record){ f->index[0].hash, INT64_MAX, INT64_MAX, 1, SCL_HOLD_RELEASED, 0, "" };
+    n->records[8] = (struct scl_history_record){ f->index[0].hash, 0, 2 * t, 44, SCL_HOLD_KILLED, 9, "" };
+    n->records[9] = (struct scl_history_record){ f->index[0].hash, 0, 0, 1, SCL_HOLD_HELD, 0, "" };
+    /* slots 1 to 4: names that are not what their hash says, or not names */
+    strcpy(f->slots[1].fname, "other");
+    f->slots[1].len = 5;
+    f->index[1].hash = scl_times_hash("good");
+    strcpy(f->slots[2].fname, "../x");
+    f->slots[2].len = 4;
+    f->index[2].hash = scl_times_hash("../x");
+    memset(f->slots[3].fname, 'a', sizeof f->slots[3].fname);
+    f->slots[3].len = SCL_FNAME_MAX;
+    f->index[3].hash = 7;
+    strcpy(f->slots[4].fname, "good");
+    f->slots[4].len = 0;
+    f->index[4].hash = scl_times_hash("good");
+    for (int s = 1; s <= 4; s++)
+        f->slots[s].records[0] = (struct scl_history_record){ f->index[s].hash, t, 2 * t, 1, SCL_HOLD_RELEASED, 0, "" };
+    ck_assert_int_eq(scl_history_parse(f, sizeof *f), 0);
+    ck_assert_uint_eq(f->index[0].hash, scl_times_hash("good"));
+    ck_assert_int_eq(n->records[0].pid, 42);
+    ck_assert_str_eq(n->records[0].command, "cmd");
+    ck_assert_int_eq(n->records[1].pid, 43);
+    ck_assert_uint_eq(strlen(n->records[1].command), sizeof n->records[1].command - 1);
+    for (int i = 2; i <= 7; i++)
+        ck_assert_msg(n->records[i].hash == 0, "record %d kept", i);
+    ck_assert_int_eq(n->records[8].pid, 44); /* an end a clearer recorded, when it took the name unknown */
+    ck_assert_uint_eq(n->records[9].hash, 0);
+    for (int s = 1; s <= 4; s++) {
+        ck_assert_msg(f->index[s].hash == 0, "slot %d kept", s);
+        ck_assert_uint_eq(f->slots[s].records[0].hash, 0);
+        ck_assert_uint_lt(strlen(f->slots[s].fname), SCL_FNAME_MAX);
+    }
+    ck_assert_int_eq(scl_history_when(f, INT64_MAX), 0);
+    free(f);
+}
+END_TEST
+
 /*
  * The check-then-unlink race of link-based locks: several processes find
  * the same stale claim at once.  Whichever takes the name first must keep
@@ -1176,6 +1416,10 @@ static Suite *suite(void)
     tcase_add_test(api, test_times_are_per_claim);
     tcase_add_test(api, test_times_page_is_each_process_own);
     tcase_add_test(api, test_left_page_does_not_keep_the_directory);
+    tcase_add_test(api, test_history_keeps_the_last_holds);
+    tcase_add_test(api, test_history_ends_a_dead_holders_holds);
+    tcase_add_test(api, test_history_full_table_gives_up_the_idlest);
+    tcase_add_test(api, test_history_parse_keeps_only_what_is_sound);
     suite_add_tcase(s, api);
     return s;
 }

@@ -1,0 +1,127 @@
+/*
+ * swerve-claim history's columns and rows for the PostgreSQL store
+ * (store_admin.h): the holds swerve_claim.history keeps (schema.sql), the
+ * last 16 of each name whose token was asked for, by name, then by when
+ * each was taken.  The server drops a session's locks without a word: a
+ * hold not released through the library whose session no longer holds
+ * it ended with its session.
+ */
+#include "config.h"
+
+#include "pg.h"
+#include "store_admin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum column {
+    COL_NAME,
+    COL_HOST,
+    COL_PID,
+    COL_TAKEN,
+    COL_ENDED,
+    COL_HOW,
+    COL_TOKEN,
+    COL_ROLE,
+    COL_SESSION,
+    COL_SELF_REPORTED,
+    COL_DURATION,
+    NCOLUMNS
+};
+
+_Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
+
+static const struct scl_admin_column columns[NCOLUMNS] = {
+    [COL_NAME] = { "NAME", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_HOST] = { "HOST", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_PID] = { "PID", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
+    [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
+    [COL_HOW] = { "HOW", 13, SCL_COLUMN_USUAL },
+    [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_TRUNCATE },
+    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
+    [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
+};
+
+/* A hold is held while its session holds the name's lock and it is the
+ * name's latest (a session's earlier hold ended with a release). */
+static const char history_sql[] =
+    "SELECT encode(n.name, 'hex'), h.token, h.backend, h.role, h.says, extract(epoch FROM h.since)::bigint, "
+    "coalesce(extract(epoch FROM h.ended)::bigint, 0), "
+    "CASE WHEN h.ended IS NOT NULL THEN 'released' "
+    "WHEN h.seq = (SELECT max(k.seq) FROM swerve_claim.history k WHERE k.id = h.id) AND EXISTS ("
+    "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.classid = 1398231638 AND l.objid = h.id::oid "
+    "AND l.objsubid = 2 AND l.pid = h.backend AND l.granted "
+    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())) THEN 'held' "
+    "ELSE 'session ended' END, "
+    "extract(epoch FROM coalesce(h.ended, clock_timestamp()) - h.since)::bigint "
+    "FROM swerve_claim.history h JOIN swerve_claim.names n ON n.id = h.id "
+    "WHERE n.scope = $1 AND ($2 = ''::bytea OR n.name = $2) ORDER BY n.name, h.seq";
+
+struct history {
+    const struct scl_admin_select *sel;
+    scl_admin_row_fn *each;
+    void *arg;
+    char host[256]; /* -p's host */
+    int rows;
+};
+
+/* Row I of RES, when H's -p selects it. */
+static void emit(struct history *h, const struct scl_libpq *pq, PGresult *res, int i)
+{
+    const char *values[NCOLUMNS], *says = pq->getvalue(res, i, 4);
+    char *name = malloc(strlen(pq->getvalue(res, i, 0)) / 2 + 1), host[256] = "", pid[24] = "";
+    long said_pid = 0;
+
+    if (name == NULL)
+        return;
+    scl_pg_unhex(pq->getvalue(res, i, 0), name);
+    scl_pg_says_who(says, &said_pid, host, sizeof host);
+    if (h->sel->pid == 0 || (said_pid == h->sel->pid && strcmp(host, h->host) == 0)) {
+        if (said_pid > 0)
+            snprintf(pid, sizeof pid, "%ld", said_pid);
+        values[COL_NAME] = name;
+        values[COL_HOST] = host;
+        values[COL_PID] = pid;
+        values[COL_TAKEN] = pq->getvalue(res, i, 5);
+        values[COL_ENDED] = strcmp(pq->getvalue(res, i, 6), "0") != 0 ? pq->getvalue(res, i, 6) : "";
+        values[COL_HOW] = pq->getvalue(res, i, 7);
+        values[COL_TOKEN] = pq->getvalue(res, i, 1);
+        values[COL_ROLE] = pq->getvalue(res, i, 3);
+        values[COL_SESSION] = pq->getvalue(res, i, 2);
+        values[COL_SELF_REPORTED] = says;
+        values[COL_DURATION] = pq->getvalue(res, i, 8);
+        h->each(0, values, h->arg);
+        h->rows++;
+    }
+    free(name);
+}
+
+static void each_hold(const struct scl_libpq *pq, PGresult *res, void *arg)
+{
+    for (int i = 0; i < pq->ntuples(res); i++)
+        emit(arg, pq, res, i);
+}
+
+static int pg_history_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
+{
+    struct history h = { .sel = sel, .each = each, .arg = arg };
+
+    if (sel->host != NULL)
+        snprintf(h.host, sizeof h.host, "%s", sel->host);
+    else /* as the library's sessions name it (src/pg/session.c) */
+        (void)gethostname(h.host, sizeof h.host - 1);
+    return scl_pg_tool_query(history_sql, sel->name != NULL ? sel->name : "", each_hold, &h) != 0 ? -1 : h.rows;
+}
+
+const struct scl_admin_listing scl_pg_history = {
+    .json_name = "holds",
+    .columns = columns,
+    .ncolumns = NCOLUMNS,
+    .rows = pg_history_rows,
+};

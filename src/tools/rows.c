@@ -1,0 +1,160 @@
+/* A store's rows in a table, in the columns a command shows (rows.h). */
+#include "config.h"
+
+#include "inventory.h"
+#include "rows.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+int rows_option(int c, const char *arg, struct rows_style *s)
+{
+    switch (c) {
+    case 'J': s->style = TABLE_JSON; return 1;
+    case 'r': s->style = TABLE_RAW; return 1;
+    case 'H': s->noheadings = 1; return 1;
+    case 'u': s->notruncate = 1; return 1;
+    case 'o': s->output = arg; return 1;
+    case 'O': s->all_columns = 1; return 1;
+    default: return 0;
+    }
+}
+
+/* Parses LIST, comma-separated names of the store's COLS (any case), into
+ * SHOWN: how many, or says why not and returns -1. */
+static int parse_columns(const char *list, const struct scl_admin_column *cols, int ncols, int *shown)
+{
+    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
+    int n = 0;
+
+    if (copy == NULL) {
+        tool_error("out of memory");
+        return -1;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int c = 0; c < ncols; c++)
+            if (strcasecmp(tok, cols[c].name) == 0)
+                found = c;
+        if (found < 0 || n == ncols) {
+            for (int c = 0; c < ncols; c++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
+            tool_error("unknown column '%s' (columns: %s)", tok, names);
+            free(copy);
+            return -1;
+        }
+        shown[n++] = found;
+    }
+    free(copy);
+    return n;
+}
+
+/* The table's columns for R's style, of its listing: how many, or -1
+ * (said why). */
+static int choose_columns(struct rows *r)
+{
+    const struct scl_admin_listing *ls = r->listing;
+    const struct rows_style *s = r->style;
+    int n = 0;
+
+    if (s->output != NULL) {
+        if ((n = parse_columns(s->output, ls->columns, ls->ncolumns, r->shown)) < 0)
+            return -1;
+    } else {
+        for (int c = 0; c < ls->ncolumns; c++)
+            if (s->all_columns || (ls->columns[c].flags & SCL_COLUMN_USUAL))
+                r->shown[n++] = c;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct scl_admin_column *c = &ls->columns[r->shown[i]];
+        r->cols[i] = (struct table_column){
+            .name = c->name,
+            .width = c->width,
+            .tree = (c->flags & SCL_COLUMN_TREE) != 0,
+            .right = (c->flags & SCL_COLUMN_RIGHT) != 0,
+            .truncate = (c->flags & SCL_COLUMN_TRUNCATE) != 0 && !s->notruncate,
+            .number = (c->flags & SCL_COLUMN_NUMBER) != 0 ||
+                      (s->style == TABLE_JSON && (c->flags & (SCL_COLUMN_TIME | SCL_COLUMN_DURATION))), /* seconds */
+        };
+    }
+    return n;
+}
+
+int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct rows_style *s)
+{
+    memset(r, 0, sizeof *r);
+    r->listing = ls;
+    r->style = s;
+    return (r->nshown = choose_columns(r)) < 0 ? TOOL_USAGE : TOOL_OK;
+}
+
+int rows_open(struct rows *r)
+{
+    r->table = table_new(r->listing->json_name, r->cols, r->nshown, r->style->style, r->style->noheadings);
+    return r->table != NULL ? 0 : -1;
+}
+
+void rows_add(int depth, const char *const *values, void *arg)
+{
+    struct rows *r = arg;
+    int max = (int)(sizeof r->last / sizeof r->last[0]) - 1;
+    struct table_row *row;
+
+    depth = depth < 0 ? 0 : depth > max ? max : depth;
+    row = table_row(r->table, depth > 0 ? r->last[depth - 1] : NULL);
+    r->last[depth] = row;
+    for (int i = 0; i < r->nshown; i++) {
+        const char *v = values[r->shown[i]];
+        unsigned flags = r->listing->columns[r->shown[i]].flags;
+        int json = r->style->style == TABLE_JSON;
+        char shown[40];
+        if ((flags & SCL_COLUMN_TIME) && v[0] != '\0') {
+            tool_format_time((time_t)strtoll(v, NULL, 10), json, shown, sizeof shown);
+            v = shown;
+        } else if ((flags & SCL_COLUMN_DURATION) && v[0] != '\0' && !json) {
+            tool_format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
+            v = shown;
+        }
+        table_set(row, i, v);
+    }
+}
+
+void rows_print(struct rows *r)
+{
+    table_print_and_free(r->table);
+    r->table = NULL;
+}
+
+int rows_show(const struct scl_admin_listing *ls, const struct rows_style *style, struct scl_admin_select *sel,
+              const char *server, int *loaded)
+{
+    int directories = (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) != 0, matched, err;
+    struct inv_dir *dirs = NULL;
+    struct rows r;
+
+    *loaded = 0;
+    if (rows_choose(&r, ls, style) != TOOL_OK)
+        return ROWS_USAGE;
+    if (directories && (*loaded = tool_load_selected(server, (pid_t)sel->pid, &dirs, &sel->ndirs)) < 0)
+        return ROWS_SAID;
+    sel->dirs = dirs;
+    if (directories && sel->ndirs == 0 && *loaded == 0)
+        tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
+                   tool_places_looked());
+    if (rows_open(&r) != 0) {
+        inv_free(dirs, sel->ndirs);
+        return ROWS_SAID;
+    }
+    matched = ls->rows(sel, rows_add, &r);
+    err = errno;
+    rows_print(&r);
+    inv_free(dirs, sel->ndirs);
+    sel->dirs = NULL;
+    errno = err;
+    return matched;
+}
