@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,5 +222,23 @@ int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg)
     }
     scl_close_quietly(fd);
     scl_scratch_give(buf);
+    return r;
+}
+
+int scl_file_allocate(int fd, off_t size)
+{
+    char *zeroes;
+    int r = 0;
+
+    if (fallocate(fd, 0, 0, size) == 0)
+        return 0;
+    if (errno != EOPNOTSUPP || (zeroes = scl_scratch_take()) == NULL)
+        return -1;
+    memset(zeroes, 0, SCL_SCRATCH_SIZE);
+    for (off_t at = 0; r == 0 && at < size; at += SCL_SCRATCH_SIZE) {
+        size_t n = size - at < SCL_SCRATCH_SIZE ? (size_t)(size - at) : SCL_SCRATCH_SIZE;
+        r = pwrite(fd, zeroes, n, at) == (ssize_t)n ? 0 : -1;
+    }
+    scl_scratch_give(zeroes);
     return r;
 }

@@ -84,4 +84,11 @@ int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);
 
+/* Allocates every block of the first SIZE bytes of the file open as FD
+ * (its size at least SIZE): 0, or -1 with errno (ENOSPC).  For a file the
+ * library maps: a store through a mapping into a hole that a full
+ * filesystem cannot fill is a SIGBUS, in the host.  Zeroes are written
+ * where fallocate() is not to be had (a scratch page at a time). */
+int scl_file_allocate(int fd, off_t size);
+
 #endif

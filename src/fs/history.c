@@ -2,7 +2,6 @@
 
 #include "history.h"
 #include "names.h"
-#include "scratch.h"
 #include "sigsafe.h"
 #include "times.h"
 
@@ -37,28 +36,6 @@ static struct {
     char text[SCL_HISTORY_COMMAND];
 } command;
 
-/* Allocates every block of the history open as FD, now: a store through
- * the mapping into a hole of a full filesystem would be a SIGBUS, in the
- * host.  Zeroes are written where fallocate() is not to be had. */
-static int allocate(int fd)
-{
-    const off_t size = (off_t)sizeof(struct scl_history_file);
-    char *zeroes;
-    int r = 0;
-
-    if (fallocate(fd, 0, 0, size) == 0)
-        return 0;
-    if (errno != EOPNOTSUPP || (zeroes = scl_scratch_take()) == NULL)
-        return -1;
-    memset(zeroes, 0, SCL_SCRATCH_SIZE);
-    for (off_t at = 0; r == 0 && at < size; at += SCL_SCRATCH_SIZE) {
-        size_t n = size - at < SCL_SCRATCH_SIZE ? (size_t)(size - at) : SCL_SCRATCH_SIZE;
-        r = pwrite(fd, zeroes, n, at) == (ssize_t)n ? 0 : -1;
-    }
-    scl_scratch_give(zeroes);
-    return r;
-}
-
 int scl_history_create(int topfd)
 {
     struct {
@@ -71,7 +48,8 @@ int scl_history_create(int topfd)
     fd = scl_openat(topfd, SCL_HISTORY_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
-    if (allocate(fd) == 0 && pwrite(fd, &head, sizeof head, 0) == (ssize_t)sizeof head)
+    if (scl_file_allocate(fd, (off_t)sizeof(struct scl_history_file)) == 0 &&
+        pwrite(fd, &head, sizeof head, 0) == (ssize_t)sizeof head)
         r = 0;
     scl_close_quietly(fd);
     if (r != 0) {

@@ -59,9 +59,9 @@ static struct scl_times_page *make_page(int topfd, pid_t self)
         return NULL;
     page = MAP_FAILED;
     /* The checks wake.c makes: nobody else may write (or truncate) it.
-     * Zeroes by ftruncate, not a blank page written: that would be a page
-     * on the stack. */
-    if (ftruncate(fd, (off_t)sizeof *page) == 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+     * Allocated whole (sigsafe.h says why), not a blank page written: that
+     * would be a page on the stack. */
+    if (scl_file_allocate(fd, (off_t)sizeof *page) == 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
         (st.st_mode & 077) == 0 && st.st_size == (off_t)sizeof *page)
         page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     scl_close_quietly(fd);

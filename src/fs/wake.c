@@ -58,8 +58,13 @@ int scl_wake_create(int topfd)
     fd = scl_openat(topfd, SCL_WAKE_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
-    r = ftruncate(fd, (off_t)MAP_SIZE);
+    r = scl_file_allocate(fd, (off_t)MAP_SIZE);
     scl_close_quietly(fd);
+    if (r != 0) {
+        int saved = errno;
+        (void)unlinkat(topfd, SCL_WAKE_FILE, 0); /* none, rather than a SIGBUS at the first wait */
+        errno = saved;
+    }
     return r;
 }
 

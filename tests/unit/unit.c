@@ -1011,6 +1011,40 @@ START_TEST(test_times_are_per_claim)
 }
 END_TEST
 
+/* 1 when the file NAME in directory DIR has every block of its size
+ * allocated: a store through a mapping of it never meets a hole, which
+ * on a full filesystem is a SIGBUS in the host, not an error. */
+static int allocated_whole(const char *dir, const char *name)
+{
+    struct stat st;
+    char *path;
+    int r;
+
+    ck_assert_int_ne(asprintf(&path, "%s/%s", dir, name), -1);
+    r = stat(path, &st);
+    free(path);
+    ck_assert_int_eq(r, 0);
+    return st.st_size > 0 && (off_t)st.st_blocks * 512 >= st.st_size;
+}
+
+/* The files the library maps in a claim directory (the wake file, each
+ * page of times, the history) are allocated as they are made. */
+START_TEST(test_mapped_files_have_no_holes)
+{
+    struct swerve_claim *c = swerve_claim_new("allocated");
+    char *dir, page[SCL_PID_NAME_MAX];
+
+    ck_assert_ptr_eq(swerve_claim_acquire(c, 0.0), c);
+    dir = testdir_claim_dir(testdir_base);
+    scl_times_path(page, getpid());
+    ck_assert_msg(allocated_whole(dir, SCL_WAKE_FILE), "the wake file has holes");
+    ck_assert_msg(allocated_whole(dir, page), "the page of times has holes");
+    ck_assert_msg(allocated_whole(dir, SCL_HISTORY_FILE), "the history has holes");
+    free(dir);
+    swerve_claim_free(c);
+}
+END_TEST
+
 /* A forked child writes a page of its own, never its parent's (which it
  * does not even have mapped: MADV_DONTFORK); and a dead holder's page goes
  * when its claims are cleared. */
@@ -1414,6 +1448,7 @@ static Suite *suite(void)
     tcase_add_loop_test(api, test_ended_holder_is_free_within_the_retry_period, 0, 2);
     tcase_add_test(api, test_stale_clearing_is_race_free);
     tcase_add_test(api, test_times_are_per_claim);
+    tcase_add_test(api, test_mapped_files_have_no_holes);
     tcase_add_test(api, test_times_page_is_each_process_own);
     tcase_add_test(api, test_left_page_does_not_keep_the_directory);
     tcase_add_test(api, test_history_keeps_the_last_holds);
