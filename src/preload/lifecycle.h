@@ -17,9 +17,6 @@
  * for them to do. */
 void scl_lifecycle_init(void);
 
-/* The parent's side of a successful fork. */
-void scl_forked(pid_t child);
-
 /* A child was reaped (exited or killed): what it held is freed. */
 void scl_child_reaped(pid_t child);
 

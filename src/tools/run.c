@@ -253,14 +253,6 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     _exit(TOOL_FAILURE);
 }
 
-/* The children left when run leaves: none, its command was reaped. */
-static int no_children(void (*fn)(pid_t pid, void *arg), void *arg)
-{
-    (void)fn;
-    (void)arg;
-    return 0;
-}
-
 /* Clears what the command held and leaves the namespace, through the
  * store's own operations for a reaped child and a process that ends (as
  * one that forked: the last to leave removes the directory). */
@@ -270,7 +262,7 @@ static int leave(struct swerve_claim *claim, pid_t command, int status)
     if (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) {
         if (command > 0)
             scl_store()->child_reaped(command);
-        scl_store()->process_ends(getpid(), no_children);
+        scl_store()->process_ends(getpid());
     }
     return status;
 }
