@@ -30,8 +30,8 @@ int scl_parse_ull(const char **p, unsigned long long *v);
 /*
  * The string work of a child between fork() and exec is done by the
  * four below, in plain loops: a libc function that child called for the
- * first time would be faulted in and bound lazily in every child (fork_page.h
- * says what a fault costs).
+ * first time would be faulted in and bound lazily in every child
+ * (doc/HACKING.md, "Nothing written in a forked child").
  */
 
 /* Joins the NULL-terminated list of strings into OUT (CAP bytes), NUL

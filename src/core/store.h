@@ -18,10 +18,6 @@
 /* A claim name as a store knows it: made by key_new(), once per handle. */
 struct scl_key;
 
-/* The lifecycle's iterator over this process's children (children.h):
- * calls FN for every child it recorded; -1 when some went unrecorded. */
-typedef int scl_children_each_fn(void (*fn)(pid_t pid, void *arg), void *arg);
-
 struct scl_store_ops {
     /* ---- claims: called by the API (never from a hook) */
 
@@ -90,10 +86,10 @@ struct scl_store_ops {
     int (*exec_env)(const char **name, const char **value);
     /* This process is about to end (once): what it holds is released.
      * PARENT is the parent it knew, or itself once it has forked: when
-     * getppid() says otherwise it is an orphan, and may have been handed
-     * things as its parent ended.
-     * EACH_CHILD lists the children that live on. */
-    void (*process_ends)(pid_t parent, scl_children_each_fn *each_child);
+     * getppid() says otherwise it is an orphan.  Nothing is handed on to
+     * the children that live on: one whose own end has run may still be
+     * exiting, and would never clear what it was handed. */
+    void (*process_ends)(pid_t parent);
     /* This root process is about to become UID for good (real, effective
      * and saved uid): UID must still reach what this process holds. */
     void (*becoming_user)(uid_t uid);

@@ -71,6 +71,8 @@ static _Atomic uintptr_t slot_owner;
  * process that needs it, never swapped for a directory of one's own
  * (siblings would then miss each other's claims). */
 SCL_HOT static atomic_int place_reserved;
+/* 1 in an image exec'd into its server's place until its first fork. */
+SCL_HOT static atomic_int handed_place;
 SCL_HOT static atomic_int dir_fd = -1;
 static atomic_uint generation;
 /* The process whose children this process's are (itself once it has
@@ -138,8 +140,14 @@ void scl_dir_attach_later(pid_t self)
     if (is_reservable(path)) {
         atomic_store(&place_reserved, 1);
         atomic_store(&children_of, getppid());
+        atomic_store(&handed_place, 1);
     }
     atomic_store(&pending, 1);
+}
+
+int scl_dir_first_fork_of_handed(void)
+{
+    return atomic_load(&handed_place) && atomic_exchange(&handed_place, 0);
 }
 
 static int attach(const char *path);
@@ -615,7 +623,7 @@ static void register_parent(int fd)
 {
     pid_t parent = getppid();
 
-    if (parent > 1 && parent == forker_of(getpid()) && scl_member_register_live(fd, parent, 1) != 0)
+    if (parent > 1 && parent == forker_of(getpid()) && scl_member_register_parent(fd, parent) != 0)
         scl_debug("could not register parent %d in %s: %m", (int)parent, dir_path);
 }
 
@@ -823,7 +831,7 @@ int scl_dir_join_locked(void)
     return fd;
 }
 
-void scl_dir_leave(int dirfd, int may_remove)
+void scl_dir_leave(int dirfd)
 {
     (void)scl_member_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
     scl_member_set_registered(0);
@@ -833,6 +841,6 @@ void scl_dir_leave(int dirfd, int may_remove)
      * to look at every member.  The parent from the path itself: an
      * exec'd member may not have been given the SWERVE_TMPDIR its server
      * was started with. */
-    if (may_remove && !scl_member_parent_is_live(dirfd) && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
+    if (!scl_member_parent_is_live(dirfd) && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
         scl_debug("removed claim directory %s", dir_path);
 }

@@ -99,6 +99,10 @@ void scl_dir_reserve(void);
  * do not. */
 void scl_dir_attach_later(pid_t self);
 
+/* 1 once, at the first fork of an image exec'd into its server's place
+ * (scl_dir_attach_later()); 0 ever after, and in any other process. */
+int scl_dir_first_fork_of_handed(void);
+
 /* Uses the claim directory BASE/NAME, making it if it does not exist, for
  * processes that share no ancestor but must share a namespace
  * (`swerve-claim run`).  0, or -1 with errno (EPERM: it exists but is not
@@ -115,8 +119,7 @@ int scl_dir_join_locked(void);
 int scl_dir_made_by(pid_t self);
 
 /* As this process ends (async-signal-safe): clears its claims and holder
- * file, then, when MAY_REMOVE, removes the directory if no live member is
- * left. */
-void scl_dir_leave(int dirfd, int may_remove);
+ * file, then removes the directory if no live member is left. */
+void scl_dir_leave(int dirfd);
 
 #endif

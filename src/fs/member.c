@@ -65,13 +65,13 @@ void scl_member_note_execd(int claimsfd)
     errno = saved;
 }
 
-int scl_member_register_live(int claimsfd, pid_t pid, int is_parent)
+int scl_member_register_parent(int claimsfd, pid_t parent)
 {
     struct scl_proc_stat st;
-    struct scl_proc_id id = { .pid = pid, .start = 0 };
+    struct scl_proc_id id = { .pid = parent, .start = 0 };
 
-    if (scl_proc_read_stat(pid, &st) == 0) {
-        if (st.state == 'Z' || st.state == 'X' || (!is_parent && st.ppid != getpid()))
+    if (scl_proc_read_stat(parent, &st) == 0) {
+        if (st.state == 'Z' || st.state == 'X')
             return 0;
         id.start = st.start;
     } else if (!scl_proc_alive(&id)) {
@@ -80,7 +80,7 @@ int scl_member_register_live(int claimsfd, pid_t pid, int is_parent)
     /* Still our parent after the read: what was read was its, not a
      * process that took its pid after it ended (we would have been
      * reparented first). */
-    if (is_parent && getppid() != pid)
+    if (getppid() != parent)
         return 0;
     return scl_holder_register(claimsfd, &id, 0);
 }

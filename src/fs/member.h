@@ -1,8 +1,7 @@
 /*
  * This process as a member of a claim directory: its holder file there,
  * which inode it is (a worker may put a hard link to another file in its
- * name), and the members it registers on others' behalf (a child, its
- * parent).  Each call is given the claims directory's descriptor: this
+ * name), and its parent, which a maker registers.  Each call is given the claims directory's descriptor: this
  * file knows nothing of where the directory is or how it is kept (dir.h,
  * which calls down to it).
  */
@@ -32,10 +31,10 @@ void scl_member_note_execd(int claimsfd);
 pid_t scl_member_registered(void);
 void scl_member_set_registered(pid_t pid);
 
-/* Registers PID, alive, in the claims directory CLAIMSFD: a child of this
- * process, or when IS_PARENT its parent (only while it still is).  0 when
- * registered or not alive, -1 with errno. */
-int scl_member_register_live(int claimsfd, pid_t pid, int is_parent);
+/* Registers PARENT, this process's parent while it still is and alive, in
+ * the claims directory CLAIMSFD.  0 when registered or not alive (or no
+ * longer the parent), -1 with errno. */
+int scl_member_register_parent(int claimsfd, pid_t parent);
 
 /* 1 when PID's holder file exists: somebody registered PID.  One
  * faccessat, nothing big on the stack: it runs on every reap. */

@@ -444,6 +444,23 @@ static void fs_at_load(pid_t self)
 }
 
 /*
+ * An image exec'd into its server's place that forks is one of the
+ * server's masters (a binary upgrade's new master, uWSGI's re-exec'd
+ * one): at its first fork it joins the directory, if made, as a member,
+ * so that the directory outlives the process that exec'd it, which hands
+ * nothing on to its children as it ends (leave_at_end()).
+ */
+static void join_as_master(void *unused)
+{
+    (void)unused;
+    scl_kept_fds_prepare();
+    scl_lock();
+    if (scl_dir_join_locked() < 0)
+        scl_debug("could not join claim directory %s at a first fork: %m", scl_dir_path());
+    scl_unlock();
+}
+
+/*
  * Before every fork, hooked or libc-internal (daemon(3)): the place of the
  * claim directory all its children share is reserved in the parent
  * (dir.h); the first of them that needs the directory makes it there.
@@ -458,8 +475,14 @@ static void fs_before_fork(pid_t self)
     int saved;
 
     scl_dir_forking(self);
-    if (scl_dir_in_use())
+    if (scl_dir_in_use()) {
+        if (scl_dir_first_fork_of_handed() && scl_dir_place_made()) {
+            saved = errno;
+            scl_on_own_stack(join_as_master, NULL);
+            errno = saved;
+        }
         return;
+    }
     saved = errno;
     scl_lock();
     scl_dir_reserve();
@@ -565,40 +588,36 @@ static int fs_exec_env(const char **name, const char **value)
     return 1;
 }
 
-/* Registers a live child as a member, so the directory outlives us. */
-static void hand_over(pid_t child, void *arg)
-{
-    if (scl_member_register_live(*(int *)arg, child, 0) != 0)
-        scl_debug("could not hand the claim directory to child %d: %m", (int)child);
-}
-
 static _Atomic pid_t ended_pid;
 
 struct ending {
-    scl_children_each_fn *each_child;
     pid_t self;
     int member, forked;
 };
 
+/*
+ * A process that forked leaves as a member would, registered or not (a
+ * worker may have made the directory and registered only its own
+ * parent): as the last, it removes the directory, which a worker that
+ * dropped root could not.  It registers none of its children: a child
+ * whose own end has run may still be exiting (Net::Server's master stops
+ * its workers and ends without waiting for them), and nothing would ever
+ * clear a holder file made for it then.  A child that claims later finds
+ * the directory, or makes it again at its server's place.  A process
+ * another registered (a maker's parent, an image exec'd by a member) has
+ * a holder file of its own to clear.
+ */
 static void leave_at_end(void *arg)
 {
     const struct ending *e = arg;
     int dirfd = scl_dir_claims_fd();
 
-    /* An orphan may have been registered by its parent as that ended.  A
-     * process that forked keeps the directory for its children as a
-     * member would, registered or not (a worker may have made it, and
-     * registered only its own parent): it hands it on to them, or as the
-     * last, removes it, which a worker that dropped root could not. */
     if (dirfd < 0 || (!e->member && !e->forked && !scl_member_has_holder(dirfd, e->self)))
         return;
-    if (e->each_child(hand_over, &dirfd) != 0)
-        scl_dir_leave(dirfd, 0); /* some children went unrecorded: keep the directory */
-    else
-        scl_dir_leave(dirfd, 1);
+    scl_dir_leave(dirfd);
 }
 
-static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)
+static void fs_process_ends(pid_t parent)
 {
     pid_t self = getpid();
     int saved = errno, member;
@@ -616,7 +635,7 @@ static void fs_process_ends(pid_t parent, scl_children_each_fn *each_child)
         goto out;
     if (atomic_exchange(&ended_pid, self) == self)
         goto out;
-    e = (struct ending){ .each_child = each_child, .self = self, .member = member, .forked = parent == self };
+    e = (struct ending){ .self = self, .member = member, .forked = parent == self };
     scl_on_own_stack(leave_at_end, &e);
 out:
     errno = saved;

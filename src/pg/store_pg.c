@@ -536,10 +536,9 @@ static int pg_exec_env(const char **name, const char **value)
     return 0;
 }
 
-static void pg_process_ends(pid_t parent, scl_children_each_fn *each_child)
+static void pg_process_ends(pid_t parent)
 {
     (void)parent; /* the kernel closes the socket; the server frees the rest */
-    (void)each_child;
 }
 
 static void pg_becoming_user(uid_t uid)

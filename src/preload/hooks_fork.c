@@ -1,7 +1,8 @@
 /*
- * fork(): the claim directory is made in the parent by the fork handlers
- * (lifecycle.c), which also run for libc's internal forks; this hook only
- * records the child, which just the parent's side of fork() can name.
+ * fork(): the claim directory's place is reserved in the parent by the
+ * fork handlers (lifecycle.c), which also run for libc's internal forks;
+ * this hook only installs them first when another library's constructor
+ * forks before ours has run.
  *
  * Not hooked: vfork() (a C wrapper cannot return twice on a shared
  * stack), posix_spawn() and _Fork().  Their children are handled by pid
@@ -13,20 +14,15 @@
 #include "lifecycle.h"
 #include "real.h"
 
-#include <errno.h>
 #include <unistd.h>
 
 SCL_EXPORT pid_t fork(void)
 {
     pid_t (*real_fork)(void);
-    pid_t pid;
 
     scl_lifecycle_init();
     real_fork = scl_real()->fork;
     if (real_fork == NULL)
         return scl_real_missing();
-    pid = real_fork();
-    if (pid > 0)
-        scl_forked(pid);
-    return pid;
+    return real_fork();
 }

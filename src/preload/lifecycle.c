@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include "api.h"
-#include "children.h"
 #include "hot.h"
 #include "lifecycle.h"
 #include "fork_page.h"
@@ -18,7 +17,7 @@
 SCL_HOT static atomic_int initialised;
 /* The parent this process had when its image started (set at load), or
  * itself once it forks: so a child knows its parent without writing
- * anything on its side of the fork (fork_page.h says why that matters), and
+ * anything on its side of the fork (doc/HACKING.md says why that matters), and
  * an orphan notices it is one. */
 SCL_HOT static _Atomic pid_t forking_parent;
 
@@ -66,14 +65,8 @@ void scl_lifecycle_init(void)
     atomic_store_explicit(&initialised, 2, memory_order_release);
 }
 
-void scl_forked(pid_t child)
-{
-    scl_children_add(child);
-}
-
 void scl_child_reaped(pid_t child, int status)
 {
-    scl_children_remove(child);
     scl_store()->child_reaped(child, status);
 }
 
@@ -85,7 +78,7 @@ void scl_process_execs(void)
 
 void scl_process_ending(void)
 {
-    scl_store()->process_ends(atomic_load(&forking_parent), scl_children_each);
+    scl_store()->process_ends(atomic_load(&forking_parent));
 }
 
 __attribute__((constructor)) static void on_load(void)

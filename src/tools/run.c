@@ -253,14 +253,6 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     _exit(TOOL_FAILURE);
 }
 
-/* The children left when run leaves: none, its command was reaped. */
-static int no_children(void (*fn)(pid_t pid, void *arg), void *arg)
-{
-    (void)fn;
-    (void)arg;
-    return 0;
-}
-
 /* Clears what the command held (it ended as ENDED says, as wait(2) put
  * it, -1 unknown) and leaves the namespace, through the store's own
  * operations for a reaped child and a process that ends (as one that
@@ -271,7 +263,7 @@ static int leave(struct swerve_claim *claim, pid_t command, int ended, int statu
     if (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) {
         if (command > 0)
             scl_store()->child_reaped(command, ended);
-        scl_store()->process_ends(getpid(), no_children);
+        scl_store()->process_ends(getpid());
     }
     return status;
 }

@@ -1300,17 +1300,14 @@ static int orphans(char **argv)
  * A master whose children the kernel reaps, so that no wait of the host's
  * (and no hook) sees them go: SIGCHLD ignored ("sig-ign"), SA_NOCLDWAIT
  * ("nocldwait"), or the host reaping by raw wait4 system calls
- * ("raw-wait4").  More of them than the shim's table of children has
- * slots; then, once they are all gone, the master claims and exits, and
- * must take its claim directory with it (the test checks the base is
- * empty).  (Gone first: a child still exiting as its master ends is handed
- * the directory, and may end past the point where it would remove it.)
+ * ("raw-wait4").  Then the master claims and exits, some of them perhaps
+ * still exiting, and must take its claim directory with it (the test
+ * checks the base is empty).
  */
 #define KERNEL_REAPED 1500
 
 static int kernel_reaped_children(char **argv)
 {
-    static pid_t pids[KERNEL_REAPED];
     const char *how = argv[0];
     struct sigaction sa;
 
@@ -1328,13 +1325,7 @@ static int kernel_reaped_children(char **argv)
             _exit(0);
         if (strcmp(how, "raw-wait4") == 0)
             REQUIRE(syscall(SYS_wait4, pid, NULL, 0, NULL) == pid);
-        pids[i] = pid;
     }
-    for (int i = 0, waits = 0; i < KERNEL_REAPED; i++)
-        while (kill(pids[i], 0) == 0) {
-            REQUIRE(waits++ < 10000); /* 10 s */
-            usleep(1000);
-        }
     take("x");
     return 0;
 }
@@ -1511,6 +1502,195 @@ static int sweep(char **argv)
     close(release.fd[1]);
     REQUIRE(waitpid(live, &status, 0) == live && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     REQUIRE(claim_dirs(NULL, 0) == 1); /* the live one removed its own */
+    return 0;
+}
+
+/*
+ * Net::Server's way to stop (Starman on SIGTERM): the master signals its
+ * workers and ends without waiting for them.  Each worker's end runs while
+ * the master is still there, and the worker lingers a while after it (its
+ * heap torn down, its other libraries' destructors); the master ends
+ * meanwhile.  Once all of them are gone, nothing is left in the base.
+ * ARGV[0]: "members" (the workers claimed: the first made the directory
+ * and registered the master) or "idle" (the master claimed after forking
+ * them, and they never used a claim).  The master is spawned, so that no
+ * process of this tree outlives it as a member.
+ */
+#define ENDING_WORKERS 4
+
+static int master_ends_first(char **argv)
+{
+    char fd[16];
+    const char *args[] = { SCN_MASTER_ENDING, argv[0], fd, NULL };
+    pid_t master, workers[ENDING_WORKERS];
+    struct gate told;
+    int status;
+
+    REQUIRE(argv[0] != NULL);
+    gate_open(&told);
+    REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0);
+    snprintf(fd, sizeof fd, "%d", told.fd[1]);
+    master = spawn_self_with(args, environ, 1);
+    close(told.fd[1]);
+    REQUIRE(waitpid(master, &status, 0) == master && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(read(told.fd[0], workers, sizeof workers) == sizeof workers);
+    for (int i = 0, waits = 0; i < ENDING_WORKERS; i++)
+        while (kill(workers[i], 0) == 0) {
+            REQUIRE(waits++ < 1000); /* 10 s, until init has reaped them all */
+            usleep(10000);
+        }
+    if (claim_dirs(NULL, 0) != 0) {
+        fprintf(stderr, "master-ends-first %s: a claim directory is left once master and workers are gone\n", argv[0]);
+        return 1;
+    }
+    return 0;
+}
+
+static int ended_fd = -1;
+
+/* What runs after the shim's end: the worker says its end has run, then
+ * lingers as a large process tearing down does. */
+static void linger(void)
+{
+    char byte = 1;
+
+    (void)!write(ended_fd, &byte, 1);
+    usleep(300 * 1000);
+}
+
+/* The master of master-ends-first: ARGV[0] the mode, ARGV[1] the
+ * descriptor it writes its workers' pids to. */
+static int master_ending(char **argv)
+{
+    struct gate ready, stop, ended;
+    pid_t workers[ENDING_WORKERS];
+    int members;
+
+    REQUIRE(argv[0] != NULL && argv[1] != NULL);
+    members = strcmp(argv[0], "members") == 0;
+    REQUIRE(members || strcmp(argv[0], "idle") == 0);
+    gate_open(&ready);
+    gate_open(&stop);
+    gate_open(&ended);
+    for (int i = 0; i < ENDING_WORKERS; i++) {
+        workers[i] = fork();
+        REQUIRE(workers[i] >= 0);
+        if (workers[i] == 0) {
+            char byte;
+            close(stop.fd[1]);
+            if (members)
+                api.free(api.acquire(api.new_claim("report"), 0.0)); /* one takes it, all are members */
+            ended_fd = ended.fd[1];
+            REQUIRE(at_quick_exit(linger) == 0);
+            gate_pass(&ready);
+            (void)!read(stop.fd[0], &byte, 1); /* until the master stops them */
+            quick_exit(0);                     /* the shim's end runs, then linger() */
+        }
+    }
+    for (int i = 0; i < ENDING_WORKERS; i++)
+        gate_wait(&ready);
+    if (!members)
+        take("master");
+    REQUIRE(claim_dirs(NULL, 0) == 1);
+    REQUIRE(write(atoi(argv[1]), workers, sizeof workers) == sizeof workers);
+    close(stop.fd[1]); /* the workers' signal to stop */
+    for (int i = 0; i < ENDING_WORKERS; i++)
+        gate_wait(&ended);
+    return 0; /* ends at once, its workers still there */
+}
+
+/*
+ * A binary upgrade (nginx, unicorn, gunicorn on SIGUSR2): the master
+ * forks a child that execs a new master, which forks a worker; then the
+ * old master ends.  Neither of the new generation has claimed, and the
+ * directory outlives the old master all the same: the new master joined
+ * it at its first fork.  The worker's claim goes there; once all are
+ * gone, nothing is left.  The old master is spawned, so that no process
+ * of this tree outlives it as a member.
+ */
+static int upgrade_keeps_dir(char **argv)
+{
+    char fds[2][16];
+    const char *args[] = { SCN_UPGRADE_OLD, fds[0], fds[1], NULL };
+    struct gate told, go;
+    pid_t old, new[2];
+    char worker_status;
+    int status, kept;
+
+    (void)argv;
+    gate_open(&told);
+    gate_open(&go);
+    REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(go.fd[1], F_SETFD, FD_CLOEXEC) == 0);
+    snprintf(fds[0], sizeof fds[0], "%d", told.fd[1]);
+    snprintf(fds[1], sizeof fds[1], "%d", go.fd[0]);
+    old = spawn_self_with(args, environ, 1);
+    close(told.fd[1]);
+    close(go.fd[0]);
+    REQUIRE(waitpid(old, &status, 0) == old && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(read(told.fd[0], new, sizeof new) == sizeof new);
+    kept = claim_dirs(NULL, 0) == 1;
+    close(go.fd[1]); /* the worker claims, then the new generation ends */
+    REQUIRE(read(told.fd[0], &worker_status, 1) == 1);
+    REQUIRE(worker_status == 0);
+    for (int i = 0, waits = 0; i < 2; i++)
+        while (kill(new[i], 0) == 0) {
+            REQUIRE(waits++ < 1000); /* 10 s, until init has reaped them */
+            usleep(10000);
+        }
+    REQUIRE(claim_dirs(NULL, 0) == 0);
+    if (!kept)
+        fprintf(stderr, "upgrade-keeps-dir: the directory went with the old master\n");
+    return kept ? 0 : 1;
+}
+
+/* The old master of upgrade-keeps-dir: holds a claim, execs the new
+ * master in a child, and ends once that has forked.  ARGV: the
+ * descriptors the new master tells on and waits on. */
+static int upgrade_old(char **argv)
+{
+    struct gate forked;
+    char fd[16];
+    pid_t child;
+
+    REQUIRE(argv[0] != NULL && argv[1] != NULL);
+    take("old");
+    gate_open(&forked);
+    snprintf(fd, sizeof fd, "%d", forked.fd[1]);
+    child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        execl("/proc/self/exe", "helper_scenarios", SCN_UPGRADE_NEW, argv[0], argv[1], fd, (char *)NULL);
+        _exit(127);
+    }
+    REQUIRE(gate_wait(&forked) == 1);
+    return 0; /* ends, its claim released, the new generation there */
+}
+
+/* The new master: forks a worker, tells both pids and says it forked;
+ * once the go pipe closes, the worker claims; tells the worker's exit
+ * status and ends.  ARGV: the descriptors to tell on, to wait on, and to
+ * say it forked on. */
+static int upgrade_new(char **argv)
+{
+    int told, go, forked, status;
+    pid_t pids[2];
+    char byte = 1;
+
+    REQUIRE(argv[0] != NULL && argv[1] != NULL && argv[2] != NULL);
+    told = atoi(argv[0]), go = atoi(argv[1]), forked = atoi(argv[2]);
+    pids[0] = getpid();
+    pids[1] = fork();
+    REQUIRE(pids[1] >= 0);
+    if (pids[1] == 0) {
+        (void)!read(go, &byte, 1); /* until the go pipe closes */
+        api.free(take("new"));
+        exit(0);
+    }
+    REQUIRE(write(told, pids, sizeof pids) == sizeof pids);
+    REQUIRE(write(forked, &byte, 1) == 1);
+    REQUIRE(waitpid(pids[1], &status, 0) == pids[1]);
+    byte = WIFEXITED(status) ? (char)WEXITSTATUS(status) : 1;
+    REQUIRE(write(told, &byte, 1) == 1);
     return 0;
 }
 
@@ -1932,6 +2112,11 @@ int main(int argc, char **argv)
         { SCN_HOT_NAME_SHARES, hot_name_shares },
         { SCN_KERNEL_REAPED_CHILDREN, kernel_reaped_children }, /* sig-ign|nocldwait|raw-wait4 */
         { SCN_FORK_DURING_POPEN, fork_during_popen },
+        { SCN_MASTER_ENDS_FIRST, master_ends_first }, /* members|idle */
+        { SCN_MASTER_ENDING, master_ending },         /* run by master-ends-first */
+        { SCN_UPGRADE_KEEPS_DIR, upgrade_keeps_dir },
+        { SCN_UPGRADE_OLD, upgrade_old }, /* run by upgrade-keeps-dir */
+        { SCN_UPGRADE_NEW, upgrade_new }, /* exec'd by upgrade-old */
     };
 
     if (!swerve_claim_load(&api)) {

@@ -211,7 +211,7 @@ static const char *const self_checking[] = {
     SCN_FORK_RESERVES_DIR,  SCN_LAUNCHER,         SCN_SIGNALS_DURING_WAIT,    SCN_HOST_CLOBBERS_FD,
     SCN_EXEC_LARGE_VECTORS, SCN_THREADED_FORK,    SCN_FORK_IN_SIGNAL_HANDLER, SCN_ORPHANS,
     SCN_INHERITED_HANDLE,   SCN_RETURN_FROM_MAIN, SCN_UNREAPED_HOLDER,        SCN_ERRNO_KEPT,
-    SCN_FORK_DURING_POPEN,  SCN_EXEC_MAKES_PLACE,
+    SCN_FORK_DURING_POPEN,  SCN_EXEC_MAKES_PLACE, SCN_UPGRADE_KEEPS_DIR,
 };
 
 START_TEST(test_self_checking_scenario)
@@ -398,13 +398,25 @@ END_TEST
 
 static const char *const kernel_reapers[] = { "sig-ign", "nocldwait", "raw-wait4" };
 
-/* More children than the table has slots, none of them reaped through a
- * hook: the master's claim directory still goes with it. */
+/* Children none of whose ends a hook sees reaped: the master's claim
+ * directory still goes with it. */
 START_TEST(test_kernel_reaped_children)
 {
     const char *args[] = { SCN_KERNEL_REAPED_CHILDREN, kernel_reapers[_i], NULL };
 
     expect_run("preload/helper_scenarios", args, "ok " SCN_KERNEL_REAPED_CHILDREN "\n", 60);
+}
+END_TEST
+
+static const char *const ending_modes[] = { "members", "idle" };
+
+/* A master that ends while its workers, their own ends already run, still
+ * linger (Starman on SIGTERM): nothing is left once they are all gone. */
+START_TEST(test_master_ends_first)
+{
+    const char *args[] = { SCN_MASTER_ENDS_FIRST, ending_modes[_i], NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok " SCN_MASTER_ENDS_FIRST "\n", 60);
 }
 END_TEST
 
@@ -708,6 +720,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_exit_holding_many, 0, 2); /* exit, _exit */
     tcase_add_loop_test(life, test_reap, 0, sizeof reapers / sizeof reapers[0]);
     tcase_add_loop_test(life, test_kernel_reaped_children, 0, sizeof kernel_reapers / sizeof kernel_reapers[0]);
+    tcase_add_loop_test(life, test_master_ends_first, 0, sizeof ending_modes / sizeof ending_modes[0]);
     tcase_add_loop_test(life, test_host_replaces_kept_fd, 0, sizeof fd_clobbers / sizeof fd_clobbers[0]);
     suite_add_tcase(s, life);
 

@@ -43,5 +43,10 @@
 #define SCN_RETURN_FROM_MAIN        "return-from-main"
 #define SCN_KERNEL_REAPED_CHILDREN  "kernel-reaped-children"
 #define SCN_FORK_DURING_POPEN       "fork-during-popen"
+#define SCN_MASTER_ENDS_FIRST       "master-ends-first"
+#define SCN_MASTER_ENDING           "master-ending"
+#define SCN_UPGRADE_KEEPS_DIR       "upgrade-keeps-dir"
+#define SCN_UPGRADE_OLD             "upgrade-old"
+#define SCN_UPGRADE_NEW             "upgrade-new"
 
 #endif

@@ -34,9 +34,7 @@ check "no claim directory left after the stop" no_claim_dir_left
 
 start
 check "gunicorn answers again" wait_port "$port"
-get "$port" "/report?seconds=30" >/dev/null &
-kill_the_holder - get "$port" /status
-check "the report runs again in another worker" bash -c "curl -s --max-time 10 'http://127.0.0.1:$port/report?seconds=0' | grep -q 'runs the report'"
+killed_mid_report "$port"
 check "a graceful stop after the kill" stop_pid "$master" TERM
 check "no claim directory left" no_claim_dir_left
 check "gunicorn's log saw the kill" grep -q "terminated due to signal 9" "$work/error.log"

@@ -174,7 +174,66 @@ php_www() {
     chmod -R a+rX "$www"
 }
 
-no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -la "$base" >&2; return 1; }; }
+# How many claim directories the base holds.
+claim_dirs() { ls -d "$base"/swerve-claim.* 2>/dev/null | wc -l; }
+
+# A round on PORT: exactly one of 8 concurrent /report requests runs the
+# report, and the claim is free once it is done.
+report_round() { # PORT WHAT
+    check "$2: exactly one of 8 concurrent requests runs the report" exactly_one_runs "$1" /report
+    check "$2: the claim is free once the report is done" wait_status "$1" free 5 >/dev/null
+}
+
+# A long report on PORT whose holder is SIGKILLed: its claim is free once
+# the master has reaped it, and the report runs again in another worker.
+killed_mid_report() { # PORT
+    get "$1" "/report?seconds=30" >/dev/null &
+    kill_the_holder - get "$1" /status
+    check "the report runs again in another worker" \
+        bash -c "curl -s --max-time 10 'http://127.0.0.1:$1/report?seconds=0' | grep -q 'runs the report'"
+}
+
+no_claim_dir_left() { [ -z "$(ls -A "$base")" ] || { ls -laR "$base" >&2; return 1; }; }
+
+# The pids of PID's children (its workers), one a line, sorted.
+children_of() { pgrep -P "$1" | sort; }
+
+# Waits (at most 30 s) until MASTER has COUNT children, none of them one of
+# OLD (a list of pids, one a line): its workers replaced after a reload.
+workers_replaced() { # MASTER COUNT OLD
+    local now
+    for _ in $(seq 300); do
+        now=$(children_of "$1")
+        [ "$(grep -c . <<<"$now")" -eq "$2" ] && [ -z "$(comm -12 <(echo "$now") <(echo "$3"))" ] && return 0
+        sleep 0.1
+    done
+    echo "workers of $1 not replaced: before $(echo $3), now $(echo $now)" >&2
+    return 1
+}
+
+# SIGNAL to MASTER, a reload: its COUNT workers are replaced.
+reload_replaces_workers() { # MASTER SIGNAL COUNT
+    local old
+    old=$(children_of "$1")
+    kill -"$2" "$1"
+    check "a reload (SIG$2) replaces the $3 workers" workers_replaced "$1" "$3" "$old"
+}
+
+# Waits (at most 15 s) until none of PIDS is left, once a stopped master's
+# workers are nobody's children to wait for.
+all_gone() { # PID...
+    for _ in $(seq 150); do
+        kill -0 "$@" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    ps -o pid,ppid,stat,args -p "$(echo "$@" | tr ' ' ,)" >&2
+    return 1
+}
+
+# No process left whose command line has PATTERN (fixed) in it.
+no_process_left() { # PATTERN
+    ! pgrep -a -f -- "$1" >&2
+}
 
 # The shim wrote nothing and no worker crashed, by the server's error log
 # (the worker we SIGKILLed on purpose aside).

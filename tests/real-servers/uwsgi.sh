@@ -18,7 +18,6 @@ cp "$SCL_SRCDIR/tests/real-servers/gunicorn_app.py" "$SCL_SRCDIR/bindings/python
 chmod -R a+rX "$app"
 workers_run_as www-data
 master() { cat "$work/uwsgi.pid" 2>/dev/null; }
-claim_dirs() { ls -d "$base"/swerve-claim.* 2>/dev/null | wc -l; }
 
 SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$app \
     uwsgi --plugin python3 --master --processes 4 --http-socket "127.0.0.1:$port" \

@@ -1,0 +1,194 @@
+# frozen_string_literal: true
+
+# Swerve claims for Ruby: a name one process at a time can hold across a
+# whole prefork server (unicorn, Puma in cluster mode, ...).
+#
+# The functions come from libswerveclaim_preload.so, found through Fiddle
+# (Ruby's standard library) in Fiddle::Handle::DEFAULT, the program and
+# what it has loaded, LD_PRELOAD included, when the server runs under the
+# shim:
+#
+#     LD_PRELOAD=libswerveclaim_preload.so unicorn -c unicorn.conf config.ru
+#
+#     require "swerve_claim"
+#
+#     if (claim = SwerveClaim.claim("nightly-report").acquire)
+#       run_report
+#       claim.release              # or when the worker ends, or close
+#     end
+#
+#     SwerveClaim.claim("import", 5.0) do |held|   # waits up to 5 s
+#       import_feed if held        # nil: someone else is on it
+#     end                          # released, and the handle freed
+#
+# Without the shim, SwerveClaim.claim raises SwerveClaim::ShimNotLoaded:
+# the caller decides what running without claims means.  A handle nobody
+# closes is freed (and what it holds released) by its finalizer, when the
+# garbage collector or the process's end gets to it: release, close or the
+# block form give a claim up when the program says.
+require "fiddle"
+
+module SwerveClaim
+  VERSION = "0.1.0"
+
+  # libswerveclaim_preload.so is not preloaded into this process.
+  class ShimNotLoaded < StandardError; end
+
+  VOIDP = Fiddle::TYPE_VOIDP
+  # Each function once: its arguments, its result, and the version node
+  # that brought it (a library without it is still this binding's; the
+  # method that needs it says so), or nil when every version has it.
+  FUNCTIONS = {
+    swerve_claim_new: [[Fiddle::TYPE_CONST_STRING], VOIDP, nil],
+    swerve_claim_available: [[VOIDP], Fiddle::TYPE_INT, nil],
+    swerve_claim_acquire: [[VOIDP, Fiddle::TYPE_DOUBLE], VOIDP, nil],
+    swerve_claim_held: [[VOIDP], Fiddle::TYPE_INT, nil],
+    swerve_claim_release: [[VOIDP], Fiddle::TYPE_INT, nil],
+    swerve_claim_free: [[VOIDP], Fiddle::TYPE_VOID, nil],
+    swerve_claim_token: [[VOIDP], -Fiddle::TYPE_INT64_T, "SWERVECLAIM_1.1"]
+  }.freeze
+  private_constant :VOIDP, :FUNCTIONS
+
+  @functions = nil
+  @loading = Mutex.new
+
+  class << self
+    # A handle on NAME.  With a block: acquires it (waiting up to TIMEOUT
+    # seconds), yields the handle or nil (another holds it), and releases
+    # and frees it as the block ends, however it ends; the block's value.
+    def claim(name, timeout = 0.0, &block)
+      claim = Claim.new(name)
+      return claim unless block
+
+      begin
+        claim.hold(timeout, &block)
+      ensure
+        claim.close
+      end
+    end
+
+    # Calls FUNCTION: its result and errno as the call left it.
+    def call(function, *args)
+      fn = functions[function] or
+        raise NotImplementedError, "this libswerveclaim_preload.so has no #{function}"
+      result = fn.call(*args)
+      [result, Fiddle.last_error]
+    end
+
+    private
+
+    def functions
+      @functions || @loading.synchronize { @functions ||= bind }
+    end
+
+    def bind
+      FUNCTIONS.each_with_object({}) do |(name, (args, result, since)), bound|
+        address = begin
+          Fiddle::Handle::DEFAULT[name.to_s]
+        rescue Fiddle::DLError
+          next if since
+
+          raise ShimNotLoaded, "libswerveclaim_preload.so is not loaded: run under " \
+                               "LD_PRELOAD=libswerveclaim_preload.so (or swerve-claim-preload)"
+        end
+        bound[name] = Fiddle::Function.new(address, args, result)
+      end
+    end
+  end
+
+  # A handle on a name; it claims nothing until acquire.
+  class Claim
+    attr_reader :name
+
+    def initialize(name)
+      string = String.try_convert(name) or raise TypeError, "no implicit conversion of #{name.class} into String"
+      # C would cut the name there, and "a\0b" would be "a\0c".
+      raise ArgumentError, "claim name contains a NUL byte" if string.include?("\0")
+
+      handle, errno = SwerveClaim.call(:swerve_claim_new, string)
+      raise SystemCallError.new("claim '#{string}'", errno) if handle.null?
+
+      @name = string.frozen? ? string : string.dup.freeze
+      @handle = handle
+      ObjectSpace.define_finalizer(self, Claim.finalizer(handle.to_i))
+    end
+
+    # Frees the C handle at ADDRESS, which releases what it holds; in a
+    # forked child, its own copy, which holds nothing there.
+    def self.finalizer(address)
+      proc { SwerveClaim.call(:swerve_claim_free, address) }
+    end
+
+    # Whether nobody holds the name now; claims nothing.
+    def available?
+      result, errno = SwerveClaim.call(:swerve_claim_available, handle)
+      raise SystemCallError.new("available '#{name}'", errno) if result.negative?
+
+      result == 1
+    end
+
+    # Takes the name, trying every 20 ms for up to TIMEOUT seconds (0: once;
+    # Float::INFINITY: for ever).  The handle, or nil when another holds it.
+    def acquire(timeout = 0.0)
+      result, errno = SwerveClaim.call(:swerve_claim_acquire, handle, Float(timeout))
+      return self unless result.null?
+      return nil if [Errno::EWOULDBLOCK::Errno, Errno::ETIMEDOUT::Errno].include?(errno)
+
+      raise SystemCallError.new("acquire '#{name}'", errno)
+    end
+
+    # Whether this handle holds the name: acquired and not released.
+    def held?
+      SwerveClaim.call(:swerve_claim_held, handle).first == 1
+    end
+
+    # A fencing token for this hold of the name, 0 when nothing is held:
+    # greater than every earlier hold's (swerve_claim_token(3)).
+    def token
+      SwerveClaim.call(:swerve_claim_token, handle).first
+    end
+
+    # Gives the name up; does nothing when nothing is held.
+    def release
+      result, errno = SwerveClaim.call(:swerve_claim_release, handle)
+      raise SystemCallError.new("release '#{name}'", errno) unless result.zero?
+
+      nil
+    end
+
+    # Acquires (waiting up to TIMEOUT seconds), yields the handle or nil,
+    # and releases it as the block ends, however it ends.
+    def hold(timeout = 0.0)
+      held = acquire(timeout)
+      begin
+        yield held
+      ensure
+        release if held
+      end
+    end
+
+    # Frees the C handle now, releasing what it holds.  Nothing else may be
+    # asked of it afterwards (IOError).
+    def close
+      return if closed?
+
+      ObjectSpace.undefine_finalizer(self)
+      SwerveClaim.call(:swerve_claim_free, @handle)
+      @handle = nil
+    end
+
+    def closed?
+      @handle.nil?
+    end
+
+    def inspect
+      "#<#{self.class} #{name.inspect}#{closed? ? ' closed' : " held=#{held?}"}>"
+    end
+
+    private
+
+    def handle
+      @handle or raise IOError, "claim '#{name}' is closed"
+    end
+  end
+end

@@ -1,0 +1,10 @@
+#!/bin/bash
+# The Perl binding (bindings/perl/Swerve/Claim.pm, over FFI::Platypus)
+# under the shim: Test::More's tests in swerve_claim.t, the seed's
+# examples (seed_examples.pl) among them.
+set -u
+. "$(dirname "$0")/lib.sh"
+need FFI::Platypus libffi-platypus-perl perl -MFFI::Platypus -e ""
+run_suite perl -I"$src/bindings/perl" "$src/tests/bindings/swerve_claim.t"
+# The top-level TAP lines: "ok N - ..." and "not ok N - ...".
+count_suite "$(grep -c '^ok ' "$out")" "$(grep -c '^not ok ' "$out")"
