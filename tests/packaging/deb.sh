@@ -32,7 +32,8 @@ if ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     echo "SKIP: deb.sh: $src is no git checkout (the packages are built from a copy of its tree)"
     exit 77
 fi
-packages=(libswerveclaim-preload swerve-claim libswerveclaim-dev python3-swerve-claim php-swerve-claim)
+packages=(libswerveclaim-preload swerve-claim libswerveclaim-dev python3-swerve-claim php-swerve-claim ruby-swerve-claim
+    libswerve-claim-perl)
 # Whether dpkg has anything of package P: installed, unpacked, or its
 # configuration files.
 dpkg_has() { # P
@@ -205,6 +206,19 @@ php=$(timeout 60 env SWERVE_TMPDIR="$work/base" LD_PRELOAD=libswerveclaim_preloa
     echo $claim ? "held" : "not held", " ", implode(" ", get_included_files()), "\n";' 2>&1)
 check "PHP finds Swerve/Swerve.php on its include_path, and claims through it: $php" \
     test "$php" = "held /usr/share/php/Swerve/Swerve.php"
+
+ruby=$(timeout 60 env -u RUBYLIB SWERVE_TMPDIR="$work/base" LD_PRELOAD=libswerveclaim_preload.so ruby -e '
+    require "swerve_claim"
+    claim = SwerveClaim.claim("deb").acquire
+    puts "#{claim ? "held" : "not held"} #{$LOADED_FEATURES.grep(/swerve_claim/).join(" ")}"' 2>&1)
+check "Ruby requires swerve_claim from vendor_ruby, and claims through it: $ruby" \
+    test "$ruby" = "held /usr/lib/ruby/vendor_ruby/swerve_claim.rb"
+perl=$(timeout 60 env -u PERL5LIB SWERVE_TMPDIR="$work/base" LD_PRELOAD=libswerveclaim_preload.so perl -e '
+    use Swerve::Claim;
+    my $claim = Swerve::Claim->new("deb")->acquire;
+    print(($claim ? "held" : "not held"), " $INC{q(Swerve/Claim.pm)}\n");' 2>&1)
+check "Perl uses Swerve::Claim from /usr/share/perl5, and claims through it: $perl" \
+    test "$perl" = "held /usr/share/perl5/Swerve/Claim.pm"
 
 check "pkg-config names the installed library" test "$(pkg-config --variable=preload swerve-claim)" = "$shim"
 cat >"$work/loader.c" <<'C'
