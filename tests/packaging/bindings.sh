@@ -17,10 +17,12 @@ run_example() { # LANGUAGE EXAMPLE
     base=$(mktemp -d)
     out=$(mktemp) err=$(mktemp)
     case $1 in
-    python) SWERVE_TMPDIR=$base LD_PRELOAD=$preload PYTHONPATH=$src/bindings/python \
-                timeout 60 /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
-    php) SWERVE_TMPDIR=$base LD_PRELOAD=$preload \
-             timeout 60 php -n -d extension=ffi -d ffi.enable=1 \
+    # (LD_PRELOAD on the interpreter, not on timeout, which would be the
+    # master of what it runs)
+    python) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" \
+                /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
+    php) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" \
+             php -n -d extension=ffi -d ffi.enable=1 \
              "$src/tests/packaging/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
     esac
     status=$?

@@ -253,8 +253,9 @@ check "run --verbose says when it took it" grep -q "took 'verbose-held' after [0
 preload=${SCL_PRELOAD:?run through make check}
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$preload
 timeline=$lone/timeline
-SWERVE_TMPDIR=$base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=${SCL_SRCDIR:?}/bindings/python \
-    timeout 60 /usr/bin/python3 "$SCL_SRCDIR/tests/tools/claims_over_time.py" "$timeline" &
+# (LD_PRELOAD on python, the server's master, never on timeout)
+timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+    PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 "$SCL_SRCDIR/tests/tools/claims_over_time.py" "$timeline" &
 pids+=($!)
 for _ in $(seq 200); do grep -q '^ready' "$timeline" 2>/dev/null && break; sleep 0.05; done
 fact() { awk -v k="$1" '$1 == k { print $2 }' "$timeline"; }
@@ -282,8 +283,8 @@ check "list -p shows what that process waits for" \
 # A process that execs while one of its threads waits waits no more.
 exec_base=$lone/exec-base
 mkdir "$exec_base"
-SWERVE_TMPDIR=$exec_base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
-    timeout 60 /usr/bin/python3 -c '
+timeout 60 env SWERVE_TMPDIR="$exec_base" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+    PYTHONPATH="$SCL_SRCDIR/bindings/python" /usr/bin/python3 -c '
 import os, sys, threading, time
 import swerve_claim
 holder = os.fork()
@@ -297,10 +298,14 @@ while swerve_claim.Claim(b"busy").available():
 threading.Thread(target=lambda: swerve_claim.Claim(b"busy").acquire(timeout=30), daemon=True).start()
 time.sleep(0.3)
 os.execv("/bin/sleep", ["sleep", "30"])' &
-execer=$!
-pids+=($execer)
-for _ in $(seq 100); do [ "$(cat /proc/$execer/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
-pids+=($(pgrep -P $execer))
+pids+=($!)
+for _ in $(seq 100); do
+    execer=$(pgrep -P $! | head -n 1) # python, until it execs sleep
+    [ -n "$execer" ] && [ "$(cat /proc/"$execer"/comm 2>/dev/null)" = sleep ] && break
+    sleep 0.05
+done
+pids+=($execer $(pgrep -P "$execer"))
+check "the master exec'd sleep" test "$(cat /proc/"$execer"/comm 2>/dev/null)" = sleep
 check "a process that exec'd while a thread of it waited is no waiter" \
     bash -c "out=\$('$tool' --base '$exec_base' list --raw --noheadings -o TYPE,PID); grep -qx 'claim [0-9]*' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
 
