@@ -47,6 +47,8 @@
  *     SWERVE_CLAIM_STORE  a libpq connection URI or conninfo: the claims
  *                     are PostgreSQL's (ACROSS MACHINES).
  *     SWERVE_CLAIM_SCOPE  the namespace in that database ("default").
+ *     SWERVE_CLAIM_DRAIN_SIGNALS  the signals by which a master tells a
+ *                     worker to drain (swerve_claim_draining()).
  *     They are read once, when the library is loaded.
  */
 #ifndef SWERVE_CLAIM_H
@@ -157,6 +159,30 @@ int swerve_claim_held(const struct swerve_claim *claim);
  * undo its successor's work.  Since version SWERVECLAIM_1.1.
  */
 uint64_t swerve_claim_token(const struct swerve_claim *claim);
+
+/*
+ * swerve_claim_draining - whether this process is being drained: its
+ * server is stopping it gracefully, in a reload or a stop.
+ *
+ * Draining releases nothing: a holder that should let go during a reload
+ * (a long report, a leader's loop) asks this now and then and calls
+ * swerve_claim_release() itself, so that the reload does not wait for it
+ * and a worker of the new generation takes the name.
+ *
+ * Returns 1 once any of these has happened, and from then on:
+ *   - its master (the process that forked it) sent it a drain signal with
+ *     kill(), killpg(), sigqueue() or tgkill(): one of
+ *     SWERVE_CLAIM_DRAIN_SIGNALS, by default SIGHUP, SIGINT, SIGQUIT and
+ *     SIGTERM (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP; a probe with
+ *     signal 0 is none).  A child of a process that forked it after an
+ *     exec, or that it reaps unseen and whose pid comes back, is never
+ *     taken for it;
+ * 0 otherwise; -1 with errno ENOMEM only when its master could not map
+ * the page it marks its children in, and nothing else says it drains.
+ * It costs a few system calls (getpid, getppid) and no more: ask it as
+ * often as a job likes.  Since version SWERVECLAIM_1.2.
+ */
+int swerve_claim_draining(void);
 
 /*
  * swerve_claim_release - give the name up; the handle lives on.

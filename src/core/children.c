@@ -39,20 +39,21 @@ static void prune(void *unused)
     errno = saved;
 }
 
-/* PID in its slot within LIMIT probes: 0, or -1. */
+/* PID in its slot within LIMIT probes: the slot, or -1. */
 static int insert(pid_t pid, size_t limit)
 {
     for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < limit; n++, i = (i + 1) % SCL_CHILD_SLOTS) {
         pid_t empty = 0;
         if (atomic_compare_exchange_strong(&scl_fork_page.children[i], &empty, pid))
-            return 0;
+            return (int)i;
     }
     return -1;
 }
 
-void scl_children_add(pid_t pid)
+int scl_children_add(pid_t pid)
 {
     pid_t self = getpid();
+    int slot;
 
     if (!mine(self)) {
         /* The first fork of this process: forget the parent's children. */
@@ -61,22 +62,39 @@ void scl_children_add(pid_t pid)
         atomic_store(&scl_fork_page.children_overflowed, 0);
         atomic_store(&scl_fork_page.children_owner, self);
     }
-    if (insert(pid, PROBES_BEFORE_PRUNING) == 0)
-        return;
+    if ((slot = insert(pid, PROBES_BEFORE_PRUNING)) >= 0)
+        return slot;
     scl_on_own_stack(prune, NULL); /* a thousand kill()s, perhaps in a signal handler */
-    if (insert(pid, SCL_CHILD_SLOTS) != 0)
+    if ((slot = insert(pid, SCL_CHILD_SLOTS)) < 0)
         atomic_store(&scl_fork_page.children_overflowed, 1);
+    return slot;
 }
 
-void scl_children_remove(pid_t pid)
+/* PID's slot, found from where insert() put it: -1 when it is not there. */
+static int find(pid_t pid)
 {
-    if (!mine(getpid()))
-        return;
-    for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < SCL_CHILD_SLOTS; n++, i = (i + 1) % SCL_CHILD_SLOTS) {
+    for (size_t n = 0, i = (size_t)pid % SCL_CHILD_SLOTS; n < SCL_CHILD_SLOTS; n++, i = (i + 1) % SCL_CHILD_SLOTS)
+        if (atomic_load(&scl_fork_page.children[i]) == pid)
+            return (int)i;
+    return -1;
+}
+
+int scl_children_remove(pid_t pid)
+{
+    int slot;
+
+    if (pid <= 0 || !mine(getpid()))
+        return -1;
+    do {
         pid_t found = pid;
-        if (atomic_compare_exchange_strong(&scl_fork_page.children[i], &found, 0))
-            return;
-    }
+        if ((slot = find(pid)) < 0 || atomic_compare_exchange_strong(&scl_fork_page.children[slot], &found, 0))
+            return slot;
+    } while (1); /* another thread removed it meanwhile: look again */
+}
+
+int scl_children_slot(pid_t pid)
+{
+    return pid > 0 && mine(getpid()) ? find(pid) : -1;
 }
 
 int scl_children_each(void (*fn)(pid_t pid, void *arg), void *arg)

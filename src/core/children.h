@@ -10,8 +10,13 @@
 
 #include <sys/types.h>
 
-void scl_children_add(pid_t pid);
-void scl_children_remove(pid_t pid);
+/* Records PID: its slot in the table, or -1 when the table is full. */
+int scl_children_add(pid_t pid);
+/* Forgets PID: the slot it had, or -1 when it was not recorded here. */
+int scl_children_remove(pid_t pid);
+
+/* PID's slot, when it is a recorded child of this process, else -1. */
+int scl_children_slot(pid_t pid);
 
 /* Calls FN for every recorded child.  Returns 0, or -1 when more children
  * were forked than the list holds, so some may be missing. */

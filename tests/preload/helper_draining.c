@@ -1,0 +1,376 @@
+/*
+ * Draining scenarios (swerve_claim_draining(3)), run under LD_PRELOAD by
+ * tests/integration: a master and its workers, each worker a loop that
+ * answers what it is asked through a pair of pipes (above all, what
+ * draining() says now).  Each scenario prints "ok SCENARIO" and exits 0,
+ * says what failed on stderr and exits 1, or, when this machine cannot
+ * play it, prints "SKIP: why" and exits 77.  Every wait is bounded.
+ *
+ * usage: helper_draining SCENARIO [HOW]
+ *   drain-signal HOW      the master sends SIGTERM by HOW (kill, kill-group,
+ *                         killpg, kill-own-group, sigqueue, tgkill): the
+ *                         worker reached drains, its sibling does not
+ *   drain-not-told HOW    the master does nothing, probes (kill(pid, 0)),
+ *                         or sends SIGUSR1: nobody drains
+ *   drain-signal-set      run with SWERVE_CLAIM_DRAIN_SIGNALS=usr1: SIGTERM
+ *                         is no drain signal, SIGUSR1 is
+ *   drain-grandchild      a worker that forked still sees its master's
+ *                         mark; its own child does not, until it is told
+ *   drain-reused-pid HOW  a drained worker is reaped (HOW: waitpid, or by
+ *                         the kernel: SIGCHLD ignored), and a new worker
+ *                         that gets its pid does not drain
+ */
+#define _GNU_SOURCE 1
+#include <swerve/claim-loader.h>
+
+#include "require.h"
+#include "scenarios.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct swerve_claim_api api;
+
+/* The master's end and the worker's end of a worker's two pipes. */
+struct link {
+    int ask[2], answer[2];
+    pid_t pid;
+};
+
+static void link_open(struct link *l)
+{
+    REQUIRE(pipe(l->ask) == 0 && pipe(l->answer) == 0);
+}
+
+/* Reads one byte from FD within 10 s, through EINTR: the byte. */
+static char read_byte(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    char c;
+
+    for (double deadline = now_s() + 10; now_s() < deadline;) {
+        ssize_t n;
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        n = read(fd, &c, 1);
+        if (n == 1)
+            return c;
+        REQUIRE(n < 0 && errno == EINTR);
+    }
+    REQUIRE(!"an answer within 10 s");
+}
+
+static void write_byte(int fd, char c)
+{
+    while (write(fd, &c, 1) != 1)
+        REQUIRE(errno == EINTR);
+}
+
+static void noted(int sig)
+{
+    (void)sig;
+}
+
+/* A worker survives the signals it is sent: the test asks it afterwards. */
+static void survive_signals(void)
+{
+    static const int sigs[] = { SIGTERM, SIGUSR1, SIGHUP, SIGQUIT, SIGINT };
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = noted;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        REQUIRE(sigaction(sigs[i], &sa, NULL) == 0);
+}
+
+static void run_worker(struct link *self, struct link *child);
+
+/* Forks a worker on link L (in a process group of its own when
+ * OWN_GROUP), whose command 'f' forks one on CHILD. */
+static void start_worker(struct link *l, int own_group, struct link *child)
+{
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (own_group)
+            REQUIRE(setpgid(0, 0) == 0);
+        run_worker(l, child);
+    }
+    if (own_group)
+        (void)setpgid(pid, pid); /* whichever of the two comes first */
+    l->pid = pid;
+    REQUIRE(read_byte(l->answer[0]) == 'r'); /* ready: its handlers are in place */
+}
+
+/* What a worker answers: 'd' what draining() says ('0', '1', 'e' for -1),
+ * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
+ * sends that child SIGTERM ('t'), 'q' it ends (once that child has). */
+static void run_worker(struct link *self, struct link *child)
+{
+    survive_signals();
+    write_byte(self->answer[1], 'r');
+    for (;;) {
+        char c = read_byte(self->ask[0]), out = c;
+        if (c == 'q') {
+            if (child != NULL && child->pid > 0)
+                REQUIRE(waitpid(child->pid, NULL, 0) == child->pid);
+            _exit(0);
+        }
+        if (c == 'd') {
+            int d = api.draining();
+            out = d == 1 ? '1' : d == 0 ? '0' : 'e';
+        } else if (c == 'f') {
+            start_worker(child, 0, NULL);
+        } else if (c == 't') {
+            REQUIRE(kill(child->pid, SIGTERM) == 0);
+        }
+        write_byte(self->answer[1], out);
+    }
+}
+
+/* Asks the worker on L to do C: its answer. */
+static char ask(struct link *l, char c)
+{
+    write_byte(l->ask[1], c);
+    return read_byte(l->answer[0]);
+}
+
+static int draining(struct link *l)
+{
+    char c = ask(l, 'd');
+
+    REQUIRE(c == '0' || c == '1');
+    return c == '1';
+}
+
+/* Ends the worker on L, and reaps it unless the kernel does (REAPED_BY_KERNEL: waits until its pid is gone). */
+static void stop_worker(struct link *l, int reaped_by_kernel)
+{
+    int status;
+
+    write_byte(l->ask[1], 'q');
+    if (!reaped_by_kernel) {
+        REQUIRE(waitpid(l->pid, &status, 0) == l->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return;
+    }
+    for (int i = 0; i < 1000 && kill(l->pid, 0) == 0; i++)
+        usleep(1000);
+    REQUIRE(kill(l->pid, 0) != 0 && errno == ESRCH);
+}
+
+/* Sends SIGTERM to the worker on L by HOW. */
+static void send_term(const char *how, const struct link *l)
+{
+    union sigval value = { .sival_int = 7 };
+
+    if (strcmp(how, "kill") == 0)
+        REQUIRE(kill(l->pid, SIGTERM) == 0);
+    else if (strcmp(how, "kill-group") == 0)
+        REQUIRE(kill(-l->pid, SIGTERM) == 0);
+    else if (strcmp(how, "killpg") == 0)
+        REQUIRE(killpg(l->pid, SIGTERM) == 0);
+    else if (strcmp(how, "kill-own-group") == 0)
+        REQUIRE(kill(0, SIGTERM) == 0);
+    else if (strcmp(how, "sigqueue") == 0)
+        REQUIRE(sigqueue(l->pid, SIGTERM, value) == 0);
+    else if (strcmp(how, "tgkill") == 0)
+        REQUIRE(tgkill(l->pid, l->pid, SIGTERM) == 0);
+    else
+        REQUIRE(!"a known way to send a signal");
+}
+
+/* The worker SIGTERM reaches by HOW (argv[0]) drains, from then on; its
+ * sibling, which it does not reach (another process, or outside the
+ * group), does not.  The master itself is no worker. */
+static int drain_signal(char **argv)
+{
+    const char *how = argv[0];
+    int groups = how != NULL && (strcmp(how, "kill-group") == 0 || strcmp(how, "killpg") == 0);
+    struct link reached, other;
+
+    REQUIRE(how != NULL);
+    survive_signals(); /* kill(0) reaches the master too */
+    link_open(&reached);
+    link_open(&other);
+    /* kill(-PGRP) and killpg: the worker reached leads a group of its
+     * own; kill(0): the other one does. */
+    start_worker(&reached, groups, NULL);
+    start_worker(&other, strcmp(how, "kill-own-group") == 0, NULL);
+    REQUIRE(!draining(&reached) && !draining(&other));
+    send_term(how, &reached);
+    REQUIRE(draining(&reached));
+    REQUIRE(!draining(&other));
+    REQUIRE(draining(&reached)); /* and it stays so */
+    REQUIRE(api.draining() == 0);
+    stop_worker(&reached, 0);
+    stop_worker(&other, 0);
+    return 0;
+}
+
+/* A master that does nothing, probes its worker with signal 0, or sends
+ * it a signal outside the set (HOW: nothing, probe, usr1): 0. */
+static int drain_not_told(char **argv)
+{
+    const char *how = argv[0];
+    struct link w;
+
+    REQUIRE(how != NULL);
+    link_open(&w);
+    start_worker(&w, 0, NULL);
+    if (strcmp(how, "probe") == 0)
+        REQUIRE(kill(w.pid, 0) == 0);
+    else if (strcmp(how, "usr1") == 0)
+        REQUIRE(kill(w.pid, SIGUSR1) == 0);
+    else
+        REQUIRE(strcmp(how, "nothing") == 0);
+    usleep(10000);
+    REQUIRE(!draining(&w));
+    stop_worker(&w, 0);
+    return 0;
+}
+
+/* Run with SWERVE_CLAIM_DRAIN_SIGNALS=usr1: SIGTERM no longer drains,
+ * SIGUSR1 does. */
+static int drain_signal_set(char **argv)
+{
+    struct link w;
+
+    (void)argv;
+    link_open(&w);
+    start_worker(&w, 0, NULL);
+    REQUIRE(kill(w.pid, SIGTERM) == 0);
+    REQUIRE(!draining(&w));
+    REQUIRE(kill(w.pid, SIGUSR1) == 0);
+    REQUIRE(draining(&w));
+    stop_worker(&w, 0);
+    return 0;
+}
+
+/* A worker that has forked a child of its own (and mapped the page its
+ * child is marked in) still sees the mark its master sets; the child,
+ * which its master never told, does not drain until its own parent tells
+ * it. */
+static int drain_grandchild(char **argv)
+{
+    struct link worker, child;
+
+    (void)argv;
+    link_open(&worker);
+    link_open(&child);
+    start_worker(&worker, 0, &child);
+    REQUIRE(ask(&worker, 'f') == 'f');
+    REQUIRE(kill(worker.pid, SIGTERM) == 0);
+    REQUIRE(draining(&worker));
+    REQUIRE(!draining(&child));
+    REQUIRE(ask(&worker, 't') == 't');
+    REQUIRE(draining(&child));
+    write_byte(child.ask[1], 'q'); /* its parent reaps it as it ends */
+    stop_worker(&worker, 0);
+    return 0;
+}
+
+/* The largest pid: the most forks it may take for one to come back. */
+static long pid_max(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+    long n = -1;
+
+    if (f != NULL) {
+        if (fscanf(f, "%ld", &n) != 1)
+            n = -1;
+        fclose(f);
+    }
+    return n;
+}
+
+/* Forks a worker on L whose pid is WANT, by fork() or, UNSEEN, by _Fork()
+ * (no fork handler, no hook): with root's ns_last_pid, at once (but for
+ * another process's fork in between); else by forking children that end
+ * at once until the pids come round (at most pid_max of them).  0, or -1
+ * when this machine cannot (said). */
+static int start_worker_at(struct link *l, pid_t want, int reaped_by_kernel, int unseen)
+{
+    int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+    long tries = last >= 0 ? 1000 : pid_max() + 1000;
+    char text[24];
+
+    if (last < 0 && (tries > 200000 || tries < 0)) {
+        printf("SKIP: no ns_last_pid to write (not root) and pid_max %ld is too many forks\n", tries - 1000);
+        return -1;
+    }
+    for (long i = 0; i < tries; i++) {
+        pid_t pid;
+        if (last >= 0)
+            REQUIRE(pwrite(last, text, (size_t)snprintf(text, sizeof text, "%d", (int)want - 1), 0) > 0);
+        pid = unseen ? _Fork() : fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            if (getpid() != want)
+                _exit(0);
+            run_worker(l, NULL);
+        }
+        if (pid == want) {
+            l->pid = pid;
+            REQUIRE(read_byte(l->answer[0]) == 'r');
+            if (last >= 0)
+                close(last);
+            return 0;
+        }
+        if (!reaped_by_kernel)
+            REQUIRE(waitpid(pid, NULL, 0) == pid);
+    }
+    REQUIRE(!"the pid came round");
+}
+
+/* A worker told to drain ends and is reaped, and a new worker that gets
+ * its pid does not drain.  HOW: waitpid, the new worker forked by _Fork()
+ * (no hook sees that birth: the reap cleared the mark); sigchld-ignored,
+ * the kernel reaps (no hook sees that: the birth, by fork(), clears it). */
+static int drain_reused_pid(char **argv)
+{
+    const char *how = argv[0];
+    int by_kernel;
+    struct link first, second;
+
+    REQUIRE(how != NULL && (strcmp(how, "waitpid") == 0 || strcmp(how, "sigchld-ignored") == 0));
+    by_kernel = strcmp(how, "sigchld-ignored") == 0;
+    if (by_kernel)
+        REQUIRE(signal(SIGCHLD, SIG_IGN) != SIG_ERR);
+    link_open(&first);
+    link_open(&second);
+    start_worker(&first, 0, NULL);
+    REQUIRE(kill(first.pid, SIGTERM) == 0);
+    REQUIRE(draining(&first));
+    stop_worker(&first, by_kernel);
+    if (start_worker_at(&second, first.pid, by_kernel, !by_kernel) != 0)
+        return 77;
+    REQUIRE(!draining(&second));
+    stop_worker(&second, by_kernel);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct scenario scenarios[] = {
+        { SCN_DRAIN_SIGNAL, drain_signal },         /* kill|kill-group|killpg|kill-own-group|sigqueue|tgkill */
+        { SCN_DRAIN_NOT_TOLD, drain_not_told },     /* nothing|probe|usr1 */
+        { SCN_DRAIN_SIGNAL_SET, drain_signal_set }, /* with SWERVE_CLAIM_DRAIN_SIGNALS=usr1 */
+        { SCN_DRAIN_GRANDCHILD, drain_grandchild },
+        { SCN_DRAIN_REUSED_PID, drain_reused_pid }, /* waitpid|sigchld-ignored */
+    };
+
+    if (!swerve_claim_load(&api) || api.draining == NULL) {
+        fprintf(stderr, "helper_draining: libswerveclaim_preload.so (with swerve_claim_draining) is not loaded\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    return SCENARIO_RUN(scenarios, argc, argv);
+}
