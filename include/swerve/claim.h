@@ -177,6 +177,11 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *     signal 0 is none).  A child of a process that forked it after an
  *     exec, or that it reaps unseen and whose pid comes back, is never
  *     taken for it;
+ *   - it closed every listening socket it inherited from its master, with
+ *     close(), close_range(), closefrom(), dup2() or dup3() over it, or
+ *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
+ *     a copy dup2() or dup3() made of one counts as one, and a socket it
+ *     listens on itself does not;
  * 0 otherwise; -1 with errno ENOMEM only when its master could not map
  * the page it marks its children in, and nothing else says it drains.
  * It costs a few system calls (getpid, getppid) and no more: ask it as

@@ -5,6 +5,7 @@
 #include "drain.h"
 #include "fork_page.h"
 #include "hot.h"
+#include "listeners.h"
 #include "log.h"
 #include "settings.h"
 
@@ -90,8 +91,7 @@ void scl_drain_before_fork(pid_t self)
 
 static void unmark(struct drain_page *p, int slot)
 {
-    if (atomic_load(&p->marked[slot]) != 0 && atomic_exchange(&p->marked[slot], 0) != 0 &&
-        atomic_load(&nmarked) > 0)
+    if (atomic_load(&p->marked[slot]) != 0 && atomic_exchange(&p->marked[slot], 0) != 0 && atomic_load(&nmarked) > 0)
         atomic_fetch_sub(&nmarked, 1);
 }
 
@@ -180,6 +180,8 @@ int scl_drain_asked(void)
 
     if (usable(p) && marked_in(p, self))
         found |= SCL_DRAIN_SIGNALLED;
+    if (scl_listeners_all_closed(self))
+        found |= SCL_DRAIN_LISTENERS;
     if (found != 0)
         return 1;
     if (p == MAP_FAILED) {

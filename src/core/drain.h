@@ -6,6 +6,7 @@
  *   - its master (the process that forked it) sent it a drain signal
  *     (settings.h: SWERVE_CLAIM_DRAIN_SIGNALS) with kill, killpg, sigqueue
  *     or tgkill: the master's hooks mark it where it can see it, below;
+ *   - it closed every listening socket it inherited (listeners.h);
  *
  * Marks.  A process maps a page at its first fork, MAP_SHARED and
  * anonymous, which every child it forks from then on shares (nothing is
@@ -30,6 +31,7 @@
 /* What says a process drains, as swerve_claim_draining() finds it. */
 enum scl_drain_reason {
     SCL_DRAIN_SIGNALLED = 1, /* its master sent it a drain signal */
+    SCL_DRAIN_LISTENERS = 2, /* it closed the listeners it inherited */
 };
 
 /* At load, with the parent this image started under. */

@@ -57,6 +57,8 @@ const struct scl_real *scl_real(void)
     BIND(killpg, "killpg");
     BIND(tgkill, "tgkill");
     BIND(sigqueue, "sigqueue");
+    BIND(listen, "listen");
+    BIND(shutdown, "shutdown");
 #undef BIND
     *(void **)&table.posix_spawn = next_version("posix_spawn", "GLIBC_2.15");
     *(void **)&table.posix_spawnp = next_version("posix_spawnp", "GLIBC_2.15");

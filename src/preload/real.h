@@ -48,6 +48,8 @@ struct scl_real {
     int (*killpg)(pid_t, int);
     int (*tgkill)(pid_t, pid_t, int);
     int (*sigqueue)(pid_t, int, const union sigval);
+    int (*listen)(int, int);
+    int (*shutdown)(int, int);
 };
 
 /* Binds what is not bound yet and returns the table.  A symbol that

@@ -19,6 +19,12 @@
  *   drain-reused-pid HOW  a drained worker is reaped (HOW: waitpid, or by
  *                         the kernel: SIGCHLD ignored), and a new worker
  *                         that gets its pid does not drain
+ *   drain-listeners HOW   a worker closes the master's two listeners by HOW
+ *                         (close, close_range, closefrom, dup2, dup3,
+ *                         shutdown; dup2-copy: a copy it made of one is the
+ *                         last; own-listener: one of its own stays): it
+ *                         drains once the last is closed, its sibling and
+ *                         the master (which closes its own) do not
  */
 #define _GNU_SOURCE 1
 #include <swerve/claim-loader.h>
@@ -28,14 +34,23 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static struct swerve_claim_api api;
+
+/* drain-listeners: the master's two listeners, a socket of its that is no
+ * listener, /dev/null, and how its workers close the listeners. */
+static int listeners[2] = { -1, -1 }, not_listening = -1, devnull = -1;
+static const char *closing;
+/* Where dup2-copy puts its copy of the first listener. */
+#define COPY_FD 900
 
 /* The master's end and the worker's end of a worker's two pipes. */
 struct link {
@@ -110,9 +125,52 @@ static void start_worker(struct link *l, int own_group, struct link *child)
     REQUIRE(read_byte(l->answer[0]) == 'r'); /* ready: its handlers are in place */
 }
 
+/* A socket listening on 127.0.0.1, or (LISTENS 0) one that does not. */
+static int tcp_socket(int listens)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    REQUIRE(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    REQUIRE(!listens || listen(fd, 8) == 0);
+    return fd;
+}
+
+/* A worker's 'a' (FIRST) or 'b': closes the first listener, or the
+ * second, as `closing` says. */
+static void close_listener(int first)
+{
+    int fd = listeners[first ? 0 : 1];
+
+    if (strcmp(closing, "close") == 0 || (strcmp(closing, "closefrom") == 0 && first) ||
+        strcmp(closing, "own-listener") == 0) {
+        REQUIRE(close(fd) == 0);
+    } else if (strcmp(closing, "close_range") == 0) {
+        REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
+    } else if (strcmp(closing, "closefrom") == 0) {
+        closefrom(fd); /* the second is the highest number open */
+    } else if (strcmp(closing, "dup2") == 0) {
+        REQUIRE(dup2(devnull, fd) == fd);
+    } else if (strcmp(closing, "dup3") == 0) {
+        REQUIRE(dup3(devnull, fd, O_CLOEXEC) == fd);
+    } else if (strcmp(closing, "shutdown") == 0) {
+        REQUIRE(shutdown(fd, SHUT_RDWR) == 0);
+    } else if (strcmp(closing, "dup2-copy") == 0 && first) {
+        /* Both closed, but a copy of the first stays open. */
+        REQUIRE(dup2(listeners[0], COPY_FD) == COPY_FD);
+        REQUIRE(close(listeners[0]) == 0 && close(listeners[1]) == 0);
+    } else if (strcmp(closing, "dup2-copy") == 0) {
+        REQUIRE(close(COPY_FD) == 0);
+    } else {
+        REQUIRE(!"a known way to close a listener");
+    }
+}
+
 /* What a worker answers: 'd' what draining() says ('0', '1', 'e' for -1),
  * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
- * sends that child SIGTERM ('t'), 'q' it ends (once that child has). */
+ * sends that child SIGTERM ('t'), 'a' and 'b' it closes the first and the
+ * second listener (then as 'd'), 'n' it closes the socket that is none,
+ * 'l' it listens on one of its own, 'q' it ends (once that child has). */
 static void run_worker(struct link *self, struct link *child)
 {
     survive_signals();
@@ -131,6 +189,15 @@ static void run_worker(struct link *self, struct link *child)
             start_worker(child, 0, NULL);
         } else if (c == 't') {
             REQUIRE(kill(child->pid, SIGTERM) == 0);
+        } else if (c == 'n') {
+            REQUIRE(close(not_listening) == 0);
+        } else if (c == 'l') {
+            (void)tcp_socket(1); /* kept open, listening, to the end */
+        } else if (c == 'a' || c == 'b') {
+            int d;
+            close_listener(c == 'a');
+            d = api.draining();
+            out = d == 1 ? '1' : d == 0 ? '0' : 'e';
         }
         write_byte(self->answer[1], out);
     }
@@ -357,6 +424,39 @@ static int drain_reused_pid(char **argv)
     return 0;
 }
 
+/* A worker closes the two listeners it inherited by HOW (argv[0]), and a
+ * socket that is none: it drains once the last listener is gone, not
+ * before; its sibling, which closes none, does not; nor does the master
+ * that closes its own. */
+static int drain_listeners(char **argv)
+{
+    struct link closer, sibling;
+
+    closing = argv[0];
+    REQUIRE(closing != NULL);
+    link_open(&closer);
+    link_open(&sibling);
+    REQUIRE((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0);
+    not_listening = tcp_socket(0);
+    listeners[0] = tcp_socket(1);
+    listeners[1] = tcp_socket(1);
+    start_worker(&closer, 0, NULL);
+    start_worker(&sibling, 0, NULL);
+    if (strcmp(closing, "own-listener") == 0)
+        REQUIRE(ask(&closer, 'l') == 'l');
+    REQUIRE(ask(&closer, 'n') == 'n');
+    REQUIRE(!draining(&closer));
+    REQUIRE(ask(&closer, 'a') == '0');
+    REQUIRE(ask(&closer, 'b') == '1');
+    REQUIRE(draining(&closer));
+    REQUIRE(!draining(&sibling));
+    REQUIRE(close(listeners[0]) == 0 && close(listeners[1]) == 0);
+    REQUIRE(api.draining() == 0);
+    stop_worker(&closer, 0);
+    stop_worker(&sibling, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario scenarios[] = {
@@ -365,6 +465,7 @@ int main(int argc, char **argv)
         { SCN_DRAIN_SIGNAL_SET, drain_signal_set }, /* with SWERVE_CLAIM_DRAIN_SIGNALS=usr1 */
         { SCN_DRAIN_GRANDCHILD, drain_grandchild },
         { SCN_DRAIN_REUSED_PID, drain_reused_pid }, /* waitpid|sigchld-ignored */
+        { SCN_DRAIN_LISTENERS, drain_listeners }, /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|own-listener */
     };
 
     if (!swerve_claim_load(&api) || api.draining == NULL) {

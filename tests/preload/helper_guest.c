@@ -23,6 +23,9 @@
  *   exec                            an execve that fails, in a holder
  *   kill, killpg                    a master's SIGTERM to a worker that holds a
  *                                   claim (a drain signal: the worker is marked)
+ *   worker-close                    a worker, holding a claim, closes the one
+ *                                   listener it inherited (it drains, as Apache's
+ *                                   and php-fpm's do in their handlers)
  *
  * It prints "shim" when the shim is loaded, and exits 7 when the handler got as far as it should (and then, for the
  * paths that return, 0 after the handler), or dies as the host would.
@@ -33,11 +36,13 @@
 #include "require.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +54,7 @@ static struct swerve_claim_api api;
 static int have_api;
 static const char *path;
 static pid_t worker;
+static int listener = -1;
 
 static void hold(const char *name)
 {
@@ -127,6 +133,9 @@ static void on_signal(int sig)
     } else if (strcmp(path, "exec") == 0) {
         char *const argv[] = { "/nonexistent/program", NULL };
         if (execve(argv[0], argv, environ) == 0 || errno != ENOENT)
+            _exit(1);
+    } else if (strcmp(path, "worker-close") == 0) {
+        if (close(listener) != 0)
             _exit(1);
     } else if (strcmp(path, "kill") == 0) {
         if (kill(worker, SIGTERM) != 0)
@@ -222,6 +231,11 @@ int main(int argc, char **argv)
         worker = killed_holder();
     if (signals)
         worker = holding_worker(1);
+    if (strcmp(path, "worker-close") == 0) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        REQUIRE(listener >= 0 && bind(listener, (struct sockaddr *)&a, sizeof a) == 0 && listen(listener, 8) == 0);
+    }
     if (worker_path) {
         int status;
         pid_t pid = fork();
@@ -235,7 +249,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(path, "fork") != 0 && !reaps)
         hold("guest");
-    ends_in_handler = strcmp(path, "fork") != 0 && !reaps && !signals && strcmp(path, "exec") != 0;
+    ends_in_handler = strcmp(path, "fork") != 0 && !reaps && !signals && strcmp(path, "exec") != 0 &&
+                      strcmp(path, "worker-close") != 0;
     use_alternate_stack(argv[3], size, ends_in_handler);
     if (strcmp(path, "fault") == 0) {
         handle_on_alternate_stack(SIGSEGV);
@@ -257,6 +272,8 @@ int main(int argc, char **argv)
         raise(SIGUSR1);
     }
     save_alternate_stack();
+    if (strcmp(path, "worker-close") == 0)
+        REQUIRE(!have_api || api.draining() == 1);
     if (strcmp(path, "fork") == 0 || signals) {
         int status;
         REQUIRE(waitpid(worker, &status, 0) == worker);

@@ -514,6 +514,16 @@ START_TEST(test_drain_signal_set_refused)
 }
 END_TEST
 
+/* Every way a worker closes the listeners it inherited. */
+static const char *const listener_closers[] = { "close", "close_range", "closefrom", "dup2",
+                                                "dup3",  "shutdown",    "dup2-copy", "own-listener" };
+
+START_TEST(test_drain_listeners)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_LISTENERS, listener_closers[_i]);
+}
+END_TEST
+
 /* A drained worker reaped by the master's waitpid, or by the kernel
  * unseen, then its pid taken by a new worker: that one does not drain.
  * The pid comes round through ns_last_pid (root) or by forking through
@@ -592,8 +602,8 @@ END_TEST
 /* ---------------------------------------------- a small signal stack */
 
 /* The paths helper_guest runs in a handler on an alternate stack. */
-static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",
-                                           "fork", "reap",  "exec",        "kill",         "killpg" };
+static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",       "fork",
+                                           "reap", "exec",  "kill",        "killpg",       "worker-close" };
 
 /* The most the shim may add to the host's stack on any of them: the rest
  * of its work runs on a stack of its own (doc/HACKING.md, "A stack
@@ -807,6 +817,7 @@ static Suite *suite(void)
     tcase_add_test(drain, test_drain_signal_set_refused);
     tcase_add_test(drain, test_drain_grandchild);
     tcase_add_loop_test(drain, test_drain_reused_pid, 0, sizeof drain_reapers / sizeof drain_reapers[0]);
+    tcase_add_loop_test(drain, test_drain_listeners, 0, sizeof listener_closers / sizeof listener_closers[0]);
     suite_add_tcase(s, drain);
 
     tcase_add_checked_fixture(excl, testdir_setup, testdir_teardown);

@@ -53,6 +53,7 @@
 #define SCN_DRAIN_SIGNAL_SET "drain-signal-set"
 #define SCN_DRAIN_GRANDCHILD "drain-grandchild"
 #define SCN_DRAIN_REUSED_PID "drain-reused-pid"
+#define SCN_DRAIN_LISTENERS  "drain-listeners"
 
 /* A helper's table: each scenario by name, run with the arguments after
  * its name: 0 (then "ok NAME" is printed), or its exit status. */
