@@ -182,6 +182,9 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
  *     a copy dup2() or dup3() made of one counts as one, and a socket it
  *     listens on itself does not;
+ *   - its master has ended: the process that forked it is no longer its
+ *     parent (for a program exec'd, the process it started under; a
+ *     daemon's master whose launcher has exited says 1 too);
  * 0 otherwise; -1 with errno ENOMEM only when its master could not map
  * the page it marks its children in, and nothing else says it drains.
  * It costs a few system calls (getpid, getppid) and no more: ask it as

@@ -173,15 +173,20 @@ static int marked_in(struct drain_page *p, pid_t self)
 int scl_drain_asked(void)
 {
     pid_t self = getpid(), owner = atomic_load_explicit(&page_owner, memory_order_acquire);
-    /* Where its parent marks it: the page it inherited, or once it forked
-     * itself, the one it kept then. */
+    /* Where its parent marks it, and who that parent is: the page it
+     * inherited and its mapper, or once it forked itself, the ones it kept
+     * then (from load: the parent its image started under). */
     struct drain_page *p = owner == self ? atomic_load(&parents_page) : atomic_load(&page);
+    pid_t forker = owner != 0 && owner != self ? owner : atomic_load(&parent);
     unsigned found = 0;
 
     if (usable(p) && marked_in(p, self))
         found |= SCL_DRAIN_SIGNALLED;
     if (scl_listeners_all_closed(self))
         found |= SCL_DRAIN_LISTENERS;
+    /* Its parent gone, it was given to init or a subreaper: for good. */
+    if (forker > 0 && getppid() != forker)
+        found |= SCL_DRAIN_ORPHANED;
     if (found != 0)
         return 1;
     if (p == MAP_FAILED) {

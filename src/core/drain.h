@@ -7,6 +7,9 @@
  *     (settings.h: SWERVE_CLAIM_DRAIN_SIGNALS) with kill, killpg, sigqueue
  *     or tgkill: the master's hooks mark it where it can see it, below;
  *   - it closed every listening socket it inherited (listeners.h);
+ *   - its master is gone: the process that forked it (or, for an exec'd
+ *     image nobody of ours forked, the one it started under) is no longer
+ *     its parent;
  *
  * Marks.  A process maps a page at its first fork, MAP_SHARED and
  * anonymous, which every child it forks from then on shares (nothing is
@@ -32,6 +35,7 @@
 enum scl_drain_reason {
     SCL_DRAIN_SIGNALLED = 1, /* its master sent it a drain signal */
     SCL_DRAIN_LISTENERS = 2, /* it closed the listeners it inherited */
+    SCL_DRAIN_ORPHANED = 4,  /* the process that forked it has ended */
 };
 
 /* At load, with the parent this image started under. */

@@ -113,8 +113,7 @@ void scl_listeners_copied(int from, int to)
 {
     int saved = errno;
 
-    if (from < 0 || from > atomic_load(&highest) || to < 0 || to >= SCL_LISTENER_FDS ||
-        !is_set(known.listening, from))
+    if (from < 0 || from > atomic_load(&highest) || to < 0 || to >= SCL_LISTENER_FDS || !is_set(known.listening, from))
         return;
     adopt(getpid());
     atomic_fetch_or(&known.listening[to / 64], bit_of(to));

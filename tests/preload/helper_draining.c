@@ -19,6 +19,8 @@
  *   drain-reused-pid HOW  a drained worker is reaped (HOW: waitpid, or by
  *                         the kernel: SIGCHLD ignored), and a new worker
  *                         that gets its pid does not drain
+ *   drain-orphan HOW      a worker (HOW: fork, or exec: one exec'd after its
+ *                         fork) whose master ends drains
  *   drain-listeners HOW   a worker closes the master's two listeners by HOW
  *                         (close, close_range, closefrom, dup2, dup3,
  *                         shutdown; dup2-copy: a copy it made of one is the
@@ -38,6 +40,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -52,14 +55,17 @@ static const char *closing;
 /* Where dup2-copy puts its copy of the first listener. */
 #define COPY_FD 900
 
-/* The master's end and the worker's end of a worker's two pipes. */
+/* The master's end and the worker's end of a worker's two pipes; EXECS:
+ * the worker execs this program again (drain-orphan-image) to run. */
 struct link {
     int ask[2], answer[2];
     pid_t pid;
+    int execs;
 };
 
 static void link_open(struct link *l)
 {
+    memset(l, 0, sizeof *l);
     REQUIRE(pipe(l->ask) == 0 && pipe(l->answer) == 0);
 }
 
@@ -105,7 +111,7 @@ static void survive_signals(void)
         REQUIRE(sigaction(sigs[i], &sa, NULL) == 0);
 }
 
-static void run_worker(struct link *self, struct link *child);
+__attribute__((noreturn)) static void run_worker(struct link *self, struct link *child);
 
 /* Forks a worker on link L (in a process group of its own when
  * OWN_GROUP), whose command 'f' forks one on CHILD. */
@@ -115,8 +121,15 @@ static void start_worker(struct link *l, int own_group, struct link *child)
 
     REQUIRE(pid >= 0);
     if (pid == 0) {
+        char fds[4][16];
         if (own_group)
             REQUIRE(setpgid(0, 0) == 0);
+        if (l->execs) {
+            snprintf(fds[0], sizeof fds[0], "%d", l->ask[0]);
+            snprintf(fds[1], sizeof fds[1], "%d", l->answer[1]);
+            execl("/proc/self/exe", "helper_draining", SCN_DRAIN_ORPHAN_IMAGE, fds[0], fds[1], (char *)NULL);
+            _exit(127);
+        }
         run_worker(l, child);
     }
     if (own_group)
@@ -170,18 +183,18 @@ static void close_listener(int first)
  * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
  * sends that child SIGTERM ('t'), 'a' and 'b' it closes the first and the
  * second listener (then as 'd'), 'n' it closes the socket that is none,
- * 'l' it listens on one of its own, 'q' it ends (once that child has). */
+ * 'l' it listens on one of its own, 'q' it ends (once that child has),
+ * 'k' it ends at once, leaving its child an orphan. */
 static void run_worker(struct link *self, struct link *child)
 {
     survive_signals();
     write_byte(self->answer[1], 'r');
     for (;;) {
         char c = read_byte(self->ask[0]), out = c;
-        if (c == 'q') {
-            if (child != NULL && child->pid > 0)
-                REQUIRE(waitpid(child->pid, NULL, 0) == child->pid);
+        if (c == 'q' && child != NULL && child->pid > 0)
+            REQUIRE(waitpid(child->pid, NULL, 0) == child->pid);
+        if (c == 'q' || c == 'k')
             _exit(0);
-        }
         if (c == 'd') {
             int d = api.draining();
             out = d == 1 ? '1' : d == 0 ? '0' : 'e';
@@ -457,6 +470,43 @@ static int drain_listeners(char **argv)
     return 0;
 }
 
+/* A worker (forked, or HOW exec: exec'd after its fork) whose master
+ * ends drains; before, it did not.  This process, their subreaper, is its
+ * parent then. */
+static int drain_orphan(char **argv)
+{
+    const char *how = argv[0];
+    struct link master, worker;
+    int status;
+
+    REQUIRE(how != NULL && (strcmp(how, "fork") == 0 || strcmp(how, "exec") == 0));
+    REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+    link_open(&master);
+    link_open(&worker);
+    worker.execs = strcmp(how, "exec") == 0;
+    start_worker(&master, 0, &worker);
+    REQUIRE(ask(&master, 'f') == 'f');
+    REQUIRE(!draining(&worker));
+    write_byte(master.ask[1], 'k');
+    REQUIRE(waitpid(master.pid, NULL, 0) == master.pid);
+    REQUIRE(draining(&worker));
+    REQUIRE(api.draining() == 0); /* its own parent lives */
+    write_byte(worker.ask[1], 'q');
+    REQUIRE(wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0); /* its pid was its master's to know */
+    return 0;
+}
+
+/* drain-orphan's exec'd worker: its pipes' two ends are ARGV. */
+static int drain_orphan_image(char **argv)
+{
+    struct link self = { .ask = { -1, -1 }, .answer = { -1, -1 } };
+
+    REQUIRE(argv[0] != NULL && argv[1] != NULL);
+    self.ask[0] = atoi(argv[0]);
+    self.answer[1] = atoi(argv[1]);
+    run_worker(&self, NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario scenarios[] = {
@@ -464,8 +514,11 @@ int main(int argc, char **argv)
         { SCN_DRAIN_NOT_TOLD, drain_not_told },     /* nothing|probe|usr1 */
         { SCN_DRAIN_SIGNAL_SET, drain_signal_set }, /* with SWERVE_CLAIM_DRAIN_SIGNALS=usr1 */
         { SCN_DRAIN_GRANDCHILD, drain_grandchild },
-        { SCN_DRAIN_REUSED_PID, drain_reused_pid }, /* waitpid|sigchld-ignored */
-        { SCN_DRAIN_LISTENERS, drain_listeners }, /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|own-listener */
+        { SCN_DRAIN_REUSED_PID, drain_reused_pid },     /* waitpid|sigchld-ignored */
+        { SCN_DRAIN_ORPHAN, drain_orphan },             /* fork|exec */
+        { SCN_DRAIN_ORPHAN_IMAGE, drain_orphan_image }, /* run by drain-orphan exec */
+        { SCN_DRAIN_LISTENERS,
+          drain_listeners }, /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|own-listener */
     };
 
     if (!swerve_claim_load(&api) || api.draining == NULL) {

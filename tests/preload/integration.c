@@ -524,6 +524,15 @@ START_TEST(test_drain_listeners)
 }
 END_TEST
 
+/* A worker forked, or exec'd after its fork, whose master ends. */
+static const char *const orphans[] = { "fork", "exec" };
+
+START_TEST(test_drain_orphan)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_ORPHAN, orphans[_i]);
+}
+END_TEST
+
 /* A drained worker reaped by the master's waitpid, or by the kernel
  * unseen, then its pid taken by a new worker: that one does not drain.
  * The pid comes round through ns_last_pid (root) or by forking through
@@ -817,6 +826,7 @@ static Suite *suite(void)
     tcase_add_test(drain, test_drain_signal_set_refused);
     tcase_add_test(drain, test_drain_grandchild);
     tcase_add_loop_test(drain, test_drain_reused_pid, 0, sizeof drain_reapers / sizeof drain_reapers[0]);
+    tcase_add_loop_test(drain, test_drain_orphan, 0, sizeof orphans / sizeof orphans[0]);
     tcase_add_loop_test(drain, test_drain_listeners, 0, sizeof listener_closers / sizeof listener_closers[0]);
     suite_add_tcase(s, drain);
 

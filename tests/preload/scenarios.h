@@ -48,12 +48,14 @@
 #define SCN_FORK_DURING_POPEN       "fork-during-popen"
 
 /* helper_draining's */
-#define SCN_DRAIN_SIGNAL     "drain-signal"
-#define SCN_DRAIN_NOT_TOLD   "drain-not-told"
-#define SCN_DRAIN_SIGNAL_SET "drain-signal-set"
-#define SCN_DRAIN_GRANDCHILD "drain-grandchild"
-#define SCN_DRAIN_REUSED_PID "drain-reused-pid"
-#define SCN_DRAIN_LISTENERS  "drain-listeners"
+#define SCN_DRAIN_SIGNAL       "drain-signal"
+#define SCN_DRAIN_NOT_TOLD     "drain-not-told"
+#define SCN_DRAIN_SIGNAL_SET   "drain-signal-set"
+#define SCN_DRAIN_GRANDCHILD   "drain-grandchild"
+#define SCN_DRAIN_REUSED_PID   "drain-reused-pid"
+#define SCN_DRAIN_LISTENERS    "drain-listeners"
+#define SCN_DRAIN_ORPHAN       "drain-orphan"
+#define SCN_DRAIN_ORPHAN_IMAGE "drain-orphan-image"
 
 /* A helper's table: each scenario by name, run with the arguments after
  * its name: 0 (then "ok NAME" is printed), or its exit status. */
