@@ -185,8 +185,13 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *   - its master has ended: the process that forked it is no longer its
  *     parent (for a program exec'd, the process it started under; a
  *     daemon's master whose launcher has exited says 1 too);
+ *   - an operator ran swerve-claim drain on it (the filesystem store, and a
+ *     process that has taken a claim: the word is written in its page of
+ *     times);
  * 0 otherwise; -1 with errno ENOMEM only when its master could not map
  * the page it marks its children in, and nothing else says it drains.
+ * swerve-claim list shows it "draining" (a holder its master signalled or
+ * an operator told at once; for the other reasons once it has asked).
  * It costs a few system calls (getpid, getppid) and no more: ask it as
  * often as a job likes.  Since version SWERVECLAIM_1.2.
  */

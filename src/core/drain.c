@@ -8,6 +8,7 @@
 #include "listeners.h"
 #include "log.h"
 #include "settings.h"
+#include "store.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -121,8 +122,11 @@ static void mark(struct drain_page *p, pid_t child)
 {
     int slot = scl_children_slot(child);
 
-    if (slot >= 0 && atomic_exchange(&p->marked[slot], child) == 0)
+    if (slot < 0)
+        return;
+    if (atomic_exchange(&p->marked[slot], child) == 0)
         atomic_fetch_add(&nmarked, 1);
+    scl_store()->child_draining(child);
 }
 
 /* A process group (0: every process) and the page its members are marked
@@ -187,6 +191,7 @@ int scl_drain_asked(void)
     /* Its parent gone, it was given to init or a subreaper: for good. */
     if (forker > 0 && getppid() != forker)
         found |= SCL_DRAIN_ORPHANED;
+    found |= scl_store()->drain_told(self, found);
     if (found != 0)
         return 1;
     if (p == MAP_FAILED) {

@@ -10,6 +10,11 @@
  *   - its master is gone: the process that forked it (or, for an exec'd
  *     image nobody of ours forked, the one it started under) is no longer
  *     its parent;
+ *   - an operator told it (swerve-claim drain), through the store
+ *     (store.h: the filesystem store's page of times of the process).
+ *
+ * The store also keeps what the process found, and its master's mark,
+ * where the tools read them (swerve-claim list's STATE draining).
  *
  * Marks.  A process maps a page at its first fork, MAP_SHARED and
  * anonymous, which every child it forks from then on shares (nothing is
@@ -36,6 +41,7 @@ enum scl_drain_reason {
     SCL_DRAIN_SIGNALLED = 1, /* its master sent it a drain signal */
     SCL_DRAIN_LISTENERS = 2, /* it closed the listeners it inherited */
     SCL_DRAIN_ORPHANED = 4,  /* the process that forked it has ended */
+    SCL_DRAIN_OPERATOR = 8,  /* swerve-claim drain told it (the store's) */
 };
 
 /* At load, with the parent this image started under. */

@@ -12,6 +12,7 @@
 #include "retire.h"
 #include "sigsafe.h"
 #include "store_admin.h"
+#include "times.h"
 #include "wake.h"
 
 #include <stddef.h>
@@ -41,6 +42,11 @@ int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, int *
     if (!*told)
         return -1;
     return scl_claim_remove_if_same(claimsfd, c->fname, c->dev, c->ino);
+}
+
+int inv_tell_draining(int topfd, pid_t pid)
+{
+    return scl_times_tell_draining(topfd, pid, SCL_TOLD_BY_OPERATOR);
 }
 
 int inv_use_named(const char *base, const char *name)

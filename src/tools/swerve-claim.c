@@ -1,6 +1,6 @@
 /*
  * swerve-claim - see who holds what, clear stale claims, run a command
- * while holding a claim.  The manual is doc/swerve-claim.1.
+ * while holding a claim, tell a server's processes to let go.  The manual is doc/swerve-claim.1.
  *
  * Each command's usage and options are help.c's; this file chooses the
  * command.
@@ -21,7 +21,8 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    { "list", tool_list }, { "gc", tool_gc }, { "release", tool_release }, { "run", tool_run }, { "db", tool_db },
+    { "list", tool_list }, { "gc", tool_gc },       { "release", tool_release },
+    { "run", tool_run },   { "drain", tool_drain }, { "db", tool_db },
 };
 
 /* swerve-claim help [COMMAND]. */
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
             return tool_help(tool_command);
         return commands[i].run(argc, argv);
     }
-    tool_error("unknown command '%s' (commands: list, gc, release, run, db; try 'swerve-claim --help')", command);
+    tool_error("unknown command '%s' (commands: list, gc, release, run, drain, db; try 'swerve-claim --help')",
+               command);
     return TOOL_USAGE;
 }

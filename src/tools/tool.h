@@ -1,5 +1,5 @@
 /* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c,
- * db.c), and what they share: options and parsing (tool.c), messages
+ * drain.c, db.c), and what they share: options and parsing (tool.c), messages
  * (output.c), the claim directories a command works on (dirs.c). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
@@ -114,6 +114,7 @@ int tool_gc(int argc, char **argv);
 int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
 int tool_db(int argc, char **argv);
+int tool_drain(int argc, char **argv);
 
 /* What the store's server last said to this process (the store's
  * reason()), on one line, into OUT: OUT, or NULL when it said nothing. */

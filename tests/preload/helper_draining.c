@@ -21,6 +21,10 @@
  *                         that gets its pid does not drain
  *   drain-orphan HOW      a worker (HOW: fork, or exec: one exec'd after its
  *                         fork) whose master ends drains
+ *   drain-noted           a worker that holds a claim is told by a drain
+ *                         signal: its page of times says so (for
+ *                         swerve-claim list) before it asks, and what it
+ *                         found once it has
  *   drain-listeners HOW   a worker closes the master's two listeners by HOW
  *                         (close, close_range, closefrom, dup2, dup3,
  *                         shutdown; dup2-copy: a copy it made of one is the
@@ -31,8 +35,11 @@
 #define _GNU_SOURCE 1
 #include <swerve/claim-loader.h>
 
+#include "drain.h"
 #include "require.h"
 #include "scenarios.h"
+#include "testdir.h"
+#include "times.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -183,8 +190,9 @@ static void close_listener(int first)
  * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
  * sends that child SIGTERM ('t'), 'a' and 'b' it closes the first and the
  * second listener (then as 'd'), 'n' it closes the socket that is none,
- * 'l' it listens on one of its own, 'q' it ends (once that child has),
- * 'k' it ends at once, leaving its child an orphan. */
+ * 'l' it listens on one of its own, 'c' it takes a claim, 'q' it ends
+ * (once that child has), 'k' it ends at once, leaving its child an
+ * orphan. */
 static void run_worker(struct link *self, struct link *child)
 {
     survive_signals();
@@ -202,6 +210,11 @@ static void run_worker(struct link *self, struct link *child)
             start_worker(child, 0, NULL);
         } else if (c == 't') {
             REQUIRE(kill(child->pid, SIGTERM) == 0);
+        } else if (c == 'c') {
+            char name[32];
+            struct swerve_claim *claim;
+            snprintf(name, sizeof name, "held-by-%d", (int)getpid());
+            REQUIRE((claim = api.new_claim(name)) != NULL && api.acquire(claim, 0.0) == claim);
         } else if (c == 'n') {
             REQUIRE(close(not_listening) == 0);
         } else if (c == 'l') {
@@ -437,6 +450,51 @@ static int drain_reused_pid(char **argv)
     return 0;
 }
 
+/* The drain record of process PID's page of times (times.h), as a tool
+ * reads it. */
+static struct scl_times_drain drain_record(pid_t pid)
+{
+    char *dir = testdir_claim_dir(getenv("SWERVE_TMPDIR")), path[4200];
+    struct scl_times_page page;
+    int fd;
+
+    REQUIRE(dir != NULL);
+    snprintf(path, sizeof path, "%s/.times.%d", dir, (int)pid);
+    free(dir);
+    REQUIRE((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0);
+    REQUIRE(read(fd, &page, sizeof page) == (ssize_t)sizeof page && page.magic == SCL_TIMES_MAGIC);
+    close(fd);
+    return page.drain;
+}
+
+/* A worker that holds a claim, told by its master's SIGTERM: its page of
+ * times says so at once (the master wrote it), with nothing of its own;
+ * once it has asked, what it found too.  One told nothing has no record. */
+static int drain_noted(char **argv)
+{
+    struct link told, untold;
+    struct scl_times_drain d;
+
+    (void)argv;
+    link_open(&told);
+    link_open(&untold);
+    start_worker(&told, 0, NULL);
+    start_worker(&untold, 0, NULL);
+    REQUIRE(ask(&told, 'c') == 'c' && ask(&untold, 'c') == 'c');
+    REQUIRE(kill(told.pid, SIGTERM) == 0);
+    d = drain_record(told.pid);
+    REQUIRE(d.magic == SCL_DRAIN_MAGIC && d.by_master == 1 && d.by_operator == 0 && d.by_self == 0);
+    REQUIRE(draining(&told));
+    d = drain_record(told.pid);
+    REQUIRE(d.by_self == SCL_DRAIN_SIGNALLED);
+    REQUIRE(!draining(&untold));
+    d = drain_record(untold.pid);
+    REQUIRE(d.magic != SCL_DRAIN_MAGIC);
+    stop_worker(&told, 0);
+    stop_worker(&untold, 0);
+    return 0;
+}
+
 /* A worker closes the two listeners it inherited by HOW (argv[0]), and a
  * socket that is none: it drains once the last listener is gone, not
  * before; its sibling, which closes none, does not; nor does the master
@@ -517,8 +575,9 @@ int main(int argc, char **argv)
         { SCN_DRAIN_REUSED_PID, drain_reused_pid },     /* waitpid|sigchld-ignored */
         { SCN_DRAIN_ORPHAN, drain_orphan },             /* fork|exec */
         { SCN_DRAIN_ORPHAN_IMAGE, drain_orphan_image }, /* run by drain-orphan exec */
-        { SCN_DRAIN_LISTENERS,
-          drain_listeners }, /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|own-listener */
+        { SCN_DRAIN_NOTED, drain_noted },
+        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|own-listener */
+        { SCN_DRAIN_LISTENERS, drain_listeners },
     };
 
     if (!swerve_claim_load(&api) || api.draining == NULL) {

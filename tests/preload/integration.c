@@ -482,6 +482,13 @@ START_TEST(test_drain_grandchild)
 }
 END_TEST
 
+/* Where the tools read it: the worker's page of times. */
+START_TEST(test_drain_noted)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_NOTED);
+}
+END_TEST
+
 /* SWERVE_CLAIM_DRAIN_SIGNALS replaces the set, however SIGUSR1 is spelt. */
 static const char *const drain_sets[] = { "SWERVE_CLAIM_DRAIN_SIGNALS=usr1", "SWERVE_CLAIM_DRAIN_SIGNALS=SIGUSR1",
                                           "SWERVE_CLAIM_DRAIN_SIGNALS=10", "SWERVE_CLAIM_DRAIN_SIGNALS= sigusr1, " };
@@ -825,6 +832,7 @@ static Suite *suite(void)
     tcase_add_loop_test(drain, test_drain_signal_set, 0, sizeof drain_sets / sizeof drain_sets[0]);
     tcase_add_test(drain, test_drain_signal_set_refused);
     tcase_add_test(drain, test_drain_grandchild);
+    tcase_add_test(drain, test_drain_noted);
     tcase_add_loop_test(drain, test_drain_reused_pid, 0, sizeof drain_reapers / sizeof drain_reapers[0]);
     tcase_add_loop_test(drain, test_drain_orphan, 0, sizeof orphans / sizeof orphans[0]);
     tcase_add_loop_test(drain, test_drain_listeners, 0, sizeof listener_closers / sizeof listener_closers[0]);

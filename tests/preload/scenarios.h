@@ -56,6 +56,7 @@
 #define SCN_DRAIN_LISTENERS    "drain-listeners"
 #define SCN_DRAIN_ORPHAN       "drain-orphan"
 #define SCN_DRAIN_ORPHAN_IMAGE "drain-orphan-image"
+#define SCN_DRAIN_NOTED        "drain-noted"
 
 /* A helper's table: each scenario by name, run with the arguments after
  * its name: 0 (then "ok NAME" is printed), or its exit status. */

@@ -31,7 +31,7 @@ wait_held() {
 
 check "--help exits 0" status_is 0 sc --help
 # Each command's own help: its usage line and its options, nobody else's.
-for cmd in list gc release run db; do
+for cmd in list gc release run drain db; do
     check "$cmd --help prints $cmd's usage and exits 0" \
         bash -c "out=\$('$tool' $cmd --help) && grep -q '^Usage: swerve-claim \[--base DIR\] $cmd ' <<<\"\$out\""
     check "help $cmd prints the same" bash -c "out=\$('$tool' help $cmd) && [ \"\$out\" = \"\$('$tool' $cmd --help)\" ] && grep -q '^Usage' <<<\"\$out\""
@@ -315,6 +315,57 @@ check "after release --force the waiter holds the name, and waits no more" \
     bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
+# drain (#23): an operator tells a process, or a server's, that it is
+# being drained; list shows it, and the process's draining() says 1.
+"$tool" --base "$base" run drained -- sleep 30 &
+pids+=($!)
+check "a holder takes 'drained'" wait_held drained
+drained=$(command_of $!)
+pids+=($drained)
+check "drain with neither --server nor --pid is a usage error (2)" status_is 2 sc drain
+check "drain of a process that is no member fails, saying so" \
+    bash -c "out=\$('$tool' --base '$base' drain -p $$ 2>&1); [ \$? -eq 1 ] && grep -q 'not a member' <<<\"\$out\""
+check "drain -p PID tells it, and says so" \
+    bash -c "'$tool' --base '$base' drain -p $drained | grep -q '^told process $drained (sleep 30) to drain'"
+check "list: the process and its claim are draining" \
+    bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,PID,STATE); grep -qx 'process $drained draining' <<<\"\$out\" && grep -qx 'claim $drained draining' <<<\"\$out\""
+check "list: its sibling (the run tool) is not" \
+    bash -c "! '$tool' --base '$base' list --raw --noheadings -o TYPE,PID,STATE | grep -v ' $drained ' | grep -q draining"
+if sc list --json >/dev/null 2>&1; then
+    check "list --json: state draining" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'list', '--json'], capture_output=True).stdout)
+rows = [c for dir in d['directories'] for c in dir['children'] if c['pid'] == int(sys.argv[3])]
+assert rows and all(r['state'] == 'draining' for r in rows), rows
+" "$tool" "$base" "$drained"
+fi
+asker_out=$lone/asker
+# (preloaded itself, no wrapper: its pid is the holder's; it ends by
+# itself within a minute, and is killed by its pid before)
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import ctypes, time
+import swerve_claim
+draining = ctypes.CDLL(None).swerve_claim_draining
+held = swerve_claim.claim("asks").acquire()
+print("ready", draining(), flush=True)
+for _ in range(2000):
+    if draining() == 1:
+        held.release()
+        print("drained", flush=True)
+        break
+    time.sleep(0.01)
+time.sleep(30)' >"$asker_out" &
+asker=$!
+pids+=($asker)
+for _ in $(seq 100); do grep -q '^ready' "$asker_out" && break; sleep 0.05; done
+check "a holder that asks draining() is told 0 first" grep -qx 'ready 0' "$asker_out"
+check "drain --server PID tells every member of its directory" \
+    bash -c "'$tool' --base '$base' drain --server $asker | grep -q '^told process $asker '"
+for _ in $(seq 100); do grep -q '^drained' "$asker_out" && break; sleep 0.05; done
+check "the holder's draining() says 1, and it lets go" grep -qx drained "$asker_out"
+check "(the claim is free)" status_is 0 sc run asks -- true
+
 # A server whose claims are under another base (SWERVE_TMPDIR=/srv/x, the
 # systemd drop-in's /run/swerve-claim): the tools find them from its pid,
 # as the process itself shows them, without --base (#22).
@@ -383,6 +434,10 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&
         status_is 75 "$tool" --base "$base" run --server "$nobodys" nobodys-claim -- true
     check "(and the server's claim is still its holder's)" \
         bash -c "'$tool' --base '$base' list --server $nobodys --raw --noheadings -o TYPE,NAME,PID | grep -qx 'claim nobodys-claim $nobodys'"
+    check "root's drain tells another user's holder" \
+        bash -c "'$tool' --base '$base' drain -p $nobodys | grep -q '^told process $nobodys '"
+    check "another user cannot tell it (1)" \
+        status_is 1 setpriv --reuid=daemon --regid=daemon --clear-groups "$tool" --base "$base" drain -p "$nobodys"
     kill "$nobody_run"
 else
     echo "tool.sh: not root (or no users nobody and daemon): root's view of other users is not checked"
