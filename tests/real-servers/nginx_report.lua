@@ -10,6 +10,7 @@ int swerve_claim_available(const struct swerve_claim *claim);
 struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout);
 int swerve_claim_release(struct swerve_claim *claim);
 void swerve_claim_free(struct swerve_claim *claim);
+int swerve_claim_draining(void);
 char *strerror(int errnum);
 ]]
 local C = ffi.C
