@@ -6,7 +6,8 @@
  * drain.h counts that as being drained.
  *
  * A socket is a listener once listen() succeeded on it, and a copy that
- * dup2() or dup3() makes of one is one too; close(), close_range(),
+ * dup(), dup2(), dup3() or fcntl(F_DUPFD) makes of one is one too (php-fpm's
+ * children copy theirs, then close the original); close(), close_range(),
  * closefrom(), dup2() or dup3() over it, and shutdown() of its reading
  * side end it.  A process inherits its parent's listeners as they were
  * when it was forked (plain memory, copied by fork); the first of these
@@ -17,8 +18,9 @@
  *
  * Not seen: numbers from SCL_LISTENER_FDS on, sockets that came through an
  * exec (nginx's binary upgrade, php-fpm's reload) or through a call the
- * hooks miss (a raw system call, fcntl(F_DUPFD), dup(), fclose() of a
- * stream over one, a vfork child's closing in its parent's memory).
+ * hooks miss (a raw system call, libc's own calls, fclose() of a stream
+ * over one, a vfork child's closing in its parent's memory).  A copy
+ * missed so makes closing the original look like closing the last.
  * Async-signal-safe; errno kept.
  */
 #ifndef SCL_LISTENERS_H
@@ -35,7 +37,8 @@ void scl_listeners_listening(int fd);
  * reading). */
 void scl_listeners_closed(unsigned lo, unsigned hi);
 
-/* dup2() or dup3() made TO a copy of FROM (TO was closed first). */
+/* dup(), dup2(), dup3() or fcntl(F_DUPFD) made TO a copy of FROM (dup2's
+ * and dup3's TO was closed first). */
 void scl_listeners_copied(int from, int to);
 
 /* 1 once process SELF (this one) has closed every listener it inherited,

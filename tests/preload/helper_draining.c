@@ -27,8 +27,9 @@
  *                         found once it has
  *   drain-listeners HOW   a worker closes the master's two listeners by HOW
  *                         (close, close_range, closefrom, dup2, dup3,
- *                         shutdown; dup2-copy: a copy it made of one is the
- *                         last; own-listener: one of its own stays): it
+ *                         shutdown; dup2-copy, dup-copy, fcntl-copy: a copy
+ *                         it made of one is the last; own-listener: one of
+ *                         its own stays): it
  *                         drains once the last is closed, its sibling and
  *                         the master (which closes its own) do not
  */
@@ -59,8 +60,9 @@ static struct swerve_claim_api api;
  * listener, /dev/null, and how its workers close the listeners. */
 static int listeners[2] = { -1, -1 }, not_listening = -1, devnull = -1;
 static const char *closing;
-/* Where dup2-copy puts its copy of the first listener. */
+/* Where dup2-copy puts its copy of the first listener; the copy. */
 #define COPY_FD 900
+static int copy = -1;
 
 /* The master's end and the worker's end of a worker's two pipes; EXECS:
  * the worker execs this program again (drain-orphan-image) to run. */
@@ -175,12 +177,18 @@ static void close_listener(int first)
         REQUIRE(dup3(devnull, fd, O_CLOEXEC) == fd);
     } else if (strcmp(closing, "shutdown") == 0) {
         REQUIRE(shutdown(fd, SHUT_RDWR) == 0);
-    } else if (strcmp(closing, "dup2-copy") == 0 && first) {
+    } else if (strstr(closing, "-copy") != NULL && first) {
         /* Both closed, but a copy of the first stays open. */
-        REQUIRE(dup2(listeners[0], COPY_FD) == COPY_FD);
+        if (strcmp(closing, "dup2-copy") == 0)
+            copy = dup2(listeners[0], COPY_FD);
+        else if (strcmp(closing, "dup-copy") == 0)
+            copy = dup(listeners[0]);
+        else if (strcmp(closing, "fcntl-copy") == 0)
+            copy = fcntl(listeners[0], F_DUPFD_CLOEXEC, 100);
+        REQUIRE(copy >= 0);
         REQUIRE(close(listeners[0]) == 0 && close(listeners[1]) == 0);
-    } else if (strcmp(closing, "dup2-copy") == 0) {
-        REQUIRE(close(COPY_FD) == 0);
+    } else if (strstr(closing, "-copy") != NULL) {
+        REQUIRE(close(copy) == 0);
     } else {
         REQUIRE(!"a known way to close a listener");
     }
@@ -576,7 +584,7 @@ int main(int argc, char **argv)
         { SCN_DRAIN_ORPHAN, drain_orphan },             /* fork|exec */
         { SCN_DRAIN_ORPHAN_IMAGE, drain_orphan_image }, /* run by drain-orphan exec */
         { SCN_DRAIN_NOTED, drain_noted },
-        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|own-listener */
+        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|dup-copy|fcntl-copy|own-listener */
         { SCN_DRAIN_LISTENERS, drain_listeners },
     };
 
