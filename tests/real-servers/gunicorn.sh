@@ -2,7 +2,9 @@
 # Debian's gunicorn, unmodified, 4 sync workers on 127.0.0.1 under the
 # shim, the app using the Python binding: exactly one worker runs the
 # nightly report; a SIGKILLed holder's claim is free once the master has
-# reaped it, and the report runs again; a graceful stop leaves no claim
+# reaped it, and the report runs again; a reload (SIGHUP: new workers, then
+# SIGTERM to the old ones) drains a leader, which lets go within 100 ms,
+# and a new worker takes its claim; a graceful stop leaves no claim
 # directory; the shim writes nothing to gunicorn's log.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +39,9 @@ check "gunicorn answers again" wait_port "$port"
 get "$port" "/report?seconds=30" >/dev/null &
 kill_the_holder - get "$port" /status
 check "the report runs again in another worker" bash -c "curl -s --max-time 10 'http://127.0.0.1:$port/report?seconds=0' | grep -q 'runs the report'"
+hold() { get "$port" /hold; }
+take() { get "$port" /take; }
+drain_check hold take kill -HUP "$master"
 check "a graceful stop after the kill" stop_pid "$master" TERM
 check "no claim directory left" no_claim_dir_left
 check "gunicorn's log saw the kill" grep -q "terminated due to signal 9" "$work/error.log"
