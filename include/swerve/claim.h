@@ -180,8 +180,8 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *   - it closed every listening socket it inherited from its master, with
  *     close(), close_range(), closefrom(), dup2() or dup3() over it, or
  *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
- *     a copy dup(), dup2(), dup3() or fcntl(F_DUPFD) made of one counts as
- *     one, and a socket it listens on itself does not;
+ *     a copy of one (php-fpm's children copy theirs) counts as one, and a
+ *     socket it listens on itself does not;
  *   - its master has ended: the process that forked it is no longer its
  *     parent (for a program exec'd, the process it started under; a
  *     daemon's master whose launcher has exited says 1 too);

@@ -1,67 +1,66 @@
 #include "config.h"
 
+#include "bound.h"
 #include "fork_page.h"
 #include "hot.h"
 #include "listeners.h"
+#include "own_stack.h"
+#include "sigsafe.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define WORDS (SCL_LISTENER_FDS / 64)
 
-/* The listeners as process OWNER knows them: a process that finds another
- * pid there has them as its parent had them when it forked it. */
+/* What process OWNER knows of listeners: a process that finds another pid
+ * there has them as its parent had them when it forked it. */
 static struct {
     _Atomic pid_t owner;
-    _Atomic uint64_t listening[WORDS]; /* a bit per listener, by number */
-    _Atomic uint64_t inherited[WORDS]; /* of those, the ones the owner inherited */
-    atomic_int inherited_open;         /* how many of those are still open */
-    _Atomic pid_t closed_all;          /* the owner, once it closed the last */
+    _Atomic uint64_t at[WORDS];             /* a bit per number that holds a listener */
+    _Atomic ino_t socket[SCL_LISTENERS];    /* every listener's inode, this process's and its ancestors' */
+    atomic_int nsockets;                    /* how many; past SCL_LISTENERS, -1: too many to tell */
+    _Atomic ino_t inherited[SCL_LISTENERS]; /* those the owner inherited */
+    atomic_int ninherited;
+    _Atomic pid_t closed_all; /* the owner, once it closed the last it inherited */
 } known;
 
-/* The highest number that ever was a listener here, or -1: a close above
- * it is none (the host's hot path: a compare). */
-SCL_HOT static atomic_int highest = -1;
+SCL_HOT atomic_int scl_listeners_highest = -1;
 
 static uint64_t bit_of(int fd)
 {
     return 1ULL << (fd % 64);
 }
 
-static int is_set(_Atomic uint64_t *words, int fd)
+static void note_at(int fd)
 {
-    return (atomic_load(&words[fd / 64]) & bit_of(fd)) != 0;
-}
+    int top = atomic_load(&scl_listeners_highest);
 
-static void raise_highest(int fd)
-{
-    int top = atomic_load(&highest);
-
-    while (fd > top && !atomic_compare_exchange_weak(&highest, &top, fd))
+    atomic_fetch_or(&known.at[fd / 64], bit_of(fd));
+    while (fd > top && !atomic_compare_exchange_weak(&scl_listeners_highest, &top, fd))
         ;
 }
 
-/* Makes the set this process SELF's: what it inherited is counted as
+/* Makes the notes this process SELF's: what it inherited is counted as
  * such.  Once per process (a forked child's first write to these pages is
  * here), under scl_lock(), which blocks signals: a handler that closes
  * cannot interrupt it on this thread. */
 static void adopt(pid_t self)
 {
-    int n = 0;
-
     if (atomic_load(&known.owner) == self)
         return;
     scl_lock();
     if (atomic_load(&known.owner) != self) {
-        for (int w = 0; w < WORDS; w++) {
-            uint64_t bits = atomic_load(&known.listening[w]);
-            atomic_store(&known.inherited[w], bits);
-            for (; bits != 0; bits &= bits - 1)
-                n++;
-        }
-        atomic_store(&known.inherited_open, n);
+        int n = atomic_load(&known.nsockets);
+        for (int i = 0; i < n; i++)
+            atomic_store(&known.inherited[i], atomic_load(&known.socket[i]));
+        atomic_store(&known.ninherited, n);
         atomic_store(&known.owner, self);
     }
     scl_unlock();
@@ -69,58 +68,101 @@ static void adopt(pid_t self)
 
 void scl_listeners_listening(int fd)
 {
-    int saved = errno;
+    int saved = errno, n;
+    struct stat st;
 
-    if (fd < 0 || fd >= SCL_LISTENER_FDS)
-        return;
+    /* Bound at load, as the close path's calls: nothing binds lazily. */
+    if (fd < 0 || fd >= SCL_LISTENER_FDS || scl_bound.syscall(SYS_fstat, fd, &st) != 0)
+        goto out;
     adopt(getpid());
-    atomic_fetch_or(&known.listening[fd / 64], bit_of(fd));
-    raise_highest(fd);
+    n = atomic_load(&known.nsockets);
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&known.socket[i]) == st.st_ino)
+            goto at; /* listen() again, to change its backlog */
+    if (n >= 0 && n < SCL_LISTENERS && atomic_compare_exchange_strong(&known.nsockets, &n, n + 1))
+        atomic_store(&known.socket[n], st.st_ino);
+    else
+        atomic_store(&known.nsockets, -1); /* too many: nobody is ever taken for drained by them */
+at:
+    note_at(fd);
+out:
     errno = saved;
 }
 
-/* Listener FD was closed. */
+/* 1 when FD is a socket that still accepts and that process inherited. */
+static int inherited_listener(int fd)
+{
+    int n = atomic_load(&known.ninherited), accepts = 0;
+    socklen_t len = sizeof accepts;
+    struct stat st;
+
+    if (scl_bound.syscall(SYS_fstat, fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&known.inherited[i]) == st.st_ino)
+            return scl_bound.syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_ACCEPTCONN, &accepts, &len) == 0 && accepts;
+    return 0;
+}
+
+/* One open descriptor, as /proc/self/fd names it: noted when it is an
+ * inherited listener (a copy); *ARG counts them. */
+static int look_at(const struct dirent64 *d, void *arg)
+{
+    const char *name = d->d_name;
+    unsigned long long fd;
+
+    if (scl_parse_ull(&name, &fd) == 0 && *name == '\0' && fd < SCL_LISTENER_FDS && inherited_listener((int)fd)) {
+        note_at((int)fd);
+        ++*(int *)arg;
+    }
+    return 0;
+}
+
+/* On the own stack: whether an inherited listener is still open here. */
+static void look_for_listeners(void *arg)
+{
+    int dir = scl_open_dir_at(AT_FDCWD, "/proc/self/fd"), *open = arg;
+
+    if (dir < 0 || scl_each_entry(dir, look_at, open) != 0) {
+        /* No /proc (a chroot): the numbers a listener can be noted at. */
+        *open = 0;
+        for (int fd = 0; fd < SCL_LISTENER_FDS; fd++)
+            if (fd != dir && inherited_listener(fd)) {
+                note_at(fd);
+                ++*open;
+            }
+    }
+    if (dir >= 0)
+        scl_close_quietly(dir);
+}
+
+/* Listener FD was closed by this process. */
 static void ended(int fd)
 {
     pid_t self = getpid();
+    int open = 0;
 
     adopt(self);
-    atomic_fetch_and(&known.listening[fd / 64], ~bit_of(fd));
-    if ((atomic_fetch_and(&known.inherited[fd / 64], ~bit_of(fd)) & bit_of(fd)) != 0 &&
-        atomic_fetch_sub(&known.inherited_open, 1) == 1)
+    atomic_fetch_and(&known.at[fd / 64], ~bit_of(fd));
+    if (atomic_load(&known.ninherited) <= 0 || atomic_load(&known.nsockets) < 0 ||
+        atomic_load(&known.closed_all) == self)
+        return;
+    scl_on_own_stack(look_for_listeners, &open);
+    if (open == 0)
         atomic_store(&known.closed_all, self);
 }
 
-void scl_listeners_closed(unsigned lo, unsigned hi)
+void scl_listeners_closed_any(unsigned lo, unsigned hi)
 {
-    int top = atomic_load_explicit(&highest, memory_order_relaxed), saved;
-
-    if (top < 0 || lo > (unsigned)top)
-        return;
-    if (hi > (unsigned)top)
-        hi = (unsigned)top;
-    saved = errno;
-    for (unsigned fd = lo; fd <= hi; fd++) {
-        if (atomic_load(&known.listening[fd / 64]) == 0)
-            fd |= 63; /* none in this word */
-        else if (is_set(known.listening, (int)fd))
-            ended((int)fd);
-    }
-    errno = saved;
-}
-
-void scl_listeners_copied(int from, int to)
-{
+    unsigned top = (unsigned)atomic_load(&scl_listeners_highest);
     int saved = errno;
 
-    if (from < 0 || from > atomic_load(&highest) || to < 0 || to >= SCL_LISTENER_FDS || !is_set(known.listening, from))
-        return;
-    adopt(getpid());
-    atomic_fetch_or(&known.listening[to / 64], bit_of(to));
-    /* A copy of an inherited listener is inherited: the master's socket. */
-    if (is_set(known.inherited, from) && (atomic_fetch_or(&known.inherited[to / 64], bit_of(to)) & bit_of(to)) == 0)
-        atomic_fetch_add(&known.inherited_open, 1);
-    raise_highest(to);
+    for (unsigned fd = lo; fd <= (hi < top ? hi : top); fd++) {
+        if (atomic_load(&known.at[fd / 64]) == 0)
+            fd |= 63; /* none in this word */
+        else if (atomic_load(&known.at[fd / 64]) & bit_of((int)fd))
+            ended((int)fd);
+    }
     errno = saved;
 }
 

@@ -5,41 +5,55 @@
  * Apache in its graceful handler, php-fpm in its QUIT handler), so
  * drain.h counts that as being drained.
  *
- * A socket is a listener once listen() succeeded on it, and a copy that
- * dup(), dup2(), dup3() or fcntl(F_DUPFD) makes of one is one too (php-fpm's
- * children copy theirs, then close the original); close(), close_range(),
- * closefrom(), dup2() or dup3() over it, and shutdown() of its reading
- * side end it.  A process inherits its parent's listeners as they were
- * when it was forked (plain memory, copied by fork); the first of these
- * calls that touches one makes them its own set, where it counts those it
- * inherited.  The hooks report every call; one on a number above the
- * highest listener costs a compare, one on another number a bit test, and
- * nothing is written in a forked child until it touches a listener.
+ * A socket is a listener once listen() succeeded on it; the process
+ * notes its inode, and the number it is at.  A child inherits its
+ * parent's notes as they were when it was forked (plain memory, copied by
+ * fork); the first event that touches them makes them its own, and the
+ * listeners it inherited are then those it has not listened on itself.
+ * When a number that held a listener is closed (close(), close_range(),
+ * closefrom(), dup2() or dup3() over it, shutdown() of its reading side),
+ * the process looks at what it still has open (/proc/self/fd, or the
+ * first SCL_LISTENER_FDS numbers): a copy of an inherited listener that
+ * still accepts (made by dup(), fcntl(F_DUPFD), a raw system call:
+ * php-fpm's children copy theirs, then close the original) is noted at
+ * its number, and when none is left, the process has closed them all.
  *
- * Not seen: numbers from SCL_LISTENER_FDS on, sockets that came through an
- * exec (nginx's binary upgrade, php-fpm's reload) or through a call the
- * hooks miss (a raw system call, libc's own calls, fclose() of a stream
- * over one, a vfork child's closing in its parent's memory).  A copy
- * missed so makes closing the original look like closing the last.
- * Async-signal-safe; errno kept.
+ * The close hooks report every call; one on a number above the highest
+ * noted costs a compare, one below it a bit test, and nothing is written
+ * in a forked child until it closes a listener.  Not seen: a listener at
+ * a number from SCL_LISTENER_FDS on (nor its closing), sockets that came
+ * through an exec (nginx's binary upgrade, php-fpm's reload), more than
+ * SCL_LISTENERS listeners (then nobody is ever taken for drained so), a
+ * closing no hook sees (a raw system call, fclose() of a stream over one).
+ * Async-signal-safe (the look runs on the own stack); errno kept.
  */
 #ifndef SCL_LISTENERS_H
 #define SCL_LISTENERS_H
 
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #define SCL_LISTENER_FDS 1024
+#define SCL_LISTENERS    128
 
 /* listen() succeeded on FD. */
 void scl_listeners_listening(int fd);
 
+/* The highest number a listener was ever noted at, or -1: read by the
+ * close hooks, inline. */
+extern atomic_int scl_listeners_highest;
+
+void scl_listeners_closed_any(unsigned lo, unsigned hi);
+
 /* Every number from LO to HI was closed (or replaced, or shut down for
  * reading). */
-void scl_listeners_closed(unsigned lo, unsigned hi);
+static inline void scl_listeners_closed(unsigned lo, unsigned hi)
+{
+    int top = atomic_load_explicit(&scl_listeners_highest, memory_order_relaxed);
 
-/* dup(), dup2(), dup3() or fcntl(F_DUPFD) made TO a copy of FROM (dup2's
- * and dup3's TO was closed first). */
-void scl_listeners_copied(int from, int to);
+    if (top >= 0 && lo <= (unsigned)top)
+        scl_listeners_closed_any(lo, hi);
+}
 
 /* 1 once process SELF (this one) has closed every listener it inherited,
  * having inherited at least one. */

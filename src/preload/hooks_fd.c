@@ -1,14 +1,12 @@
 /*
- * The calls that close, replace or copy descriptors: close, close_range,
- * closefrom, dup2, dup3, and dup and fcntl's F_DUPFD (copies).  Each reports the numbers it touched once libc
+ * The calls that close or replace descriptors: close, close_range,
+ * closefrom, dup2, dup3.  Each reports the numbers it touched once libc
  * has done its work, so that the library checks its kept descriptors
  * again only when the host may have taken one (kept_fds.h), instead of
  * before every claim, and follows the listening sockets the process
- * inherited (listeners.h: closing them all is being drained; a copy of
- * one, which php-fpm's children make before they close the original, is
- * one too).  The host's hot path: a compare per kept descriptor and one
- * against the highest listener, no system call; errno and the result as
- * libc gave them.
+ * inherited (listeners.h: closing them all is being drained).  The host's
+ * hot path: a compare per kept descriptor and one against the highest
+ * listener, no system call; errno and the result as libc gave them.
  * Apache and php-fpm close in signal handlers: async-signal-safe.
  */
 #include "config.h"
@@ -21,9 +19,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <linux/close_range.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -77,14 +73,12 @@ SCL_EXPORT void closefrom(int lowfd)
     }
 }
 
-/* After dup2 or dup3 made NEWFD a copy of OLDFD: the socket that was at
- * NEWFD is closed, and a copy of a listener is one. */
+/* After dup2 or dup3 made NEWFD a copy of OLDFD: what was at NEWFD is
+ * closed (a copy of a listener is found when it matters: listeners.h). */
 static int replaced(int r, int oldfd, int newfd)
 {
-    if (r >= 0 && oldfd != newfd) {
+    if (r >= 0 && oldfd != newfd)
         scl_listeners_closed((unsigned)newfd, (unsigned)newfd);
-        scl_listeners_copied(oldfd, newfd);
-    }
     return r;
 }
 
@@ -106,51 +100,6 @@ SCL_EXPORT int dup3(int oldfd, int newfd, int flags)
     if (newfd >= 0)
         scl_kept_fds_touched((unsigned)newfd, (unsigned)newfd);
     return replaced(r, oldfd, newfd);
-}
-
-SCL_EXPORT int dup(int oldfd)
-{
-    int (*real)(int) = scl_real()->dup;
-    int r = real != NULL ? real(oldfd) : (int)syscall(SYS_dup, oldfd);
-
-    if (r >= 0)
-        scl_listeners_copied(oldfd, r);
-    return r;
-}
-
-/* fcntl and fcntl64 (one function in glibc; nginx calls the second):
- * F_DUPFD and F_DUPFD_CLOEXEC copy FD.  Every command takes one argument
- * at most, an int or a pointer, passed on as glibc's own reads it. */
-static int fcntl_with(int (*real)(int, int, ...), int fd, int cmd, void *arg)
-{
-    int r = real != NULL ? real(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
-
-    if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
-        scl_listeners_copied(fd, r);
-    return r;
-}
-
-SCL_EXPORT int fcntl(int fd, int cmd, ...)
-{
-    va_list ap;
-    void *arg;
-
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *);
-    va_end(ap);
-    return fcntl_with(scl_real()->fcntl, fd, cmd, arg);
-}
-
-SCL_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-    int (*real)(int, int, ...) = scl_real()->fcntl64;
-    va_list ap;
-    void *arg;
-
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *);
-    va_end(ap);
-    return fcntl_with(real != NULL ? real : scl_real()->fcntl, fd, cmd, arg);
 }
 
 /* The close() above by its own name, which nothing can interpose. */

@@ -53,9 +53,6 @@ const struct scl_real *scl_real(void)
     BIND(closefrom, "closefrom");
     BIND(dup2, "dup2");
     BIND(dup3, "dup3");
-    BIND(dup, "dup");
-    BIND(fcntl, "fcntl");
-    BIND(fcntl64, "fcntl64");
     BIND(kill, "kill");
     BIND(killpg, "killpg");
     BIND(tgkill, "tgkill");

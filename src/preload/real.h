@@ -44,9 +44,6 @@ struct scl_real {
     void (*closefrom)(int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);
-    int (*dup)(int);
-    int (*fcntl)(int, int, ...);
-    int (*fcntl64)(int, int, ...);
     int (*kill)(pid_t, int);
     int (*killpg)(pid_t, int);
     int (*tgkill)(pid_t, pid_t, int);

@@ -27,9 +27,9 @@
  *                         found once it has
  *   drain-listeners HOW   a worker closes the master's two listeners by HOW
  *                         (close, close_range, closefrom, dup2, dup3,
- *                         shutdown; dup2-copy, dup-copy, fcntl-copy: a copy
- *                         it made of one is the last; own-listener: one of
- *                         its own stays): it
+ *                         shutdown; dup2-copy, dup-copy, fcntl-copy,
+ *                         raw-copy: a copy it made of one is the last;
+ *                         own-listener: one of its own stays): it
  *                         drains once the last is closed, its sibling and
  *                         the master (which closes its own) do not
  */
@@ -185,6 +185,8 @@ static void close_listener(int first)
             copy = dup(listeners[0]);
         else if (strcmp(closing, "fcntl-copy") == 0)
             copy = fcntl(listeners[0], F_DUPFD_CLOEXEC, 100);
+        else if (strcmp(closing, "raw-copy") == 0) /* no hook sees it */
+            copy = (int)syscall(SYS_dup, listeners[0]);
         REQUIRE(copy >= 0);
         REQUIRE(close(listeners[0]) == 0 && close(listeners[1]) == 0);
     } else if (strstr(closing, "-copy") != NULL) {
@@ -584,7 +586,7 @@ int main(int argc, char **argv)
         { SCN_DRAIN_ORPHAN, drain_orphan },             /* fork|exec */
         { SCN_DRAIN_ORPHAN_IMAGE, drain_orphan_image }, /* run by drain-orphan exec */
         { SCN_DRAIN_NOTED, drain_noted },
-        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|dup-copy|fcntl-copy|own-listener */
+        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|dup-copy|fcntl-copy|raw-copy|own-listener */
         { SCN_DRAIN_LISTENERS, drain_listeners },
     };
 

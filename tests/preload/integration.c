@@ -522,8 +522,9 @@ START_TEST(test_drain_signal_set_refused)
 END_TEST
 
 /* Every way a worker closes the listeners it inherited. */
-static const char *const listener_closers[] = { "close",    "close_range", "closefrom", "dup2",       "dup3",
-                                                "shutdown", "dup2-copy",   "dup-copy",  "fcntl-copy", "own-listener" };
+static const char *const listener_closers[] = { "close",      "close_range", "closefrom",   "dup2",
+                                                "dup3",       "shutdown",    "dup2-copy",   "dup-copy",
+                                                "fcntl-copy", "raw-copy",    "own-listener" };
 
 START_TEST(test_drain_listeners)
 {
