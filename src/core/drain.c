@@ -7,6 +7,7 @@
 #include "hot.h"
 #include "listeners.h"
 #include "log.h"
+#include "own_stack.h"
 #include "settings.h"
 #include "store.h"
 
@@ -38,6 +39,7 @@ SCL_HOT static _Atomic pid_t parent;
 /* How many marks this process has set and not cleared: the fork and reap
  * paths look at the page only while there are some. */
 SCL_HOT static atomic_uint nmarked;
+SCL_HOT _Atomic uint64_t scl_drain_signals;
 
 static int usable(const struct drain_page *p)
 {
@@ -49,15 +51,11 @@ void scl_drain_at_load(pid_t at_load)
     const char *refused = scl_settings()->drain_signals_refused;
 
     atomic_store(&parent, at_load);
+    atomic_store(&scl_drain_signals, scl_settings()->drain_signals);
     if (refused != NULL)
         scl_debug("SWERVE_CLAIM_DRAIN_SIGNALS=%s names something that is no signal: HUP, INT, QUIT and TERM "
                   "tell a child to drain",
                   refused);
-}
-
-int scl_drain_signal(int sig)
-{
-    return sig >= 1 && sig <= 64 && (scl_settings()->drain_signals & SCL_SIGNAL_BIT(sig)) != 0;
 }
 
 void scl_drain_before_fork(pid_t self)
@@ -145,22 +143,38 @@ static void mark_if_in_group(pid_t child, void *arg)
         mark(g->page, child);
 }
 
+/* A signal's target, as kill() names it, and the page where the
+ * children it reached are marked. */
+struct reached {
+    struct drain_page *page;
+    pid_t target;
+};
+
+/* On the own stack: marks the children R reached. */
+static void mark_reached(void *arg)
+{
+    const struct reached *r = arg;
+    struct group g = { r->page, r->target == -1 ? 0 : -r->target };
+
+    if (r->target > 0) {
+        mark(r->page, r->target);
+        return;
+    }
+    if (r->target == 0)
+        g.pgrp = (pid_t)scl_bound.syscall(SYS_getpgid, 0);
+    (void)scl_children_each(mark_if_in_group, &g);
+}
+
 void scl_drain_sent(pid_t target)
 {
-    struct drain_page *p = atomic_load(&page);
+    struct reached r = { atomic_load(&page), target };
     int saved = errno;
 
-    /* Only a process that forked has children to mark. */
-    if (atomic_load_explicit(&page_owner, memory_order_acquire) == getpid() && usable(p)) {
-        if (target > 0) {
-            mark(p, target);
-        } else {
-            struct group g = { p, target == -1 ? 0 : -target };
-            if (target == 0)
-                g.pgrp = (pid_t)scl_bound.syscall(SYS_getpgid, 0);
-            (void)scl_children_each(mark_if_in_group, &g);
-        }
-    }
+    /* Only a process that forked has children to mark.  The work (a look
+     * for each child's page of times, a getpgid() each) runs on the own
+     * stack: a master may signal from a handler on a small stack. */
+    if (atomic_load_explicit(&page_owner, memory_order_acquire) == getpid() && usable(r.page))
+        scl_on_own_stack(mark_reached, &r);
     errno = saved;
 }
 

@@ -34,6 +34,8 @@
 #ifndef SCL_DRAIN_H
 #define SCL_DRAIN_H
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* What says a process drains, as swerve_claim_draining() finds it. */
@@ -47,8 +49,16 @@ enum scl_drain_reason {
 /* At load, with the parent this image started under. */
 void scl_drain_at_load(pid_t parent);
 
-/* Whether SIG is one of the drain signals. */
-int scl_drain_signal(int sig);
+/* The drain signals (settings.h), kept at load where the signal hooks
+ * read them inline: 0 until then. */
+extern _Atomic uint64_t scl_drain_signals;
+
+/* Whether SIG is one of the drain signals: the signal hooks' compare. */
+static inline int scl_drain_signal(int sig)
+{
+    return sig >= 1 && sig <= 64 &&
+           (atomic_load_explicit(&scl_drain_signals, memory_order_relaxed) & 1ULL << (sig - 1)) != 0;
+}
 
 /* This process sent a drain signal to TARGET, as kill() takes it: a
  * process, 0 (its own process group), -1 (every process it may signal) or

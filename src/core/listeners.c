@@ -32,6 +32,8 @@ static struct {
 } known;
 
 SCL_HOT atomic_int scl_listeners_highest = -1;
+/* Known to the owner too: a bit per number that holds a listener. */
+_Atomic uint64_t scl_listeners_at[WORDS];
 
 static uint64_t bit_of(int fd)
 {
@@ -42,7 +44,7 @@ static void note_at(int fd)
 {
     int top = atomic_load(&scl_listeners_highest);
 
-    atomic_fetch_or(&known.at[fd / 64], bit_of(fd));
+    atomic_fetch_or(&scl_listeners_at[fd / 64], bit_of(fd));
     while (fd > top && !atomic_compare_exchange_weak(&scl_listeners_highest, &top, fd))
         ;
 }
@@ -143,7 +145,7 @@ static void ended(int fd)
     int open = 0;
 
     adopt(self);
-    atomic_fetch_and(&known.at[fd / 64], ~bit_of(fd));
+    atomic_fetch_and(&scl_listeners_at[fd / 64], ~bit_of(fd));
     if (atomic_load(&known.ninherited) <= 0 || atomic_load(&known.nsockets) < 0 ||
         atomic_load(&known.closed_all) == self)
         return;
@@ -155,15 +157,17 @@ static void ended(int fd)
 void scl_listeners_closed_any(unsigned lo, unsigned hi)
 {
     unsigned top = (unsigned)atomic_load(&scl_listeners_highest);
-    int saved = errno;
 
     for (unsigned fd = lo; fd <= (hi < top ? hi : top); fd++) {
-        if (atomic_load(&known.at[fd / 64]) == 0)
+        uint64_t word = atomic_load(&scl_listeners_at[fd / 64]);
+        if (word == 0) {
             fd |= 63; /* none in this word */
-        else if (atomic_load(&known.at[fd / 64]) & bit_of((int)fd))
+        } else if (word & bit_of((int)fd)) {
+            int saved = errno;
             ended((int)fd);
+            errno = saved;
+        }
     }
-    errno = saved;
 }
 
 int scl_listeners_all_closed(pid_t self)

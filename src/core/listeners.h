@@ -31,6 +31,7 @@
 #define SCL_LISTENERS_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define SCL_LISTENER_FDS 1024
@@ -39,20 +40,25 @@
 /* listen() succeeded on FD. */
 void scl_listeners_listening(int fd);
 
-/* The highest number a listener was ever noted at, or -1: read by the
- * close hooks, inline. */
+/* Read by the close hooks, inline: the highest number a listener was
+ * ever noted at (or -1), and a bit per number that holds one. */
 extern atomic_int scl_listeners_highest;
+extern _Atomic uint64_t scl_listeners_at[SCL_LISTENER_FDS / 64];
 
 void scl_listeners_closed_any(unsigned lo, unsigned hi);
 
 /* Every number from LO to HI was closed (or replaced, or shut down for
- * reading). */
+ * reading).  The host's hot path: a compare, and below the highest
+ * listener a bit test, before any call. */
 static inline void scl_listeners_closed(unsigned lo, unsigned hi)
 {
     int top = atomic_load_explicit(&scl_listeners_highest, memory_order_relaxed);
 
-    if (top >= 0 && lo <= (unsigned)top)
-        scl_listeners_closed_any(lo, hi);
+    if (top < 0 || lo > (unsigned)top)
+        return;
+    if (lo == hi && !(atomic_load_explicit(&scl_listeners_at[lo / 64], memory_order_relaxed) & 1ULL << (lo % 64)))
+        return;
+    scl_listeners_closed_any(lo, hi);
 }
 
 /* 1 once process SELF (this one) has closed every listener it inherited,
