@@ -21,12 +21,16 @@
  *   4. reaping a dead worker: one that held nothing, one that held one
  *      claim, and one that held one claim while 100,000 others are held;
  *   5. fork()+_exit()+waitpid(), fork+exec of /bin/true, a loop of
- *      dup()+close() and a shell that forks (its CPU), without the
- *      shim, with an empty library preloaded, and with the shim: three
- *      workers (this program again), asked in turn for one iteration each,
- *      thousands of times, and the medians of each side compared.  The
- *      empty library shows what preloading any library costs; the shim's
- *      hooks are what it adds on top.
+ *      dup()+close() (the close hooked), the same loop in a process that
+ *      listens on a socket at a higher number than those it closes (each
+ *      close then tests a bit), a loop of kill(child, 0) probes and one of drain signals
+ *      (kill(child, SIGTERM), the child ignoring it: the mark, and the
+ *      look for the child's page of times), and a shell that forks (its
+ *      CPU), without the shim, with an empty library preloaded, and with
+ *      the shim: three workers (this program again), asked in turn for one
+ *      iteration each, thousands of times, and the medians (and p99) of
+ *      each side compared.  The empty library shows what preloading any
+ *      library costs; the shim's hooks are what it adds on top.
  *
  * CPU time is read from /proc/self/schedstat (nanoseconds of run time):
  * getrusage() is sampled at the scheduler tick on many kernels, which
@@ -46,18 +50,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define ROUNDS          11
-#define FORK_STEPS      5000
-#define EXEC_STEPS      2500
-#define CLOSE_STEPS     2000
-#define CLOSES          1000
+#define ROUNDS      11
+#define FORK_STEPS  5000
+#define EXEC_STEPS  2500
+#define CLOSE_STEPS 2000
+#define CLOSES      1000
+#define KILL_STEPS  2000
+#define KILLS       1000
+#define TERM_STEPS  500
+#define TERMS       100
+/* Where the listener worker keeps its listener: above every number its
+ * loop closes, so that each close is tested against the listeners. */
+#define LISTENER_FD     900
 #define SHELL_STEPS     300
 #define REAPS           51
 #define OTHER_CLAIMS    100000
@@ -620,6 +634,42 @@ static void close_loop(void)
             die("dup+close");
 }
 
+/* A child that ignores SIGTERM and lives until its parent ends. */
+static pid_t ignoring_child(void)
+{
+    pid_t child = fork();
+
+    if (child < 0)
+        die("fork");
+    if (child == 0) {
+        signal(SIGTERM, SIG_IGN);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    return child;
+}
+
+/* N kill(CHILD, SIG): probes (0), or drain signals it ignores. */
+static void kill_loop(pid_t child, int sig, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (kill(child, sig) != 0)
+            die("kill");
+}
+
+/* A listening socket on 127.0.0.1, moved to LISTENER_FD. */
+static void listen_high(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+        dup2(fd, LISTENER_FD) != LISTENER_FD || close(fd) != 0)
+        die("listener");
+}
+
 /* One fork()+_exit()+waitpid() or fork+exec of /bin/true. */
 static void fork_once(int exec_child)
 {
@@ -662,17 +712,24 @@ static double shell_once(void)
 }
 
 /* A worker: for each byte on standard input, one iteration of WHAT (a
- * fork, a fork+exec, the close loop, or the shell); writes back the
- * nanoseconds it took (the shell's: the CPU its processes used).  Under
- * the shim, the close worker has taken a claim first, so that the library
- * keeps its descriptors, as in a worker that claims. */
+ * fork, a fork+exec, the close loop, with a listener above or not, a loop
+ * of probes or of drain signals to a child of its own, or the shell);
+ * writes back the nanoseconds it took (the shell's: the CPU its processes
+ * used).  Under the shim, the close workers and the drain-signal worker
+ * have taken a claim first, so that the library keeps its descriptors and
+ * has its directory open, as in a worker (or a master) that claims. */
 static int loop_worker(const char *what)
 {
-    int closes = strcmp(what, "--close-worker") == 0, exec_child = strcmp(what, "--exec-worker") == 0,
-        shell = strcmp(what, "--shell-worker") == 0;
+    int listens = strcmp(what, "--listener-close-worker") == 0;
+    int closes = strcmp(what, "--close-worker") == 0 || listens, exec_child = strcmp(what, "--exec-worker") == 0,
+        shell = strcmp(what, "--shell-worker") == 0, probes = strcmp(what, "--kill-worker") == 0,
+        terms = strcmp(what, "--term-worker") == 0;
+    pid_t child = probes || terms ? ignoring_child() : 0;
     char go;
 
-    if (closes && swerve_claim_load(&api)) {
+    if (listens)
+        listen_high();
+    if ((closes || terms) && swerve_claim_load(&api)) {
         struct swerve_claim *c = api.new_claim("close-worker");
         if (c == NULL || api.acquire(c, 0) != c || api.release(c) != 0)
             die("close-worker claim");
@@ -685,6 +742,8 @@ static int loop_worker(const char *what)
         } else {
             if (closes)
                 close_loop();
+            else if (probes || terms)
+                kill_loop(child, probes ? 0 : SIGTERM, probes ? KILLS : TERMS);
             else
                 fork_once(exec_child);
             ns = (now_s() - t0) * 1e9;
@@ -692,6 +751,10 @@ static int loop_worker(const char *what)
         if (write(STDOUT_FILENO, &ns, sizeof ns) != (ssize_t)sizeof ns)
             return 1;
     }
+    /* Reaped before this worker ends: a child left alive would be handed
+     * the claim directory, and take it with it unseen. */
+    if (child > 0 && (kill(child, SIGKILL) != 0 || waitpid(child, NULL, 0) != child))
+        die("the worker's child");
     return 0;
 }
 
@@ -776,7 +839,12 @@ static void compare_loop(const char *self, const char *label, const char *arg, i
     printf("   %s (%s per iteration, medians of %d alternated iterations)\n", label,
            strcmp(arg, "--shell-worker") == 0 ? "CPU ns" : "ns", n);
     printf("      without %8.0f   empty preload %8.0f   shim %8.0f\n", without, with_empty, with_shim);
-    printf("      the hooks: shim / empty preload  %.3f   (target <= %.2f)\n", with_shim / with_empty, target);
+    printf("      p99     %8.0f                 %8.0f        %8.0f\n", percentile(t[0], n, 0.99),
+           percentile(t[1], n, 0.99), percentile(t[2], n, 0.99));
+    if (target > 0)
+        printf("      the hooks: shim / empty preload  %.3f   (target <= %.2f)\n", with_shim / with_empty, target);
+    else
+        printf("      the hooks: shim / empty preload  %.3f   (the slow path: no target)\n", with_shim / with_empty);
     printf("      any preload: empty / without     %.3f\n", with_empty / without);
     printf("      in all: shim / without           %.3f\n", with_shim / without);
     for (int k = 0; k < 3; k++)
@@ -819,6 +887,11 @@ static int run_preloaded(char **argv)
     compare_loop("/proc/self/exe", "fork+_exit+waitpid", "--fork-worker", FORK_STEPS, 1.10, preload, empty_preload);
     compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-worker", EXEC_STEPS, 1.10, preload, empty_preload);
     compare_loop("/proc/self/exe", "1000 x dup+close", "--close-worker", CLOSE_STEPS, 1.02, preload, empty_preload);
+    compare_loop("/proc/self/exe", "1000 x dup+close, a listener at fd 900", "--listener-close-worker", CLOSE_STEPS,
+                 1.02, preload, empty_preload);
+    compare_loop("/proc/self/exe", "1000 x kill(child, 0)", "--kill-worker", KILL_STEPS, 1.02, preload, empty_preload);
+    compare_loop("/proc/self/exe", "100 x kill(child, SIGTERM), a drain signal", "--term-worker", TERM_STEPS, 0,
+                 preload, empty_preload);
     compare_loop("/proc/self/exe", "sh -c '(true); echo x | cat', CPU of all its processes", "--shell-worker",
                  SHELL_STEPS, 1.05, preload, empty_preload);
     if (rmdir(tmpl) != 0) {
@@ -832,7 +905,9 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 2 && (strcmp(argv[1], "--fork-worker") == 0 || strcmp(argv[1], "--exec-worker") == 0 ||
-                      strcmp(argv[1], "--close-worker") == 0 || strcmp(argv[1], "--shell-worker") == 0))
+                      strcmp(argv[1], "--close-worker") == 0 || strcmp(argv[1], "--shell-worker") == 0 ||
+                      strcmp(argv[1], "--listener-close-worker") == 0 || strcmp(argv[1], "--kill-worker") == 0 ||
+                      strcmp(argv[1], "--term-worker") == 0))
         return loop_worker(argv[1]);
     if (getenv("SCL_BENCH_CHILD") == NULL)
         return run_preloaded(argv);

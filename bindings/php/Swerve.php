@@ -13,6 +13,10 @@
  *         run_report();
  *     }                        // released when $claim goes out of scope
  *
+ *     while (!Swerve::draining()) {    // a reload or a stop: let go, so
+ *         lead_one_round();            // that a new worker takes it
+ *     }
+ *
  * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded; without FFI
  * (the extension missing, or ffi.enable off for this SAPI) it throws
  * Swerve\FfiUnavailable, which is not a ShimNotLoaded: an application that
@@ -32,15 +36,12 @@ final class FfiUnavailable extends \RuntimeException
 {
 }
 
-final class Claim
+/** @internal The shim's functions through FFI, for Claim and Swerve. */
+final class Shim
 {
-    private const EWOULDBLOCK = 11;
-    private const ETIMEDOUT = 110;
     private static ?\FFI $ffi = null;
-    private $handle;
-    public readonly string $name;
 
-    private static function ffi(): \FFI
+    public static function ffi(): \FFI
     {
         if (self::$ffi === null) {
             if (!\class_exists('FFI', false)) {
@@ -63,6 +64,7 @@ final class Claim
                     uint64_t swerve_claim_token(const swerve_claim *claim);
                     int swerve_claim_release(swerve_claim *claim);
                     void swerve_claim_free(swerve_claim *claim);
+                    int swerve_claim_draining(void);
                     int *__errno_location(void);
                     char *strerror(int errnum);
                 ');
@@ -75,17 +77,25 @@ final class Claim
     }
 
     /** FFI gives a NULL pointer back as PHP null. */
-    private static function isNull($pointer): bool
+    public static function isNull($pointer): bool
     {
         return $pointer === null || \FFI::isNull($pointer);
     }
 
-    private static function failure(string $what): \RuntimeException
+    public static function failure(string $what): \RuntimeException
     {
         $ffi = self::ffi();
         $errno = $ffi->__errno_location()[0];
         return new \RuntimeException("$what: " . \FFI::string($ffi->strerror($errno)), $errno);
     }
+}
+
+final class Claim
+{
+    private const EWOULDBLOCK = 11;
+    private const ETIMEDOUT = 110;
+    private $handle;
+    public readonly string $name;
 
     /** A handle on $name; Swerve::claim() is how an application gets one. */
     public function __construct(string $name)
@@ -94,9 +104,9 @@ final class Claim
             // C would cut the name there, and "a\0b" would be "a\0c".
             throw new \ValueError('Swerve\Claim::__construct(): Argument #1 ($name) must not contain any null bytes');
         }
-        $this->handle = self::ffi()->swerve_claim_new($name);
-        if (self::isNull($this->handle)) {
-            throw self::failure("claim '$name'");
+        $this->handle = Shim::ffi()->swerve_claim_new($name);
+        if (Shim::isNull($this->handle)) {
+            throw Shim::failure("claim '$name'");
         }
         $this->name = $name;
     }
@@ -104,9 +114,9 @@ final class Claim
     /** Whether nobody holds the name now; nothing is claimed. */
     public function available(): bool
     {
-        $r = self::ffi()->swerve_claim_available($this->handle);
+        $r = Shim::ffi()->swerve_claim_available($this->handle);
         if ($r < 0) {
-            throw self::failure("available '$this->name'");
+            throw Shim::failure("available '$this->name'");
         }
         return $r === 1;
     }
@@ -115,21 +125,21 @@ final class Claim
      *  another holds it; null when it is not taken. */
     public function acquire(float $timeout = 0.0): ?static
     {
-        $ffi = self::ffi();
-        if (!self::isNull($ffi->swerve_claim_acquire($this->handle, $timeout))) {
+        $ffi = Shim::ffi();
+        if (!Shim::isNull($ffi->swerve_claim_acquire($this->handle, $timeout))) {
             return $this;
         }
         $errno = $ffi->__errno_location()[0];
         if ($errno === self::EWOULDBLOCK || $errno === self::ETIMEDOUT) {
             return null;
         }
-        throw self::failure("acquire '$this->name'");
+        throw Shim::failure("acquire '$this->name'");
     }
 
     /** Whether this handle holds the name: acquired and not released. */
     public function held(): bool
     {
-        return self::ffi()->swerve_claim_held($this->handle) === 1;
+        return Shim::ffi()->swerve_claim_held($this->handle) === 1;
     }
 
     /**
@@ -140,22 +150,22 @@ final class Claim
      */
     public function token(): int
     {
-        return self::ffi()->swerve_claim_token($this->handle);
+        return Shim::ffi()->swerve_claim_token($this->handle);
     }
 
     /** Give the claim up, so that another can take it. */
     public function release(): void
     {
-        if (self::ffi()->swerve_claim_release($this->handle) !== 0) {
-            throw self::failure("release '$this->name'");
+        if (Shim::ffi()->swerve_claim_release($this->handle) !== 0) {
+            throw Shim::failure("release '$this->name'");
         }
     }
 
     /** Releases: synchronous. */
     public function __destruct()
     {
-        if (!self::isNull($this->handle)) {
-            self::ffi()->swerve_claim_free($this->handle);
+        if (!Shim::isNull($this->handle)) {
+            Shim::ffi()->swerve_claim_free($this->handle);
             $this->handle = null;
         }
     }
@@ -167,5 +177,23 @@ final class Swerve
     public static function claim(string $name): Claim
     {
         return new Claim($name);
+    }
+
+    /**
+     * Whether this worker is being drained, its server stopping it
+     * gracefully (php-fpm's reload or stop, Apache's graceful restart):
+     * true once its master told it, it closed the listeners it inherited,
+     * its master ended, or an operator ran `swerve-claim drain` on it
+     * (swerve_claim_draining(3)).  Draining releases nothing: a long-lived
+     * holder asks this now and then and releases its claim itself, so that
+     * the reload does not wait for it.
+     */
+    public static function draining(): bool
+    {
+        $r = Shim::ffi()->swerve_claim_draining();
+        if ($r < 0) {
+            throw Shim::failure('draining');
+        }
+        return $r === 1;
     }
 }

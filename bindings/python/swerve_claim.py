@@ -17,6 +17,11 @@ ctypes.CDLL(None) when the server runs under the shim:
         if held:                                 # claim(..., timeout=5.0)
             import_feed()
 
+    leader = swerve_claim.claim("leader").acquire(timeout=math.inf)
+    while not swerve_claim.draining():           # a reload or a stop: let go,
+        lead_one_round()                         # so a new worker takes it
+    leader.release()
+
 Without the shim, claim() raises ShimNotLoaded: the caller decides what
 running without claims means.
 """
@@ -25,7 +30,7 @@ import ctypes
 import errno
 import os
 
-__all__ = ["Claim", "claim", "ShimNotLoaded"]
+__all__ = ["Claim", "claim", "draining", "ShimNotLoaded"]
 
 
 class ShimNotLoaded(RuntimeError):
@@ -57,10 +62,13 @@ def _shim():
                     "libswerveclaim_preload.so is not loaded: run under "
                     "LD_PRELOAD=libswerveclaim_preload.so (or swerve-claim-preload)") from None
             fn.restype, fn.argtypes = restype, argtypes
-        # Since SWERVECLAIM_1.1; an older library has none.
+        # Since SWERVECLAIM_1.1 and 1.2; an older library has none.
         token = getattr(lib, "swerve_claim_token", None)
         if token is not None:
             token.restype, token.argtypes = ctypes.c_uint64, [ctypes.c_void_p]
+        drains = getattr(lib, "swerve_claim_draining", None)
+        if drains is not None:
+            drains.restype, drains.argtypes = ctypes.c_int, []
         _lib = lib
     return _lib
 
@@ -136,6 +144,24 @@ class Claim:
 
     def __repr__(self):
         return "Claim(%r, held=%s)" % (self.name, self.held())
+
+
+def draining():
+    """Swerve::draining(): whether this worker is being drained, its server
+    stopping it gracefully (a reload, a stop): True once its master told it
+    (a drain signal), it closed the listeners it inherited, its master
+    ended, or an operator ran `swerve-claim drain` on it
+    (swerve_claim_draining(3)).  Draining releases nothing: a long-lived
+    holder asks this now and then and releases its claim itself, so that
+    the reload does not wait for it.  Cheap enough to ask every few
+    milliseconds."""
+    lib = _shim()
+    if not hasattr(lib, "swerve_claim_draining"):
+        raise NotImplementedError("this libswerveclaim_preload.so has no swerve_claim_draining")
+    r = lib.swerve_claim_draining()
+    if r < 0:
+        raise _os_error()
+    return bool(r)
 
 
 def claim(name, timeout=0.0):

@@ -38,6 +38,8 @@ struct swerve_claim_api {
     void (*free)(struct swerve_claim *claim);
     /* Since SWERVECLAIM_1.1: NULL with an older library. */
     uint64_t (*token)(const struct swerve_claim *claim);
+    /* Since SWERVECLAIM_1.2: NULL with an older library. */
+    int (*draining)(void);
 };
 
 /* The free function of the last successful load, for SWERVE_CLAIM_AUTO. */
@@ -54,6 +56,7 @@ static inline int swerve_claim_load(struct swerve_claim_api *api)
         SWERVE_CLAIM_LOOKUP_(acquire, "swerve_claim_acquire") && SWERVE_CLAIM_LOOKUP_(held, "swerve_claim_held") &&
         SWERVE_CLAIM_LOOKUP_(release, "swerve_claim_release") && SWERVE_CLAIM_LOOKUP_(free, "swerve_claim_free")) {
         *(void **)&found.token = dlsym(RTLD_DEFAULT, "swerve_claim_token");
+        *(void **)&found.draining = dlsym(RTLD_DEFAULT, "swerve_claim_draining");
         *api = found;
         swerve_claim_loaded_free_ = found.free;
         return 1;

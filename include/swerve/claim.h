@@ -47,6 +47,8 @@
  *     SWERVE_CLAIM_STORE  a libpq connection URI or conninfo: the claims
  *                     are PostgreSQL's (ACROSS MACHINES).
  *     SWERVE_CLAIM_SCOPE  the namespace in that database ("default").
+ *     SWERVE_CLAIM_DRAIN_SIGNALS  the signals by which a master tells a
+ *                     worker to drain (swerve_claim_draining()).
  *     They are read once, when the library is loaded.
  */
 #ifndef SWERVE_CLAIM_H
@@ -157,6 +159,43 @@ int swerve_claim_held(const struct swerve_claim *claim);
  * undo its successor's work.  Since version SWERVECLAIM_1.1.
  */
 uint64_t swerve_claim_token(const struct swerve_claim *claim);
+
+/*
+ * swerve_claim_draining - whether this process is being drained: its
+ * server is stopping it gracefully, in a reload or a stop.
+ *
+ * Draining releases nothing: a holder that should let go during a reload
+ * (a long report, a leader's loop) asks this now and then and calls
+ * swerve_claim_release() itself, so that the reload does not wait for it
+ * and a worker of the new generation takes the name.
+ *
+ * Returns 1 once any of these has happened, and from then on:
+ *   - its master (the process that forked it) sent it a drain signal with
+ *     kill(), killpg(), sigqueue() or tgkill(): one of
+ *     SWERVE_CLAIM_DRAIN_SIGNALS, by default SIGHUP, SIGINT, SIGQUIT and
+ *     SIGTERM (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP; a probe with
+ *     signal 0 is none).  A child of a process that forked it after an
+ *     exec, or that it reaps unseen and whose pid comes back, is never
+ *     taken for it;
+ *   - it closed every listening socket it inherited from its master, with
+ *     close(), close_range(), closefrom(), dup2() or dup3() over it, or
+ *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
+ *     a copy of one (php-fpm's children copy theirs) counts as one, and a
+ *     socket it listens on itself does not;
+ *   - its master has ended: the process that forked it is no longer its
+ *     parent (for a program exec'd, the process it started under; a
+ *     daemon's master whose launcher has exited says 1 too);
+ *   - an operator ran swerve-claim drain on it (the filesystem store, and a
+ *     process that has taken a claim: the word is written in its page of
+ *     times);
+ * 0 otherwise; -1 with errno ENOMEM only when its master could not map
+ * the page it marks its children in, and nothing else says it drains.
+ * swerve-claim list shows it "draining" (a holder its master signalled or
+ * an operator told at once; for the other reasons once it has asked).
+ * It costs a few system calls (getpid, getppid) and no more: ask it as
+ * often as a job likes.  Since version SWERVECLAIM_1.2.
+ */
+int swerve_claim_draining(void);
 
 /*
  * swerve_claim_release - give the name up; the handle lives on.

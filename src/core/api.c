@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "api.h"
+#include "drain.h"
 #include "export.h"
 #include "proc.h"
 #include "sigsafe.h"
@@ -148,4 +149,13 @@ SCL_EXPORT void swerve_claim_free(struct swerve_claim *claim)
     free(claim->name);
     free(claim);
     errno = saved;
+}
+
+SCL_EXPORT int swerve_claim_draining(void)
+{
+    int saved = errno, r = scl_drain_asked();
+
+    if (r >= 0)
+        errno = saved;
+    return r;
 }

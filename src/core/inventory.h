@@ -28,6 +28,7 @@ struct inv_proc {
     unsigned long long start;
     enum scl_proc_state state;
     int stopped;   /* alive, but stopped (SIGSTOP, a debugger) */
+    int draining;  /* its page of times says it drains (swerve_claim_draining(3)) */
     uid_t uid;     /* its holder file's owner */
     char *command; /* its command line (when alive, else as it noted it), or "" */
     int execd;     /* its holder file says its image was exec'd after it was forked */
@@ -91,7 +92,8 @@ void inv_free_dir(struct inv_dir *d);
 
 void inv_free(struct inv_dir *dirs, size_t n);
 
-/* "alive", "stopped", "gone" or "pid-reused". */
+/* "alive", "draining" (alive, and its page of times says so), "stopped",
+ * "gone" or "pid-reused". */
 const char *inv_proc_state(const struct inv_proc *p);
 
 /* "live", "orphaned" (its master has ended) or "abandoned" (everybody has). */
@@ -136,6 +138,12 @@ int inv_remove_dir(const char *path);
  * taken again meanwhile); *TOLD is 0 when the holders could not be told
  * (and nothing was unlinked). */
 int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told);
+
+/* swerve-claim drain: tells member PID of the directory whose top is
+ * TOPFD that it drains, through its page of times (only a process that
+ * took a claim has one).  0, or -1 with errno (ENOENT: it has no page;
+ * EINVAL: what has its name is no page; EACCES: not the caller's). */
+int inv_tell_draining(int topfd, pid_t pid);
 
 /* Makes this process use the claim directory BASE/NAME, made when it is
  * not there (swerve-claim run's namespace): 0, or -1 with errno (EPERM:

@@ -8,6 +8,9 @@
 #ifndef SCL_SETTINGS_H
 #define SCL_SETTINGS_H
 
+#include <signal.h>
+#include <stdint.h>
+
 /* The variable through which an exec'd process of a server finds the
  * server's claim directory (set by the exec hooks, read at load). */
 #define SCL_DIR_ENV "SWERVE_CLAIM_DIR"
@@ -35,6 +38,13 @@ struct scl_settings {
                             * (php-fpm's clear_env) must not lose them */
     const char *pooler;    /* SWERVE_CLAIM_POOLER: "session" when a pooler
                             * in between is declared a session pooler */
+    /* SWERVE_CLAIM_DRAIN_SIGNALS: the signals (bit N-1 for signal N) by
+     * which a master tells a child to drain (drain.h);
+     * SCL_DRAIN_SIGNALS_DEFAULT unless set.  When it named something that
+     * is no signal, the default is kept and its value is in
+     * drain_signals_refused (else NULL), to be said. */
+    uint64_t drain_signals;
+    const char *drain_signals_refused;
 };
 
 /* The longest SWERVE_CLAIM_STORE and SWERVE_CLAIM_SCOPE taken. */
@@ -45,6 +55,14 @@ struct scl_settings {
  * connection, 100 connections), past which it refuses every new
  * connection, superusers' too. */
 #define SCL_MAX_NAMES_DEFAULT 1000
+/* SIGHUP, SIGINT, SIGQUIT and SIGTERM: each ends a worker, gracefully in
+ * some servers (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP), at once in
+ * others; SIGUSR1 is left out, as nginx, gunicorn and unicorn reopen their
+ * logs on it (Apache's graceful USR1 is seen as its children close their
+ * listeners). */
+#define SCL_SIGNAL_BIT(sig) (1ULL << ((sig)-1))
+#define SCL_DRAIN_SIGNALS_DEFAULT                                                                                      \
+    (SCL_SIGNAL_BIT(SIGHUP) | SCL_SIGNAL_BIT(SIGINT) | SCL_SIGNAL_BIT(SIGQUIT) | SCL_SIGNAL_BIT(SIGTERM))
 /* Room for the copies of libpq's variables (more is ENAMETOOLONG). */
 #define SCL_PG_ENV_MAX 8192
 

@@ -52,6 +52,13 @@ struct scl_store_ops {
      * session that held it ended), else 1.  No round trip: it is called
      * as often as the application likes. */
     int (*held)(const struct scl_key *key);
+    /* swerve_claim_draining() (drain.h): what the store was told of this
+     * process, SELF (SCL_DRAIN_SIGNALLED: its master's mark,
+     * SCL_DRAIN_OPERATOR: an operator's word), once it has kept FOUND,
+     * the reasons the process found itself (0: none), for the tools to
+     * show; 0 from a store that keeps none.  No system call: it is asked
+     * as often as the application likes. */
+    unsigned (*drain_told)(pid_t self, unsigned found);
 
     /* ---- the process lifecycle: called by the hooks.  Every one of these
      * may run in a signal handler, or in the child of a fork another thread
@@ -96,6 +103,9 @@ struct scl_store_ops {
     /* This process is about to chroot: what it must reach afterwards is
      * opened (or made) now, while its paths still lead there. */
     void (*before_chroot)(void);
+    /* This process sent its child CHILD a drain signal (drain.h): kept
+     * where the tools show it, if the store keeps it. */
+    void (*child_draining)(pid_t child);
 };
 
 /* The store in use: PostgreSQL when SWERVE_CLAIM_STORE is set, else the

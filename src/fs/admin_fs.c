@@ -14,6 +14,7 @@
 #include "retire.h"
 #include "sigsafe.h"
 #include "store_admin.h"
+#include "times.h"
 #include "wake.h"
 
 #include <stddef.h>
@@ -55,6 +56,11 @@ int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t
         scl_history_unmap(end.history);
     }
     return 0;
+}
+
+int inv_tell_draining(int topfd, pid_t pid)
+{
+    return scl_times_tell_draining(topfd, pid, SCL_TOLD_BY_OPERATOR);
 }
 
 int inv_use_named(const char *base, const char *name)

@@ -25,7 +25,7 @@
 const char *inv_proc_state(const struct inv_proc *p)
 {
     if (p->state == SCL_PROC_ALIVE)
-        return p->stopped ? "stopped" : "alive";
+        return p->stopped ? "stopped" : p->draining ? "draining" : "alive";
     return p->state == SCL_PROC_GONE ? "gone" : "pid-reused";
 }
 
@@ -328,7 +328,7 @@ static int match_holders(struct inv_dir *d)
 }
 
 /* Reads P's page of times (once, in the top TOPFD): when it took its
- * claims, and what it waits for when it is alive. */
+ * claims, whether it drains, and what it waits for when it is alive. */
 static void read_times(int topfd, int dirfd, struct inv_dir *d, struct inv_proc *p)
 {
     struct scl_times_page page;
@@ -338,6 +338,7 @@ static void read_times(int topfd, int dirfd, struct inv_dir *d, struct inv_proc 
     for (size_t j = p->claim0; j < p->claim0 + p->nheld; j++)
         d->claims[j].since = scl_times_of(&page, d->claims[j].fname);
     p->waiting_since = scl_times_when(&page, &page.waiting);
+    p->draining = scl_times_draining(&page);
     if (p->state != SCL_PROC_ALIVE || page.waiting.hash == 0 || p->waiting_since == 0)
         return;
     {

@@ -432,6 +432,12 @@ static int fs_held(const struct scl_key *key)
     return 1;
 }
 
+/* What the page of times of SELF says (times.h), after keeping FOUND. */
+static unsigned fs_drain_told(pid_t self, unsigned found)
+{
+    return scl_times_drain_told(self, found);
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 /* The work of the lifecycle operations below runs on the library's own
@@ -705,6 +711,29 @@ static void fs_before_chroot(void)
     errno = saved;
 }
 
+static void tell_child(void *arg)
+{
+    pid_t child = *(const pid_t *)arg;
+    int topfd = scl_dir_top_fd();
+
+    /* No page (ENOENT): the child never claimed; it finds its mark in
+     * memory all the same. */
+    if (topfd < 0 || (scl_times_tell_draining(topfd, child, SCL_TOLD_BY_MASTER) != 0 && errno != ENOENT))
+        scl_debug("could not note in its page of times that child %d drains: %m", (int)child);
+}
+
+/* Its mark in the child's page of times, where the tools read it: written
+ * (pwrite, by the master, which may be root) only into a regular file of
+ * a page's size with one link (times.h). */
+static void fs_child_draining(pid_t child)
+{
+    int saved = errno;
+
+    if (scl_dir_in_use() && dir_opened())
+        scl_on_own_stack(tell_child, &child);
+    errno = saved;
+}
+
 const struct scl_store_ops scl_store_fs = {
     .key_new = fs_key_new,
     .key_free = fs_key_free,
@@ -714,6 +743,7 @@ const struct scl_store_ops scl_store_fs = {
     .token = fs_token,
     .acquire_wait = fs_acquire_wait,
     .held = fs_held,
+    .drain_told = fs_drain_told,
     .at_load = fs_at_load,
     .before_fork = fs_before_fork,
     .after_fork_in_child = fs_after_fork_in_child,
@@ -723,6 +753,7 @@ const struct scl_store_ops scl_store_fs = {
     .process_ends = fs_process_ends,
     .becoming_user = fs_becoming_user,
     .before_chroot = fs_before_chroot,
+    .child_draining = fs_child_draining,
     /* The tools read claim directories themselves (inventory.c); a
      * claim, a link naming the holder's pid, survives exec as it is. */
 };

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "drain.h"
 #include "names.h"
 #include "sigsafe.h"
 #include "times.h"
@@ -7,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -166,6 +168,60 @@ void scl_times_forget_wait(pid_t self)
 
     if (page != NULL)
         __atomic_store_n(&page->waiting.hash, 0, __ATOMIC_RELAXED);
+}
+
+unsigned scl_times_drain_told(pid_t self, unsigned found)
+{
+    struct scl_times_page *page = page_of(self);
+    struct scl_times_drain *d;
+    uint8_t noted;
+
+    if (page == NULL)
+        return 0;
+    d = &page->drain;
+    noted = __atomic_load_n(&d->by_self, __ATOMIC_RELAXED);
+    if ((noted | found) != noted) {
+        __atomic_store_n(&d->by_self, (uint8_t)(noted | found), __ATOMIC_RELAXED);
+        __atomic_store_n(&d->magic, SCL_DRAIN_MAGIC, __ATOMIC_RELEASE);
+    }
+    if (__atomic_load_n(&d->magic, __ATOMIC_ACQUIRE) != SCL_DRAIN_MAGIC)
+        return 0;
+    return (__atomic_load_n(&d->by_master, __ATOMIC_RELAXED) ? SCL_DRAIN_SIGNALLED : 0u) |
+           (__atomic_load_n(&d->by_operator, __ATOMIC_RELAXED) ? SCL_DRAIN_OPERATOR : 0u);
+}
+
+int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who)
+{
+    const off_t at = (off_t)offsetof(struct scl_times_page, drain);
+    const off_t byte = at + (off_t)(who == SCL_TOLD_BY_MASTER ? offsetof(struct scl_times_drain, by_master)
+                                                              : offsetof(struct scl_times_drain, by_operator));
+    const uint32_t magic = SCL_DRAIN_MAGIC;
+    const uint8_t yes = 1;
+    char path[SCL_PID_NAME_MAX];
+    uint32_t found;
+    struct stat st;
+    int fd, r = -1;
+
+    scl_times_path(path, pid);
+    /* Regular, never through a link, and checked once open: a worker may
+     * put anything in that name, and the writer may be root. */
+    fd = scl_open_file_at(topfd, path, O_RDWR, &st);
+    if (fd < 0)
+        return -1;
+    if (st.st_nlink != 1 || st.st_size != (off_t)sizeof(struct scl_times_page) ||
+        pread(fd, &found, sizeof found, 0) != (ssize_t)sizeof found || found != SCL_TIMES_MAGIC)
+        errno = EINVAL; /* another file's link, or no page of ours */
+    else if (pwrite(fd, &yes, 1, byte) == 1 && pwrite(fd, &magic, sizeof magic, at) == (ssize_t)sizeof magic)
+        r = 0;
+    scl_close_quietly(fd);
+    return r;
+}
+
+int scl_times_draining(const struct scl_times_page *page)
+{
+    const struct scl_times_drain *d = &page->drain;
+
+    return d->magic == SCL_DRAIN_MAGIC && (d->by_master != 0 || d->by_operator != 0 || d->by_self != 0);
 }
 
 int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page)

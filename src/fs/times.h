@@ -21,6 +21,10 @@
  * what, and a page that is missing, full or scribbled on just shows no
  * time.  Everything but scl_times_map() and scl_times_read() is
  * async-signal-safe.
+ *
+ * One exception to "only the tools read it": whether the process drains
+ * (struct scl_times_drain), which its master and swerve-claim drain write,
+ * and which the process reads back for swerve_claim_draining().
  */
 #ifndef SCL_TIMES_H
 #define SCL_TIMES_H
@@ -32,7 +36,8 @@
 #include <time.h>
 
 #define SCL_TIMES_MAGIC 0x53434c54u /* "SCLT" */
-#define SCL_TIMES_SLOTS 254         /* the names a page has a time for */
+#define SCL_TIMES_SLOTS 253         /* the names a page has a time for */
+#define SCL_DRAIN_MAGIC 0x53434c44u /* "SCLD": a drain record is there */
 
 /* A name (by scl_name_hash() of its file name; 0 is no name) and a time,
  * CLOCK_MONOTONIC in nanoseconds (0: none). */
@@ -41,16 +46,34 @@ struct scl_times_entry {
     int64_t at;
 };
 
+/* Who said this process drains (swerve_claim_draining(3)), each in a
+ * byte of its own, which nobody else writes (so no write undoes
+ * another's): its master (through its hooks, when it sent it a drain
+ * signal), an operator (swerve-claim drain), and the process itself (the
+ * reasons it found, drain.h, when it asked).  A record without its magic
+ * (a page that a library without it wrote: its 254th name was here) is
+ * none. */
+struct scl_times_drain {
+    uint32_t magic;
+    uint8_t by_master, by_operator, by_self, unused;
+    int64_t spare;
+};
+
+/* Who tells another process it drains, by pwrite() into its page. */
+enum scl_drain_teller { SCL_TOLD_BY_MASTER, SCL_TOLD_BY_OPERATOR };
+
 /* The file, 4 KiB: the names this process has taken, in the order it
  * first took them, each with the time it last took it; the one name it
- * waits for (the latest, when several of its threads wait); and what to
- * add to its times to make them CLOCK_REALTIME, as of the page's making. */
+ * waits for (the latest, when several of its threads wait); what to add
+ * to its times to make them CLOCK_REALTIME, as of the page's making; and
+ * whether it drains. */
 struct scl_times_page {
     uint32_t magic;
     uint32_t used;
     struct scl_times_entry waiting;
     int64_t realtime_offset;
     struct scl_times_entry taken[SCL_TIMES_SLOTS];
+    struct scl_times_drain drain;
 };
 
 /* What an entry keeps of file name FNAME: never 0. */
@@ -84,6 +107,22 @@ void scl_times_waiting(const char *fname, pid_t self);
 void scl_times_done_waiting(const char *fname, pid_t self);
 /* SELF execs: whatever its threads waited for, they wait no more. */
 void scl_times_forget_wait(pid_t self);
+
+/* What others told SELF (this process) in its page, as drain.h's reasons
+ * (SCL_DRAIN_SIGNALLED: its master, SCL_DRAIN_OPERATOR), once it has noted
+ * FOUND (the reasons it found itself; 0: none) there for the tools.  0
+ * without a page. */
+unsigned scl_times_drain_told(pid_t self, unsigned found);
+
+/* Tells process PID, through its page in the top TOPFD, that it drains,
+ * as WHO: written with pwrite(), never mapped (its owner could truncate
+ * it), and only into its page: a regular file, one link, a page's size and
+ * magic.  0, or -1 with errno (ENOENT: it has no page; EINVAL: what has
+ * that name is no page; EACCES: not the caller's to write). */
+int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who);
+
+/* Whether PAGE (as read by scl_times_read()) says its process drains. */
+int scl_times_draining(const struct scl_times_page *page);
 
 /* Removes the pages left in the claim directory TOPFD (their holders
  * cleared, but not them: a clearer killed between the two). */

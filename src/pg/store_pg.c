@@ -556,6 +556,20 @@ static void pg_before_chroot(void)
     /* A session is a socket: it works inside a chroot as outside. */
 }
 
+/* A session has no place the tools read a worker's draining from: the
+ * process finds it on its own (drain.h), and the tools do not show it. */
+static unsigned pg_drain_told(pid_t self, unsigned found)
+{
+    (void)self;
+    (void)found;
+    return 0;
+}
+
+static void pg_child_draining(pid_t child)
+{
+    (void)child;
+}
+
 const struct scl_store_ops scl_store_pg = {
     .key_new = pg_key_new,
     .key_free = pg_key_free,
@@ -565,6 +579,7 @@ const struct scl_store_ops scl_store_pg = {
     .token = pg_token,
     .acquire_wait = pg_acquire_wait,
     .held = pg_held,
+    .drain_told = pg_drain_told,
     .at_load = pg_at_load,
     .before_fork = pg_before_fork,
     .after_fork_in_child = pg_after_fork_in_child,
@@ -574,4 +589,5 @@ const struct scl_store_ops scl_store_pg = {
     .process_ends = pg_process_ends,
     .becoming_user = pg_becoming_user,
     .before_chroot = pg_before_chroot,
+    .child_draining = pg_child_draining,
 };

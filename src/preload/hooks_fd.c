@@ -3,8 +3,10 @@
  * closefrom, dup2, dup3.  Each reports the numbers it touched once libc
  * has done its work, so that the library checks its kept descriptors
  * again only when the host may have taken one (kept_fds.h), instead of
- * before every claim.  The host's hot path: a compare per kept
- * descriptor, no system call; errno and the result as libc gave them.
+ * before every claim, and follows the listening sockets the process
+ * inherited (listeners.h: closing them all is being drained).  The host's
+ * hot path: a compare per kept descriptor and one against the highest
+ * listener, no system call; errno and the result as libc gave them.
  * Apache and php-fpm close in signal handlers: async-signal-safe.
  */
 #include "config.h"
@@ -12,6 +14,7 @@
 #include "export.h"
 #include "kept_fds.h"
 #include "lifecycle.h"
+#include "listeners.h"
 #include "real.h"
 
 #include <dlfcn.h>
@@ -27,8 +30,12 @@ SCL_EXPORT int close(int fd)
     int (*real)(int) = scl_real()->close;
     int r = real != NULL ? real(fd) : (int)syscall(SYS_close, fd);
 
-    if (fd >= 0)
+    if (fd >= 0) {
         scl_kept_fds_touched((unsigned)fd, (unsigned)fd);
+        /* Closed even when interrupted (Linux); not when it was none. */
+        if (r == 0 || errno != EBADF)
+            scl_listeners_closed((unsigned)fd, (unsigned)fd);
+    }
     return r;
 }
 
@@ -37,8 +44,11 @@ SCL_EXPORT int close_range(unsigned first, unsigned last, int flags)
     int (*real)(unsigned, unsigned, int) = scl_real()->close_range;
     int r = real != NULL ? real(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
 
-    if (!(flags & CLOSE_RANGE_CLOEXEC)) /* that one only marks them */
+    if (!(flags & CLOSE_RANGE_CLOEXEC)) { /* that one only marks them */
         scl_kept_fds_touched(first, last);
+        if (r == 0)
+            scl_listeners_closed(first, last);
+    }
     return r;
 }
 
@@ -57,8 +67,19 @@ SCL_EXPORT void closefrom(int lowfd)
             (void)syscall(SYS_close, fd);
         errno = saved;
     }
-    if (lowfd >= 0)
+    if (lowfd >= 0) {
         scl_kept_fds_touched((unsigned)lowfd, UINT_MAX);
+        scl_listeners_closed((unsigned)lowfd, UINT_MAX);
+    }
+}
+
+/* After dup2 or dup3 made NEWFD a copy of OLDFD: what was at NEWFD is
+ * closed (a copy of a listener is found when it matters: listeners.h). */
+static int replaced(int r, int oldfd, int newfd)
+{
+    if (r >= 0 && oldfd != newfd)
+        scl_listeners_closed((unsigned)newfd, (unsigned)newfd);
+    return r;
 }
 
 SCL_EXPORT int dup2(int oldfd, int newfd)
@@ -68,7 +89,7 @@ SCL_EXPORT int dup2(int oldfd, int newfd)
 
     if (newfd >= 0 && newfd != oldfd)
         scl_kept_fds_touched((unsigned)newfd, (unsigned)newfd);
-    return r;
+    return replaced(r, oldfd, newfd);
 }
 
 SCL_EXPORT int dup3(int oldfd, int newfd, int flags)
@@ -78,7 +99,7 @@ SCL_EXPORT int dup3(int oldfd, int newfd, int flags)
 
     if (newfd >= 0)
         scl_kept_fds_touched((unsigned)newfd, (unsigned)newfd);
-    return r;
+    return replaced(r, oldfd, newfd);
 }
 
 /* The close() above by its own name, which nothing can interpose. */

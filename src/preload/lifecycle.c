@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include "api.h"
+#include "children.h"
+#include "drain.h"
 #include "hot.h"
 #include "lifecycle.h"
 #include "fork_page.h"
@@ -29,6 +31,7 @@ static void before_fork(void)
 
     if (atomic_load(&forking_parent) != self)
         atomic_store(&forking_parent, self);
+    scl_drain_before_fork(self);
     scl_store()->before_fork(self);
 }
 
@@ -59,14 +62,21 @@ void scl_lifecycle_init(void)
     /* Calling getppid() here also binds it in the parent: a child that
      * binds a PLT slot itself writes a page it shares with its parent. */
     atomic_store(&forking_parent, getppid());
+    scl_drain_at_load(atomic_load(&forking_parent));
     scl_store()->at_load(self);
     if (pthread_atfork(before_fork, NULL, after_fork_in_child) != 0)
         scl_debug("pthread_atfork failed: claims will not be shared by children");
     atomic_store_explicit(&initialised, 2, memory_order_release);
 }
 
+void scl_forked(pid_t child)
+{
+    scl_drain_child_born(child, scl_children_add(child));
+}
+
 void scl_child_reaped(pid_t child, int status)
 {
+    scl_drain_child_gone(scl_children_remove(child));
     scl_store()->child_reaped(child, status);
 }
 

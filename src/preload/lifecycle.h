@@ -17,6 +17,10 @@
  * for them to do. */
 void scl_lifecycle_init(void);
 
+/* The parent's side of a successful fork: CHILD is recorded (children.h),
+ * so that a drain signal can mark it (drain.h). */
+void scl_forked(pid_t child);
+
 /* A child was reaped (exited or killed; STATUS as wait(2) gives it, -1
  * when the call could not tell): what it held is freed. */
 void scl_child_reaped(pid_t child, int status);

@@ -53,6 +53,12 @@ const struct scl_real *scl_real(void)
     BIND(closefrom, "closefrom");
     BIND(dup2, "dup2");
     BIND(dup3, "dup3");
+    BIND(kill, "kill");
+    BIND(killpg, "killpg");
+    BIND(tgkill, "tgkill");
+    BIND(sigqueue, "sigqueue");
+    BIND(listen, "listen");
+    BIND(shutdown, "shutdown");
 #undef BIND
     *(void **)&table.posix_spawn = next_version("posix_spawn", "GLIBC_2.15");
     *(void **)&table.posix_spawnp = next_version("posix_spawnp", "GLIBC_2.15");

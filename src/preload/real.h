@@ -7,6 +7,7 @@
 #ifndef SCL_REAL_H
 #define SCL_REAL_H
 
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -43,6 +44,12 @@ struct scl_real {
     void (*closefrom)(int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);
+    int (*kill)(pid_t, int);
+    int (*killpg)(pid_t, int);
+    int (*tgkill)(pid_t, pid_t, int);
+    int (*sigqueue)(pid_t, int, const union sigval);
+    int (*listen)(int, int);
+    int (*shutdown)(int, int);
 };
 
 /* Binds what is not bound yet and returns the table.  A symbol that

@@ -79,6 +79,13 @@ static const struct command_help commands[] = {
       "                           (default 75, EX_TEMPFAIL; flock -n's is 1)\n",
       "run: the command's status (128+N if killed by signal N), 75 (or -E) if\n"
       "the claim was not taken, 126 if the command cannot run, 127 if not found.\n" },
+    { "drain", "drain --server PID|DIR [--pid PID] | --pid PID",
+      "tell a server's processes (or one) that they are being drained",
+      "  -s, --server PID|DIR     every live member of the directory PID is a member of,\n"
+      "                           or DIR\n"
+      "  -p, --pid PID            only process PID (alone: in its own directory)\n",
+      "drain: 1 when a process could not be told, or none was (only one that took\n"
+      "a claim can be: its swerve_claim_draining() then says 1).\n" },
     { "db", "db init [--dedicated]", "make the PostgreSQL store's schema (SWERVE_CLAIM_STORE)",
       "  -d, --dedicated          the database is the claims' own: shut every other\n"
       "                           role out of it\n",
@@ -99,7 +106,8 @@ static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), 
                                  "whose token was asked for (NAME,HOST,PID,TAKEN,ENDED,HOW,TOKEN, and with -o\n"
                                  "ROLE,SESSION,SELF-REPORTED,DURATION); release --force ends the holder's\n"
                                  "session; metrics labels each sample with the scope (server) and the host;\n"
-                                 "gc has nothing to do; --server and --stale do not apply.\n";
+                                 "gc has nothing to do; --server and --stale do not apply; drain works on local\n"
+                                 "claim directories only.\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"
@@ -148,7 +156,7 @@ int tool_help(const char *command)
         return TOOL_OK;
     }
     if ((c = find(command)) == NULL) {
-        tool_error("no command '%s' (commands: list, history, gc, release, run, db, metrics)", command);
+        tool_error("no command '%s' (commands: list, history, gc, release, run, drain, db, metrics)", command);
         return TOOL_USAGE;
     }
     printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,

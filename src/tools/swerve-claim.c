@@ -1,6 +1,6 @@
 /*
  * swerve-claim - see who holds what, clear stale claims, run a command
- * while holding a claim.  The manual is doc/swerve-claim.1.
+ * while holding a claim, tell a server's processes to let go.  The manual is doc/swerve-claim.1.
  *
  * Each command's usage and options are help.c's; this file chooses the
  * command.
@@ -21,8 +21,8 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    { "list", tool_list }, { "history", tool_history }, { "gc", tool_gc },           { "release", tool_release },
-    { "run", tool_run },   { "db", tool_db },           { "metrics", tool_metrics },
+    { "list", tool_list }, { "history", tool_history }, { "gc", tool_gc }, { "release", tool_release },
+    { "run", tool_run },   { "drain", tool_drain },     { "db", tool_db }, { "metrics", tool_metrics },
 };
 
 /* swerve-claim help [COMMAND]. */
@@ -72,8 +72,8 @@ int main(int argc, char **argv)
             return tool_help(tool_command);
         return commands[i].run(argc, argv);
     }
-    tool_error(
-        "unknown command '%s' (commands: list, history, gc, release, run, db, metrics; try 'swerve-claim --help')",
-        command);
+    tool_error("unknown command '%s' (commands: list, history, gc, release, run, drain, db, metrics; try "
+               "'swerve-claim --help')",
+               command);
     return TOOL_USAGE;
 }

@@ -1,5 +1,5 @@
 /* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c,
- * db.c, metrics.c), and what they share: options and parsing (tool.c), messages
+ * drain.c, db.c, metrics.c), and what they share: options and parsing (tool.c), messages
  * (output.c), the claim directories a command works on (dirs.c). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
@@ -131,6 +131,8 @@ int tool_metrics(int argc, char **argv);
  * under a temporary name (removed on failure), mode 0644, synced, renamed
  * over it.  0, or says why not and returns -1. */
 int tool_replace_file(const char *path, const char *text, size_t len);
+
+int tool_drain(int argc, char **argv);
 
 /* What the store's server last said to this process (the store's
  * reason()), on one line, into OUT: OUT, or NULL when it said nothing. */

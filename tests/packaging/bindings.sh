@@ -1,6 +1,7 @@
 #!/bin/bash
 # The Python (ctypes) and PHP (FFI) bindings under the shim: every example
-# of the Swerve claim pages prints the seed's output, nothing goes to
+# of the Swerve claim pages prints the seed's output (draining: a leader
+# that lets go once its master's SIGTERM drains it), nothing goes to
 # standard error, no claim directory is left; without the shim, each says
 # so and exits 2.  python3 and php (with FFI) are needed: scripts/
 # install-deps.sh installs them, and their absence is a failure here.
@@ -48,7 +49,7 @@ if [ -n "${SCL_ASAN_RUNTIME:-}" ]; then
     echo "note: the PHP examples run in the plain build only: ASan refuses PHP's RTLD_DEEPBIND dlopen"
     php=0
 fi
-for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-3 fencing-token; do
+for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-3 fencing-token draining; do
     run_example python "$example"
     [ $php -eq 1 ] && run_example php "$example"
 done

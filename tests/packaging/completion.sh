@@ -35,6 +35,8 @@ completes "--noheadings --notruncate" swerve-claim list --no
 completes "--noheadings --notruncate" swerve-claim --base /tmp list --no
 completes "--dry-run" swerve-claim gc --d
 completes "--verbose" swerve-claim run --v
+completes "--pid" swerve-claim drain --p
+completes "db drain" swerve-claim d
 completes "init" swerve-claim db i
 completes "SELF-REPORTED SESSION SINCE STATE" swerve-claim list -o S
 completes "--dedicated" swerve-claim db init --d
@@ -74,6 +76,7 @@ members=$(swerve-claim --base "$base" list --raw --noheadings -o TYPE,PID | awk 
 check "the holder is a listed member" test -n "$members"
 completes "$members" swerve-claim --base "$base" list -p ""
 completes "$holder" swerve-claim --base "$base" gc -s "$holder"
+completes "$members" swerve-claim --base "$base" drain -p ""
 # After `run NAME --` and after the launcher's options: the command's own completion
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim run x -- npro
 completes "$(compgen -c -- nproc | sort -u | tr '\n' ' ' | sed 's/ $//')" swerve-claim-preload npro

@@ -98,6 +98,11 @@ check "list -p PID -n NAME, none: exit 1" test $? -eq 1
 check "list -p 12x: usage, exit 2" test $? -eq 2
 env -u SWERVE_CLAIM_STORE "$tool" list -b "$work" -p "$h1@elsewhere.example" >/dev/null 2>&1
 check "list -p PID@HOST without SWERVE_CLAIM_STORE: usage, exit 2" test $? -eq 2
+# drain works on local claim directories: with the claims in PostgreSQL a
+# worker learns it drains from its master alone (#23).
+"$tool" drain -p "$h1" >"$work/drain.out" 2>&1
+check "drain with SWERVE_CLAIM_STORE: usage, exit 2, saying why" \
+    bash -c "[ $? -eq 2 ] && grep -q 'works on local claim directories' '$work/drain.out'"
 
 "$tool" list --watch=0.2 --raw --noheadings -o NAME,TYPE >"$work/watch" 2>"$work/watch.err" &
 watcher=$!

@@ -21,6 +21,11 @@
  *                                   a SIGALRM handler, also SA_ONSTACK, fires
  *                                   every 50 us
  *   exec                            an execve that fails, in a holder
+ *   kill, killpg                    a master's SIGTERM to a worker that holds a
+ *                                   claim (a drain signal: the worker is marked)
+ *   worker-close                    a worker, holding a claim, closes the one
+ *                                   listener it inherited (it drains, as Apache's
+ *                                   and php-fpm's do in their handlers)
  *
  * It prints "shim" when the shim is loaded, and exits 7 when the handler got as far as it should (and then, for the
  * paths that return, 0 after the handler), or dies as the host would.
@@ -31,10 +36,13 @@
 #include "require.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +54,7 @@ static struct swerve_claim_api api;
 static int have_api;
 static const char *path;
 static pid_t worker;
+static int listener = -1;
 
 static void hold(const char *name)
 {
@@ -125,6 +134,15 @@ static void on_signal(int sig)
         char *const argv[] = { "/nonexistent/program", NULL };
         if (execve(argv[0], argv, environ) == 0 || errno != ENOENT)
             _exit(1);
+    } else if (strcmp(path, "worker-close") == 0) {
+        if (close(listener) != 0)
+            _exit(1);
+    } else if (strcmp(path, "kill") == 0) {
+        if (kill(worker, SIGTERM) != 0)
+            _exit(1);
+    } else if (strcmp(path, "killpg") == 0) {
+        if (killpg(worker, SIGTERM) != 0)
+            _exit(1);
     }
 }
 
@@ -139,8 +157,10 @@ static void handle_on_alternate_stack(int sig)
     REQUIRE(sigaction(sig, &sa, NULL) == 0);
 }
 
-/* A worker that held a claim and was killed: a reaper's work to clear. */
-static pid_t killed_holder(void)
+/* A worker that holds a claim (3,000 more for reap-nested) until a signal
+ * ends it; in a process group of its own when OWN_GROUP (for killpg), and
+ * then gone with this process should this one die on a stack too small. */
+static pid_t holding_worker(int own_group)
 {
     int ready[2];
     char c;
@@ -150,6 +170,8 @@ static pid_t killed_holder(void)
     pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+        if (own_group)
+            REQUIRE(setpgid(0, 0) == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) == 0);
         hold("reap");
         for (int i = 0; strcmp(path, "reap-nested") == 0 && i < 3000; i++) {
             char name[32];
@@ -161,9 +183,19 @@ static pid_t killed_holder(void)
         for (;;)
             pause();
     }
+    if (own_group)
+        (void)setpgid(pid, pid);
     close(ready[1]);
     REQUIRE(read(ready[0], &c, 1) == 1);
     close(ready[0]);
+    return pid;
+}
+
+/* A worker that held a claim and was killed: a reaper's work to clear. */
+static pid_t killed_holder(void)
+{
+    pid_t pid = holding_worker(0);
+
     REQUIRE(kill(pid, SIGKILL) == 0);
     /* Dead but not reaped, so that the handler's waitpid() does the reap. */
     for (int i = 0; i < 1000; i++) {
@@ -178,7 +210,7 @@ static pid_t killed_holder(void)
 int main(int argc, char **argv)
 {
     size_t size;
-    int worker_path, ends_in_handler, reaps;
+    int worker_path, ends_in_handler, reaps, signals;
 
     if (argc != 4) {
         fprintf(stderr, "usage: helper_guest PATH SIZE FILE\n");
@@ -194,8 +226,16 @@ int main(int argc, char **argv)
     worker_path = strncmp(path, "worker-", 7) == 0 || strcmp(path, "fault") == 0;
 
     reaps = strcmp(path, "reap") == 0 || strcmp(path, "reap-nested") == 0;
+    signals = strcmp(path, "kill") == 0 || strcmp(path, "killpg") == 0;
     if (reaps)
         worker = killed_holder();
+    if (signals)
+        worker = holding_worker(1);
+    if (strcmp(path, "worker-close") == 0) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        REQUIRE(listener >= 0 && bind(listener, (struct sockaddr *)&a, sizeof a) == 0 && listen(listener, 8) == 0);
+    }
     if (worker_path) {
         int status;
         pid_t pid = fork();
@@ -209,7 +249,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(path, "fork") != 0 && !reaps)
         hold("guest");
-    ends_in_handler = strcmp(path, "fork") != 0 && !reaps && strcmp(path, "exec") != 0;
+    ends_in_handler = strcmp(path, "fork") != 0 && !reaps && !signals && strcmp(path, "exec") != 0 &&
+                      strcmp(path, "worker-close") != 0;
     use_alternate_stack(argv[3], size, ends_in_handler);
     if (strcmp(path, "fault") == 0) {
         handle_on_alternate_stack(SIGSEGV);
@@ -231,9 +272,12 @@ int main(int argc, char **argv)
         raise(SIGUSR1);
     }
     save_alternate_stack();
-    if (strcmp(path, "fork") == 0) {
+    if (strcmp(path, "worker-close") == 0)
+        REQUIRE(!have_api || api.draining() == 1);
+    if (strcmp(path, "fork") == 0 || signals) {
         int status;
         REQUIRE(waitpid(worker, &status, 0) == worker);
+        REQUIRE(!signals || (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM));
     }
     return 7;
 }

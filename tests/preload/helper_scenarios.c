@@ -2072,10 +2072,7 @@ static int killed_waiter(char **argv)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(char **argv);
-    } scenarios[] = {
+    static const struct scenario scenarios[] = {
         { SCN_FORK_RESERVES_DIR, fork_reserves_dir },
         { SCN_INHERITED_HANDLE, inherited_handle },
         { SCN_LAUNCHER, launcher },
@@ -2131,14 +2128,5 @@ int main(int argc, char **argv)
         printf("ok return-from-main\n");
         return 0;
     }
-    for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
-        if (strcmp(argv[1], scenarios[i].name) == 0) {
-            int r = scenarios[i].run(argv + 2);
-            if (r == 0)
-                printf("ok %s\n", argv[1]);
-            return r;
-        }
-    }
-    fprintf(stderr, "usage: helper_scenarios SCENARIO [ARG...]\n");
-    return 2;
+    return SCENARIO_RUN(scenarios, argc, argv);
 }

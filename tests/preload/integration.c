@@ -460,6 +460,121 @@ START_TEST(test_handoff_wakes_before_the_next_tick)
 }
 END_TEST
 
+/* -------------------------------------------------------- draining */
+
+#define DRAIN_SCENARIO(...)                                                                                            \
+    do {                                                                                                               \
+        const char *args[] = { __VA_ARGS__, NULL };                                                                    \
+        char expected[256];                                                                                            \
+        snprintf(expected, sizeof expected, "ok %s\n", args[0]);                                                       \
+        expect_run("preload/helper_draining", args, expected, 60);                                                     \
+    } while (0)
+
+/* Every call by which a master sends a worker a drain signal. */
+static const char *const drain_senders[] = { "kill", "kill-group", "killpg", "kill-own-group", "sigqueue", "tgkill" };
+
+START_TEST(test_drain_signal)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_SIGNAL, drain_senders[_i]);
+}
+END_TEST
+
+/* A master that does nothing, probes, or sends a signal outside the set. */
+static const char *const drain_non_senders[] = { "nothing", "probe", "usr1" };
+
+START_TEST(test_drain_not_told)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_NOT_TOLD, drain_non_senders[_i]);
+}
+END_TEST
+
+START_TEST(test_drain_grandchild)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_GRANDCHILD);
+}
+END_TEST
+
+/* Where the tools read it: the worker's page of times. */
+START_TEST(test_drain_noted)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_NOTED);
+}
+END_TEST
+
+/* SWERVE_CLAIM_DRAIN_SIGNALS replaces the set, however SIGUSR1 is spelt. */
+static const char *const drain_sets[] = { "SWERVE_CLAIM_DRAIN_SIGNALS=usr1", "SWERVE_CLAIM_DRAIN_SIGNALS=SIGUSR1",
+                                          "SWERVE_CLAIM_DRAIN_SIGNALS=10", "SWERVE_CLAIM_DRAIN_SIGNALS= sigusr1, " };
+
+START_TEST(test_drain_signal_set)
+{
+    static struct run r;
+    const char *args[] = { SCN_DRAIN_SIGNAL_SET, NULL }, *env[] = { drain_sets[_i], NULL };
+
+    run_helper(&r, 1, "preload/helper_draining", args, env, 60);
+    ck_assert_msg(r.status == 0, "%s: status %d: %s", drain_sets[_i], r.status, r.err);
+    ck_assert_str_eq(r.out, "ok " SCN_DRAIN_SIGNAL_SET "\n");
+    ck_assert_str_eq(r.err, "");
+}
+END_TEST
+
+/* A value that names something that is no signal keeps the default
+ * whole, and SWERVE_DEBUG says so. */
+START_TEST(test_drain_signal_set_refused)
+{
+    static struct run r;
+    const char *args[] = { SCN_DRAIN_SIGNAL, "kill", NULL };
+    const char *env[] = { "SWERVE_CLAIM_DRAIN_SIGNALS=usr1,USR3", "SWERVE_DEBUG=1", NULL };
+
+    run_helper(&r, 1, "preload/helper_draining", args, env, 60);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, "ok " SCN_DRAIN_SIGNAL "\n");
+    ck_assert_msg(strstr(r.err, "SWERVE_CLAIM_DRAIN_SIGNALS=usr1,USR3 names something that is no signal") != NULL, "%s",
+                  r.err);
+}
+END_TEST
+
+/* Every way a worker closes the listeners it inherited. */
+static const char *const listener_closers[] = { "close",      "close_range", "closefrom",   "dup2",
+                                                "dup3",       "shutdown",    "dup2-copy",   "dup-copy",
+                                                "fcntl-copy", "raw-copy",    "own-listener" };
+
+START_TEST(test_drain_listeners)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_LISTENERS, listener_closers[_i]);
+}
+END_TEST
+
+/* A worker forked, or exec'd after its fork, whose master ends. */
+static const char *const orphans[] = { "fork", "exec" };
+
+START_TEST(test_drain_orphan)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_ORPHAN, orphans[_i]);
+}
+END_TEST
+
+/* A drained worker reaped by the master's waitpid, or by the kernel
+ * unseen, then its pid taken by a new worker: that one does not drain.
+ * The pid comes round through ns_last_pid (root) or by forking through
+ * pid_max; a machine where neither can be done says so. */
+static const char *const drain_reapers[] = { "waitpid", "sigchld-ignored" };
+
+START_TEST(test_drain_reused_pid)
+{
+    static struct run r;
+    const char *args[] = { SCN_DRAIN_REUSED_PID, drain_reapers[_i], NULL };
+
+    run_helper(&r, 1, "preload/helper_draining", args, NULL, 120);
+    if (r.status == 77) {
+        fprintf(stderr, "%s %s: %s", args[0], args[1], r.out);
+        return;
+    }
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, "ok " SCN_DRAIN_REUSED_PID "\n");
+    ck_assert_str_eq(r.err, "");
+}
+END_TEST
+
 /* ------------------------------------------------ guest manners */
 
 /*
@@ -516,8 +631,8 @@ END_TEST
 /* ---------------------------------------------- a small signal stack */
 
 /* The paths helper_guest runs in a handler on an alternate stack. */
-static const char *const stack_paths[] = { "exit",  "_exit", "worker-exit", "worker-_exit",
-                                           "fault", "fork",  "reap",        "exec" };
+static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",       "fork",
+                                           "reap", "exec",  "kill",        "killpg",       "worker-close" };
 
 /* The most the shim may add to the host's stack on any of them: the rest
  * of its work runs on a stack of its own (doc/HACKING.md, "A stack
@@ -690,7 +805,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("integration");
     TCase *seed = tcase_create("seed"), *life = tcase_create("lifecycle"), *excl = tcase_create("exclusion"),
-          *guest = tcase_create("guest");
+          *guest = tcase_create("guest"), *drain = tcase_create("draining");
 
     tcase_add_checked_fixture(seed, testdir_setup, testdir_teardown);
     tcase_set_timeout(seed, 60);
@@ -723,6 +838,19 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_master_ends_first, 0, sizeof ending_modes / sizeof ending_modes[0]);
     tcase_add_loop_test(life, test_host_replaces_kept_fd, 0, sizeof fd_clobbers / sizeof fd_clobbers[0]);
     suite_add_tcase(s, life);
+
+    tcase_add_checked_fixture(drain, testdir_setup, testdir_teardown);
+    tcase_set_timeout(drain, 150);
+    tcase_add_loop_test(drain, test_drain_signal, 0, sizeof drain_senders / sizeof drain_senders[0]);
+    tcase_add_loop_test(drain, test_drain_not_told, 0, sizeof drain_non_senders / sizeof drain_non_senders[0]);
+    tcase_add_loop_test(drain, test_drain_signal_set, 0, sizeof drain_sets / sizeof drain_sets[0]);
+    tcase_add_test(drain, test_drain_signal_set_refused);
+    tcase_add_test(drain, test_drain_grandchild);
+    tcase_add_test(drain, test_drain_noted);
+    tcase_add_loop_test(drain, test_drain_reused_pid, 0, sizeof drain_reapers / sizeof drain_reapers[0]);
+    tcase_add_loop_test(drain, test_drain_orphan, 0, sizeof orphans / sizeof orphans[0]);
+    tcase_add_loop_test(drain, test_drain_listeners, 0, sizeof listener_closers / sizeof listener_closers[0]);
+    suite_add_tcase(s, drain);
 
     tcase_add_checked_fixture(excl, testdir_setup, testdir_teardown);
     tcase_set_timeout(excl, 300);

@@ -1,10 +1,13 @@
 /*
- * The scenarios of helper_scenarios.c, by name.  The helper's table and
+ * The scenarios of helper_scenarios.c and helper_draining.c, by name.  The helper's table and
  * the tests that run them (integration.c) both spell them through these,
  * so neither can name one the other does not know.
  */
 #ifndef SCL_TESTS_SCENARIOS_H
 #define SCL_TESTS_SCENARIOS_H
+
+#include <stdio.h>
+#include <string.h>
 
 #define SCN_FORK_RESERVES_DIR       "fork-reserves-dir"
 #define SCN_EXEC_MAKES_PLACE        "exec-makes-place"
@@ -48,5 +51,40 @@
 #define SCN_UPGRADE_KEEPS_DIR       "upgrade-keeps-dir"
 #define SCN_UPGRADE_OLD             "upgrade-old"
 #define SCN_UPGRADE_NEW             "upgrade-new"
+
+/* helper_draining's */
+#define SCN_DRAIN_SIGNAL       "drain-signal"
+#define SCN_DRAIN_NOT_TOLD     "drain-not-told"
+#define SCN_DRAIN_SIGNAL_SET   "drain-signal-set"
+#define SCN_DRAIN_GRANDCHILD   "drain-grandchild"
+#define SCN_DRAIN_REUSED_PID   "drain-reused-pid"
+#define SCN_DRAIN_LISTENERS    "drain-listeners"
+#define SCN_DRAIN_ORPHAN       "drain-orphan"
+#define SCN_DRAIN_ORPHAN_IMAGE "drain-orphan-image"
+#define SCN_DRAIN_NOTED        "drain-noted"
+
+/* A helper's table: each scenario by name, run with the arguments after
+ * its name: 0 (then "ok NAME" is printed), or its exit status. */
+struct scenario {
+    const char *name;
+    int (*run)(char **argv);
+};
+
+/* Runs the scenario ARGV[1] names, of the N in TABLE: its exit status (2
+ * and the usage when there is none). */
+#define SCENARIO_RUN(table, argc, argv) scenario_run(table, sizeof table / sizeof table[0], argc, argv)
+static inline int scenario_run(const struct scenario *table, size_t n, int argc, char **argv)
+{
+    for (size_t i = 0; argc >= 2 && i < n; i++) {
+        if (strcmp(argv[1], table[i].name) == 0) {
+            int r = table[i].run(argv + 2);
+            if (r == 0)
+                printf("ok %s\n", argv[1]);
+            return r;
+        }
+    }
+    fprintf(stderr, "usage: %s SCENARIO [ARG...]\n", argv[0]);
+    return 2;
+}
 
 #endif

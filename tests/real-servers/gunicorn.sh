@@ -2,7 +2,9 @@
 # Debian's gunicorn, unmodified, 4 sync workers on 127.0.0.1 under the
 # shim, the app using the Python binding: exactly one worker runs the
 # nightly report; a SIGKILLed holder's claim is free once the master has
-# reaped it, and the report runs again; a graceful stop leaves no claim
+# reaped it, and the report runs again; a reload (SIGHUP: new workers, then
+# SIGTERM to the old ones) drains a leader, which lets go within 100 ms,
+# and a new worker takes its claim; a graceful stop leaves no claim
 # directory; the shim writes nothing to gunicorn's log.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +37,9 @@ check "no claim directory left after the stop" no_claim_dir_left
 start
 check "gunicorn answers again" wait_port "$port"
 killed_mid_report "$port"
+hold() { get "$port" /hold; }
+take() { get "$port" /take; }
+drain_check hold take kill -HUP "$master"
 check "a graceful stop after the kill" stop_pid "$master" TERM
 check "no claim directory left" no_claim_dir_left
 check "gunicorn's log saw the kill" grep -q "terminated due to signal 9" "$work/error.log"

@@ -246,13 +246,16 @@ log_is_clean() {
 # claims' binding) and clear_env = yes, php-fpm's default, said: the
 # children's environment is wiped (with the claims in PostgreSQL,
 # PGPASSFILE and SWERVE_CLAIM_STORE reach them only through what the
-# library read in the master).  Written to FILE.
+# library read in the master).  A reload or a stop gives its children 10 s
+# to finish (process_control_timeout; by default none: SIGTERM follows
+# SIGQUIT at once, and no worker drains).  Written to FILE.
 fpm_pool_conf() { # FILE PORT
     cat >"$1" <<CONF
 [global]
 pid = $work/php-fpm.pid
 error_log = $work/error.log
 daemonize = no
+process_control_timeout = 10s
 
 [claims]
 user = www-data
@@ -276,4 +279,50 @@ status() { fcgi status; }
 wait_fpm() {
     for _ in $(seq 200); do [ -n "$(status)" ] && return 0; sleep 0.1; done
     return 1
+}
+
+# Draining (#23): HOLD (a command: a request to the server's route that
+# takes the claim "leader" and asks swerve_claim_draining() every 5 ms;
+# it answers "drained PID NS [TOLD_NS]" once it is 1: when it saw it, and
+# when the server itself told the worker, where the app can tell) runs in
+# the background; once a worker holds the claim, RELOAD... reloads the
+# server.  The holder must see it within 100 ms (of the server's own word
+# to it when given, else of the reload) and let go, and TAKE (a command: a
+# request that takes the claim and answers "took PID") must find it in
+# another worker.  The latency is printed.
+drain_check() { # HOLD TAKE RELOAD...
+    local hold=$1 take=$2 holder start answer seen_pid seen told ms took
+    shift 2
+    "$hold" >"$work/hold.out" 2>&1 &
+    holder=$(wait_holder leader)
+    check "a worker holds 'leader' and asks draining()" test -n "$holder"
+    check "(and it does not drain before the reload)" bash -c "! grep -q . '$work/hold.out'"
+    start=$(now_ns)
+    "$@"
+    for _ in $(seq 400); do
+        grep -q '^drained ' "$work/hold.out" && break
+        sleep 0.05
+    done
+    answer=$(grep '^drained ' "$work/hold.out")
+    if [ -z "$answer" ]; then
+        fail "the holder never saw draining() say 1 after the reload: $(cat "$work/hold.out")"
+        return
+    fi
+    read -r _ seen_pid seen told <<<"$answer"
+    check "the holder saw draining() say 1: worker $holder" test "$seen_pid" = "$holder"
+    ms=$(( (seen - start) / 1000000 ))
+    if [ -n "$told" ]; then
+        echo "draining seen $(( (seen - told) / 1000000 )) ms after the server told the worker, $ms ms after the reload"
+        check "within 100 ms of the server's word to the worker" test $(( (seen - told) / 1000000 )) -le 100
+    else
+        echo "draining seen $ms ms after the reload"
+        check "within 100 ms of the reload" test "$ms" -le 100
+    fi
+    for _ in $(seq 100); do
+        took=$("$take" 2>/dev/null)
+        case $took in "took "*) break ;; esac
+        sleep 0.1
+    done
+    check "a new worker takes the claim once it let go ($took)" \
+        bash -c "[ '${took%% *}' = took ] && [ '${took#took }' != '$holder' ] && [ -n '${took#took }' ]"
 }

@@ -1,45 +1,39 @@
 #!/bin/bash
 # Debian's nginx, unmodified, run by root (daemon on: a launcher that
 # exits at once) with 4 workers that drop to www-data, under the shim: it
-# serves as it does without it; a reload (SIGHUP) and a binary upgrade
-# (SIGUSR2, then SIGQUIT to the old master) keep it serving in the same
-# claim directory; a stop leaves no claim directory; its error log shows
-# nothing of the shim and no crashed worker.
-# With SCL_STORE=postgresql (tests/pg/nginx-server.sh) the workers claim:
-# Lua (Debian's lua module, LuaJIT's FFI on the shim's API) runs the
-# nightly-report pattern; nginx starts its workers with a fresh
+# serves as it does without it; a reload (nginx -s reload) drains a leader
+# (Lua, on the shim's API through LuaJIT's FFI: nginx tells its old worker
+# over its channel, and the worker closes its listeners), which lets go
+# within 100 ms of nginx's word to it, and a worker of the new generation
+# takes its claim; the reload and a binary upgrade (SIGUSR2, then SIGQUIT
+# to the old master) keep it serving in the same claim directory; a stop
+# leaves no claim directory; its error log shows nothing of the shim and
+# no crashed worker.
+# With SCL_STORE=postgresql (tests/pg/nginx-server.sh) the workers also
+# run the nightly-report pattern in Lua; nginx starts its workers with a fresh
 # environment, so their libpq sees no PGPASSFILE of its own: exactly one of
 # 8 concurrent requests runs it, a SIGKILLed holder's claim is free, and
 # after a reload that lists the claim variables in `env` (for the binary
 # upgrade's exec) the upgraded master's workers claim in the database too.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_packages nginx curl
+need_packages nginx curl libnginx-mod-http-lua
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
 pg=
 if [ -n "${SWERVE_CLAIM_STORE:-}" ]; then
     pg=1
-    need_packages libnginx-mod-http-lua
     workers_run_as www-data
 fi
 
 port=$(free_port)
 # nginx.conf; with "pg-env": the claim variables listed in `env`.
 write_conf() {
-    local lua='' init='' routes='' pgenv=''
-    if [ -n "$pg" ]; then
-        lua="load_module /usr/lib/nginx/modules/ndk_http_module.so;
-load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;"
-        init="lua_package_path '$SCL_SRCDIR/tests/real-servers/?.lua;;';
-    init_by_lua_block { require 'nginx_report' }"
-        routes='
-        location = /report { content_by_lua_block { report() } }
-        location = /status { content_by_lua_block { status() } }'
-        [ "${1:-}" = pg-env ] && pgenv='env SWERVE_CLAIM_STORE;
+    local pgenv=''
+    [ -n "$pg" ] && [ "${1:-}" = pg-env ] && pgenv='env SWERVE_CLAIM_STORE;
 env PGPASSFILE;'
-    fi
     cat >"$work/nginx.conf" <<CONF
-$lua
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
 user www-data;
 worker_processes 4;
 pid $work/nginx.pid;
@@ -57,9 +51,14 @@ http {
     fastcgi_temp_path $work/fastcgi;
     uwsgi_temp_path $work/uwsgi;
     scgi_temp_path $work/scgi;
-    $init
+    lua_package_path '$SCL_SRCDIR/tests/real-servers/?.lua;;';
+    init_by_lua_block { require 'nginx_report' }
     server {
-        listen 127.0.0.1:$port;$routes
+        listen 127.0.0.1:$port;
+        location = /report { content_by_lua_block { report() } }
+        location = /status { content_by_lua_block { status() } }
+        location = /hold { content_by_lua_block { hold() } }
+        location = /take { content_by_lua_block { take() } }
         location / { return 200 "ok\n"; }
     }
 }
@@ -104,8 +103,10 @@ if [ -n "$pg" ]; then
 fi
 
 first=$(workers)
-kill -HUP "$(master)"
-check "after a reload (SIGHUP): a new generation of workers" wait_for bash -c "[ -n \"\$(pgrep -P $(master))\" ] && ! kill -0 ${first%% *} 2>/dev/null"
+hold() { get "$port" /hold; }
+take() { get "$port" /take; }
+drain_check hold take "$nginx" -c "$work/nginx.conf" -s reload
+check "after the reload: a new generation of workers" wait_for bash -c "[ -n \"\$(pgrep -P $(master))\" ] && ! kill -0 ${first%% *} 2>/dev/null"
 check "and it still serves" serves
 
 old=$(master)

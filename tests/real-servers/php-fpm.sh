@@ -5,8 +5,11 @@
 # cgi-fcgi.  The PHP
 # binding runs the seed's nightly-report pattern: exactly one of 8
 # concurrent requests runs it; a SIGKILLed holder's claim is free once the
-# master has reaped it and the report runs again; a graceful stop
-# (SIGQUIT) leaves no claim directory; the shim writes nothing to the log.
+# master has reaped it and the report runs again; a reload (SIGUSR2:
+# SIGQUIT to each child, then the master re-execs itself) drains a leader,
+# which lets go within 100 ms, and a child of the new generation takes its
+# claim; a graceful stop (SIGQUIT) leaves no claim directory; the shim
+# writes nothing to the log.
 set -u
 . "$(dirname "$0")/lib.sh"
 php_www # says SKIP in a sanitizer build
@@ -30,6 +33,9 @@ check "exactly one of 8 concurrent requests runs the report" \
 fcgi seconds=30 >/dev/null &
 kill_the_holder www-data status
 check "another request runs the report" bash -c "SCRIPT_FILENAME='$www/fpm_report.php' REQUEST_METHOD=GET QUERY_STRING=seconds=0 timeout 20 cgi-fcgi -bind -connect 127.0.0.1:$port | grep -q 'runs the report'"
+hold() { fcgi hold; }
+take() { fcgi take; }
+drain_check hold take kill -USR2 "$master"
 check "a graceful stop (SIGQUIT)" stop_pid "$master" QUIT
 check "no claim directory left" no_claim_dir_left
 check "php-fpm's log saw the kill" grep -q "signal 9" "$work/error.log"

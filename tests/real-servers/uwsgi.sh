@@ -3,8 +3,10 @@
 # drops to www-data before it forks 4 workers, the app on the Python
 # binding: exactly one of 8 concurrent requests runs the report; a
 # SIGKILLed holder's claim is free at once; a reload (SIGHUP: the master
-# re-execs itself in the same pid) rejoins the same claim directory; a
-# stop (SIGINT) leaves none; the log shows nothing of the shim.  With
+# sends its workers SIGHUP, then re-execs itself in the same pid) drains a
+# leader, which lets go within 100 ms, rejoins the same claim directory,
+# and a new worker takes the leader's claim; a stop (SIGINT) leaves none;
+# the log shows nothing of the shim.  With
 # SCL_STORE=postgresql (tests/pg/uwsgi-server.sh) the same, the claims in
 # the database and no claim directory at all.
 set -u
@@ -32,8 +34,9 @@ check "exactly one of 8 concurrent requests runs the report" exactly_one_runs "$
 get "$port" "/report?seconds=30" >/dev/null &
 kill_the_holder www-data get "$port" /status
 
-kill -HUP "$first"
-sleep 1
+hold() { get "$port" /hold; }
+take() { get "$port" /take; }
+drain_check hold take kill -HUP "$first"
 check "after a reload (SIGHUP) it answers again" wait_port "$port"
 check "the master re-exec'd in the same pid" test "$(master)" = "$first"
 if [ -n "${SWERVE_CLAIM_STORE:-}" ]; then

@@ -807,26 +807,83 @@ static void fifo_page(const char *t)
     REQUIRE(mkfifo(page, 0666) == 0);
 }
 
+/* Two workers of UID that take NAMES and do TAMPERS (tampering_worker()),
+ * once both have planted: their pids in PIDS. */
+static void two_tamperers(uid_t uid, const char *t, const char *const names[2], void (*const tampers[2])(const char *),
+                          pid_t pids[2])
+{
+    char path[4200];
+
+    for (int n = 1; n <= 2; n++)
+        pids[n - 1] = tampering_worker(uid, names[n - 1], t, n, tampers[n - 1]);
+    for (int n = 1; n <= 2; n++) {
+        snprintf(path, sizeof path, "%s/planted.%d", t, n);
+        wait_for_file(path);
+    }
+}
+
+/* The master says WHAT, waits for T/go, and reaps the two workers PIDS. */
+static void say_and_wait(const char *what, const char *t, const pid_t pids[2])
+{
+    char path[4200];
+
+    say(what);
+    snprintf(path, sizeof path, "%s/go", t);
+    wait_for_file(path);
+    REQUIRE(WIFEXITED(reap(pids[0], 10)) && WIFEXITED(reap(pids[1], 10)));
+}
+
 /* times-plant UID T: two workers tamper with pages of times (above); the
  * master then takes "m", which makes its own page, says "claimed", and
  * waits for T/go while the driver checks the damage and lists. */
 static int times_plant(char **argv)
 {
-    uid_t uid = (uid_t)atol(argv[0]);
-    const char *t = argv[1];
-    pid_t scribbler = tampering_worker(uid, "w", t, 1, scribble);
-    pid_t fifo_maker = tampering_worker(uid, "v", t, 2, fifo_page);
-    char path[4200];
+    static const char *const names[2] = { "w", "v" };
+    static void (*const tampers[2])(const char *) = { scribble, fifo_page };
+    pid_t pids[2];
 
-    for (int n = 1; n <= 2; n++) {
-        snprintf(path, sizeof path, "%s/planted.%d", t, n);
-        wait_for_file(path);
-    }
+    two_tamperers((uid_t)atol(argv[0]), argv[1], names, tampers, pids);
     (void)take("m");
-    say("claimed");
-    snprintf(path, sizeof path, "%s/go", t);
-    wait_for_file(path);
-    REQUIRE(WIFEXITED(reap(scribbler, 10)) && WIFEXITED(reap(fifo_maker, 10)));
+    say_and_wait("claimed", argv[1], pids);
+    return 0;
+}
+
+/* ---------------------------------------------------------- attack 20 */
+
+/* SIGTERM ignored, so that the master's drain signal leaves it alive; its
+ * page of times replaced by a symlink to T/victim. */
+static void page_to_victim(const char *t)
+{
+    char page[4200], victim[4200];
+
+    REQUIRE(signal(SIGTERM, SIG_IGN) != SIG_ERR);
+    times_of(getpid(), page, sizeof page);
+    snprintf(victim, sizeof victim, "%s/victim", t);
+    REQUIRE(unlink(page) == 0 && symlink(victim, page) == 0);
+}
+
+/* The same, its page replaced by a FIFO. */
+static void page_to_fifo(const char *t)
+{
+    REQUIRE(signal(SIGTERM, SIG_IGN) != SIG_ERR);
+    fifo_page(t);
+}
+
+/* drain-plant UID T: two workers of UID take a claim each, then put a
+ * symlink to T/victim and a FIFO in the place of their pages of times;
+ * the root master sends both a drain signal (its hook notes it in their
+ * pages), says "signalled", and waits for T/go while the driver runs
+ * root's swerve-claim drain on them too. */
+static int drain_plant(char **argv)
+{
+    static const char *const names[2] = { "d1", "d2" };
+    static void (*const tampers[2])(const char *) = { page_to_victim, page_to_fifo };
+    pid_t pids[2];
+
+    two_tamperers((uid_t)atol(argv[0]), argv[1], names, tampers, pids);
+    (void)take("m");
+    REQUIRE(kill(pids[0], SIGTERM) == 0 && kill(pids[1], SIGTERM) == 0);
+    say_and_wait("signalled", argv[1], pids);
     return 0;
 }
 
@@ -1169,6 +1226,7 @@ int main(int argc, char **argv)
         { "acquire", 1, 1, acquire_once },
         { "start-time", 0, 1, start_time },
         { "times-plant", 2, 1, times_plant },
+        { "drain-plant", 2, 1, drain_plant },
         { "move-claims", 3, 1, move_claims },
         { "flip-dir", 3, 0, flip_dir },
         { "plant-entries", 2, 1, plant_entries },

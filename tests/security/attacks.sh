@@ -862,6 +862,31 @@ kept_history_plant() {
         fail "21: root's run wrote through, or took back, a kept history's symlink"
 }
 
+# 22. A worker (#23) that took a claim puts a symlink to a root file, or a FIFO,
+# in the place of its page of times, where its root master notes a drain
+# signal it sent it, and where root's `swerve-claim drain` tells it: the
+# master's note and root's tool must write through neither, nor block.
+attack_22() {
+    local t=$top/a22 dir
+    base=$(base_dir a22)
+    echo precious >"$t/victim"
+    chmod 777 "$t"
+    shimmed_bg "$base" 60 "$attacker" drain-plant "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
+    if wait_line "$t/out" signalled; then pass; else fail "22: the master did not signal its workers: $(cat "$t/out")"; fi
+    [ "$(cat "$t/victim")" = precious ] && pass || fail "22: the master's drain note went through a planted page of times"
+    dir=$(ls -d "$base"/swerve-claim.* | head -n 1)
+    timeout -s KILL 10 "$tool" --base "$base" drain --server "$dir" >"$t/drain" 2>&1
+    case $? in
+    137) fail "22: root's drain blocked on a planted page of times" ;;
+    1) pass ;;
+    *) fail "22: root's drain did not say it could not tell the planted pages: $(cat "$t/drain")" ;;
+    esac
+    [ "$(cat "$t/victim")" = precious ] && pass || fail "22: root's drain wrote through a planted page of times"
+    touch "$t/go"
+    wait "$master" && pass || fail "22: the master failed: $(cat "$t/out")"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -892,7 +917,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22}; do
     "attack_$n"
 done
 finish

@@ -31,7 +31,7 @@ wait_held() {
 
 check "--help exits 0" status_is 0 sc --help
 # Each command's own help: its usage line and its options, nobody else's.
-for cmd in list gc release run db metrics; do
+for cmd in list history gc release run drain db metrics; do
     check "$cmd --help prints $cmd's usage and exits 0" \
         bash -c "out=\$('$tool' $cmd --help) && grep -q '^Usage: swerve-claim \[--base DIR\] $cmd ' <<<\"\$out\""
     check "help $cmd prints the same" bash -c "out=\$('$tool' help $cmd) && [ \"\$out\" = \"\$('$tool' $cmd --help)\" ] && grep -q '^Usage' <<<\"\$out\""
@@ -405,6 +405,57 @@ check "history: a dead holder's hold ends as its directory is removed ('director
 check "(and the namespace is gone, its history beside it)" \
     test "$(find "$runs" -mindepth 1 -maxdepth 1 -printf '%f %y\n' | sort | tr '\n' ' ')" = "swerve-claim.run-$(id -u).history f "
 
+# drain (#23): an operator tells a process, or a server's, that it is
+# being drained; list shows it, and the process's draining() says 1.
+"$tool" --base "$base" run drained -- sleep 30 &
+pids+=($!)
+check "a holder takes 'drained'" wait_held drained
+drained=$(command_of $!)
+pids+=($drained)
+check "drain with neither --server nor --pid is a usage error (2)" status_is 2 sc drain
+check "drain of a process that is no member fails, saying so" \
+    bash -c "out=\$('$tool' --base '$base' drain -p $$ 2>&1); [ \$? -eq 1 ] && grep -q 'not a member' <<<\"\$out\""
+check "drain -p PID tells it, and says so" \
+    bash -c "'$tool' --base '$base' drain -p $drained | grep -q '^told process $drained (sleep 30) to drain'"
+check "list: the process and its claim are draining" \
+    bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,PID,STATE); grep -qx 'process $drained draining' <<<\"\$out\" && grep -qx 'claim $drained draining' <<<\"\$out\""
+check "list: its sibling (the run tool) is not" \
+    bash -c "! '$tool' --base '$base' list --raw --noheadings -o TYPE,PID,STATE | grep -v ' $drained ' | grep -q draining"
+if sc list --json >/dev/null 2>&1; then
+    check "list --json: state draining" python3 -c "
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], '--base', sys.argv[2], 'list', '--json'], capture_output=True).stdout)
+rows = [c for dir in d['directories'] for c in dir['children'] if c['pid'] == int(sys.argv[3])]
+assert rows and all(r['state'] == 'draining' for r in rows), rows
+" "$tool" "$base" "$drained"
+fi
+asker_out=$lone/asker
+# (preloaded itself, no wrapper: its pid is the holder's; it ends by
+# itself within a minute, and is killed by its pid before)
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import ctypes, time
+import swerve_claim
+draining = ctypes.CDLL(None).swerve_claim_draining
+held = swerve_claim.claim("asks").acquire()
+print("ready", draining(), flush=True)
+for _ in range(2000):
+    if draining() == 1:
+        held.release()
+        print("drained", flush=True)
+        break
+    time.sleep(0.01)
+time.sleep(30)' >"$asker_out" &
+asker=$!
+pids+=($asker)
+for _ in $(seq 100); do grep -q '^ready' "$asker_out" && break; sleep 0.05; done
+check "a holder that asks draining() is told 0 first" grep -qx 'ready 0' "$asker_out"
+check "drain --server PID tells every member of its directory" \
+    bash -c "'$tool' --base '$base' drain --server $asker | grep -q '^told process $asker '"
+for _ in $(seq 100); do grep -q '^drained' "$asker_out" && break; sleep 0.05; done
+check "the holder's draining() says 1, and it lets go" grep -qx drained "$asker_out"
+check "(the claim is free)" status_is 0 sc run asks -- true
+
 # A server whose claims are under another base (SWERVE_TMPDIR=/srv/x, the
 # systemd drop-in's /run/swerve-claim/UNIT): the tools find them from its pid,
 # as the process itself shows them, without --base (#22).
@@ -539,7 +590,7 @@ mbase=$lone/metrics
 mkdir "$mbase" "$mbase/out"
 # Names the format escapes (", \, a newline), one that is not UTF-8, a
 # terminal's control, one alike the not-UTF-8 one once escaped, and 300
-# more, for a long file (a page of times keeps 254: some have no time).
+# more, for a long file (a page of times keeps SCL_TIMES_SLOTS: some have no time).
 SWERVE_TMPDIR=$mbase LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
     /usr/bin/python3 -c '
 import os, time
@@ -588,8 +639,9 @@ check "metrics: a byte that is not UTF-8, and ESC, as the text \\xHH" "${mcheck[
 check "(no ESC reaches the output)" bash -c "! grep -q $'\x1b' '$mbase/first.prom'"
 check "metrics: two names alike once escaped are one sample, and said" \
     grep -q "2 samples left out: their labels were another's" "$mbase/first.err"
-check "metrics: a claim with no time (its holder's 255th name) is NaN" "${mcheck[@]}" "$mbase/first.prom" \
-    "sum(1 for l, v in samples('swerve_claim_held_seconds') if v != v) == 305 - 254"
+slots=$(awk '$2 == "SCL_TIMES_SLOTS" { print $3 }' "$SCL_SRCDIR/src/fs/times.h")
+check "metrics: a claim with no time (past its holder's ${slots}th name) is NaN" "${mcheck[@]}" "$mbase/first.prom" \
+    "sum(1 for l, v in samples('swerve_claim_held_seconds') if v != v) == 305 - ${slots:-0}"
 before=$("${mcheck[@]}" "$mbase/first.prom" "print(value('swerve_claim_held_seconds', name='held-long')) or True")
 sleep 1.1
 "$tool" --base "$mbase" metrics >"$mbase/second.prom" 2>/dev/null
@@ -661,6 +713,10 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&
         status_is 75 "$tool" --base "$base" run --server "$nobodys" nobodys-claim -- true
     check "(and the server's claim is still its holder's)" \
         bash -c "'$tool' --base '$base' list --server $nobodys --raw --noheadings -o TYPE,NAME,PID | grep -qx 'claim nobodys-claim $nobodys'"
+    check "root's drain tells another user's holder" \
+        bash -c "'$tool' --base '$base' drain -p $nobodys | grep -q '^told process $nobodys '"
+    check "another user cannot tell it (1)" \
+        status_is 1 setpriv --reuid=daemon --regid=daemon --clear-groups "$tool" --base "$base" drain -p "$nobodys"
     kill "$nobody_run"
 else
     echo "tool.sh: not root (or no users nobody and daemon): root's view of other users is not checked"

@@ -99,6 +99,35 @@ $examples = [
         $other->acquire();
         echo 'next hold greater: ', var_export($other->token() > $first, true), "\n";
     },
+    'draining' => function () {
+        // A leader that lets go once it is drained: php-fpm's QUIT handler
+        // closes the worker's listener, which the shim sees.  Here the
+        // master's word down a pipe stands for that signal: PHP's own kill
+        // (ext/posix, or libc's through FFI) is resolved past the shim's
+        // hooks, as PHP loads its extensions RTLD_DEEPBIND.
+        echo 'master: draining: ', var_export(Swerve::draining(), true), "\n";
+        $listener = stream_socket_server('tcp://127.0.0.1:0');
+        [$ready_r, $ready_w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, 0);
+        [$quit_r, $quit_w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, 0);
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            $leader = Swerve::claim('leader')->acquire();
+            echo 'worker: leads, draining: ', var_export(Swerve::draining(), true), "\n";
+            fwrite($ready_w, 'x');
+            fread($quit_r, 1);
+            fclose($listener);                      // as php-fpm's QUIT handler does
+            for ($i = 0; $i < 1000 && !Swerve::draining(); $i++) {   // 5 s at most
+                usleep(5000);
+            }
+            echo Swerve::draining() ? "worker: drained, lets go\n" : "worker: never drained\n";
+            $leader->release();
+            exit(0);
+        }
+        fread($ready_r, 1);
+        fwrite($quit_w, 'q');
+        echo Swerve::claim('leader')->acquire(timeout: 5.0) ? "master: leads\n" : "master: still held\n";
+        reap($pid);
+    },
 ];
 
 try {

@@ -2,6 +2,7 @@
 the seed prints (the guide's coroutines become worker processes).
 usage: seed_examples.py EXAMPLE"""
 import os
+import signal
 import sys
 import time
 
@@ -117,11 +118,35 @@ def fencing_token():
     print("next hold greater:", str(other.token() > first).lower())
 
 
+def draining():
+    """A leader that lets go once its master drains it (the guide's
+    Swerve::draining()): the master's graceful SIGTERM, as gunicorn's."""
+    print("master: draining:", str(swerve_claim.draining()).lower())
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGTERM, lambda *_: None)  # the worker's own graceful handler
+        leader = claim("leader").acquire()
+        print("worker: leads, draining:", str(swerve_claim.draining()).lower(), flush=True)
+        os.write(ready_w, b"x")
+        for _ in range(1000):  # 5 s at most
+            if swerve_claim.draining():
+                break
+            time.sleep(0.005)
+        print("worker: drained, lets go" if swerve_claim.draining() else "worker: never drained", flush=True)
+        leader.release()
+        os._exit(0)
+    os.read(ready_r, 1)
+    os.kill(pid, signal.SIGTERM)
+    print("master: leads" if claim("leader").acquire(timeout=5.0) else "master: still held")
+    reap(pid)
+
+
 if __name__ == "__main__":
     try:
         {"guide-claims": guide_claims, "guide-waiting": guide_waiting, "guide-releasing": guide_releasing,
          "class-1": class_1, "class-2": class_2, "class-3": class_3,
-         "context-manager": context_manager, "fencing-token": fencing_token}[sys.argv[1]]()
+         "context-manager": context_manager, "fencing-token": fencing_token, "draining": draining}[sys.argv[1]]()
     except swerve_claim.ShimNotLoaded as e:
         print(f"seed_examples.py: {e}", file=sys.stderr)
         sys.exit(2)

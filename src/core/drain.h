@@ -1,0 +1,83 @@
+/*
+ * Whether this process is being drained (swerve_claim_draining(3)): its
+ * server is stopping it gracefully, in a reload or a stop.  It learns it
+ * without the host's help, from what the hooks see:
+ *
+ *   - its master (the process that forked it) sent it a drain signal
+ *     (settings.h: SWERVE_CLAIM_DRAIN_SIGNALS) with kill, killpg, sigqueue
+ *     or tgkill: the master's hooks mark it where it can see it, below;
+ *   - it closed every listening socket it inherited (listeners.h);
+ *   - its master is gone: the process that forked it (or, for an exec'd
+ *     image nobody of ours forked, the one it started under) is no longer
+ *     its parent;
+ *   - an operator told it (swerve-claim drain), through the store
+ *     (store.h: the filesystem store's page of times of the process).
+ *
+ * The store also keeps what the process found, and its master's mark,
+ * where the tools read them (swerve-claim list's STATE draining).
+ *
+ * Marks.  A process maps a page at its first fork, MAP_SHARED and
+ * anonymous, which every child it forks from then on shares (nothing is
+ * written on either side of a fork for it, and no worker can truncate it:
+ * it is no file); the page has a slot per slot of the table of children
+ * (children.h), which holds the pid of the child marked there.  A mark is
+ * cleared when its child is reaped, and when a child of its pid is born
+ * (its child was reaped unseen, its pid reused): so it never passes to
+ * another process.  A child looks for its pid in the page of the process
+ * that forked it; one that forks keeps a pointer to that page as it maps
+ * its own.  Workers can write the page too: a worker can make a sibling
+ * believe it drains (it could unlink its claims anyway), never make its
+ * master do anything but store and clear marks.
+ *
+ * Everything the hooks call here is async-signal-safe and keeps errno.
+ */
+#ifndef SCL_DRAIN_H
+#define SCL_DRAIN_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What says a process drains, as swerve_claim_draining() finds it. */
+enum scl_drain_reason {
+    SCL_DRAIN_SIGNALLED = 1, /* its master sent it a drain signal */
+    SCL_DRAIN_LISTENERS = 2, /* it closed the listeners it inherited */
+    SCL_DRAIN_ORPHANED = 4,  /* the process that forked it has ended */
+    SCL_DRAIN_OPERATOR = 8,  /* swerve-claim drain told it (the store's) */
+};
+
+/* At load, with the parent this image started under. */
+void scl_drain_at_load(pid_t parent);
+
+/* The drain signals (settings.h), kept at load where the signal hooks
+ * read them inline: 0 until then. */
+extern _Atomic uint64_t scl_drain_signals;
+
+/* Whether SIG is one of the drain signals: the signal hooks' compare. */
+static inline int scl_drain_signal(int sig)
+{
+    return sig >= 1 && sig <= 64 &&
+           (atomic_load_explicit(&scl_drain_signals, memory_order_relaxed) & 1ULL << (sig - 1)) != 0;
+}
+
+/* This process sent a drain signal to TARGET, as kill() takes it: a
+ * process, 0 (its own process group), -1 (every process it may signal) or
+ * -PGRP (a process group): every recorded child of this process it
+ * reached is marked. */
+void scl_drain_sent(pid_t target);
+
+/* Before every fork, in the parent: its first maps the page its children
+ * will be marked in. */
+void scl_drain_before_fork(pid_t self);
+
+/* Child PID was recorded in SLOT of the table of children (-1: not
+ * recorded), or the child in SLOT is gone: no mark of an earlier process
+ * stays on it.  Cheap while this process has marked nobody. */
+void scl_drain_child_born(pid_t pid, int slot);
+void scl_drain_child_gone(int slot);
+
+/* swerve_claim_draining(): 1, 0, or -1 with errno (ENOMEM: its master
+ * could not map the page it would be marked in, and nothing else says). */
+int scl_drain_asked(void);
+
+#endif
