@@ -21,6 +21,10 @@
 #       import_feed if held        # nil: someone else is on it
 #     end                          # released, and the handle freed
 #
+#     leader = SwerveClaim.claim("leader").acquire
+#     lead_some_more until SwerveClaim.draining?   # a reload or a stop:
+#     leader.release               # let go, so that it does not wait
+#
 # Without the shim, SwerveClaim.claim raises SwerveClaim::ShimNotLoaded:
 # the caller decides what running without claims means.  A handle nobody
 # closes is freed (and what it holds released) by its finalizer, when the
@@ -45,7 +49,8 @@ module SwerveClaim
     swerve_claim_held: [[VOIDP], Fiddle::TYPE_INT, nil],
     swerve_claim_release: [[VOIDP], Fiddle::TYPE_INT, nil],
     swerve_claim_free: [[VOIDP], Fiddle::TYPE_VOID, nil],
-    swerve_claim_token: [[VOIDP], -Fiddle::TYPE_INT64_T, "SWERVECLAIM_1.1"]
+    swerve_claim_token: [[VOIDP], -Fiddle::TYPE_INT64_T, "SWERVECLAIM_1.1"],
+    swerve_claim_draining: [[], Fiddle::TYPE_INT, "SWERVECLAIM_1.2"]
   }.freeze
   private_constant :VOIDP, :FUNCTIONS
 
@@ -65,6 +70,21 @@ module SwerveClaim
       ensure
         claim.close
       end
+    end
+
+    # Swerve::draining(): whether this worker is being drained, its server
+    # stopping it gracefully (a reload, a stop): true once its master told
+    # it (a drain signal), it closed the listeners it inherited, its master
+    # ended, or an operator ran `swerve-claim drain` on it
+    # (swerve_claim_draining(3)).  Draining releases nothing: a long-lived
+    # holder asks now and then and releases its claim itself, so that the
+    # reload does not wait for it.  Cheap enough to ask every few
+    # milliseconds.
+    def draining?
+      result, errno = call(:swerve_claim_draining)
+      raise SystemCallError.new("draining", errno) if result.negative?
+
+      result == 1
     end
 
     # Calls FUNCTION: its result and errno as the call left it.

@@ -7,7 +7,7 @@ use strict;
 use warnings;
 
 use POSIX ();
-use Swerve::Claim qw(claim);
+use Swerve::Claim qw(claim draining);
 use Time::HiRes ();
 
 $| = 1;
@@ -114,6 +114,31 @@ my %examples = (
         my $other = claim('report');
         $other->acquire;
         print 'next hold greater: ', tf($other->token > $first), "\n";
+    },
+    # A leader that lets go once its master drains it (the guide's
+    # Swerve::draining()): the master's graceful SIGTERM, as gunicorn's.
+    'draining' => sub {
+        print 'master: draining: ', tf(draining()), "\n";
+        pipe(my $ready_r, my $ready_w) or die "pipe: $!";
+        $ready_w->autoflush(1);
+        my $pid = fork // die "fork: $!";
+        if ($pid == 0) {
+            local $SIG{TERM} = sub { };    # the worker's own graceful handler
+            my $leader = claim('leader')->acquire;
+            print 'worker: leads, draining: ', tf(draining()), "\n";
+            syswrite $ready_w, 'x';
+            for (1 .. 1000) {              # 5 s at most
+                last if draining();
+                Time::HiRes::sleep(0.005);
+            }
+            print draining() ? "worker: drained, lets go\n" : "worker: never drained\n";
+            $leader->release;
+            POSIX::_exit(0);
+        }
+        sysread $ready_r, my $byte, 1;
+        kill 'TERM', $pid;
+        print claim('leader')->acquire(5.0) ? "master: leads\n" : "master: still held\n";
+        waitpid $pid, 0;
     },
 );
 

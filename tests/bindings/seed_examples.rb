@@ -102,6 +102,30 @@ EXAMPLES = {
     other = claim("report")
     other.acquire
     puts "next hold greater: #{other.token > first}"
+  end,
+  # A leader that lets go once its master drains it (the guide's
+  # Swerve::draining()): the master's graceful SIGTERM, as gunicorn's.
+  "draining" => lambda do
+    puts "master: draining: #{SwerveClaim.draining?}"
+    ready_r, ready_w = IO.pipe
+    pid = fork do
+      trap("TERM") {} # the worker's own graceful handler
+      leader = claim("leader").acquire
+      puts "worker: leads, draining: #{SwerveClaim.draining?}"
+      ready_w.write("x")
+      1000.times do # 5 s at most
+        break if SwerveClaim.draining?
+
+        sleep 0.005
+      end
+      puts SwerveClaim.draining? ? "worker: drained, lets go" : "worker: never drained"
+      leader.release
+      exit!(0)
+    end
+    ready_r.read(1)
+    Process.kill("TERM", pid)
+    puts claim("leader").acquire(5.0) ? "master: leads" : "master: still held"
+    Process.wait(pid)
   end
 }.freeze
 

@@ -58,7 +58,8 @@ sub in_child {
 
 # Each example of the Swerve claim pages prints what the pages say, writes
 # nothing to standard error and leaves no claim directory in its base.
-for my $example (qw(guide-claims guide-waiting guide-releasing class-1 class-2 class-3 context-manager fencing-token))
+for my $example (
+    qw(guide-claims guide-waiting guide-releasing class-1 class-2 class-3 context-manager fencing-token draining))
 {
     my $base = tempdir(CLEANUP => 1);
     my ($out, $err, $status) =

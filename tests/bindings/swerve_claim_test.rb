@@ -39,7 +39,7 @@ class SwerveClaimTest < Minitest::Test
   # Each example of the Swerve claim pages prints what the pages say, writes
   # nothing to standard error and leaves no claim directory in its base.
   %w[guide-claims guide-waiting guide-releasing class-1 class-2 class-3 context-manager
-     fencing-token].each do |example|
+     fencing-token draining].each do |example|
     define_method("test_seed_#{example.tr('-', '_')}") do
       Dir.mktmpdir do |base|
         out, err, status = run_command(RUBY, "-I", BINDING, File.join(HERE, "seed_examples.rb"), example,

@@ -38,6 +38,11 @@ start
 check "the master wrote its pid" test "$(master)" = "$first"
 report_round "$port" "first round"
 killed_mid_report "$port"
+# A leader in a request lets go once the master's HUP drains its worker.
+hold() { get "$port" /hold; }
+take() { get "$port" /take; }
+drain_check hold take kill -HUP "$first"
+check "4 workers after the reload" workers_replaced "$first" 4 ""
 reload_replaces_workers "$first" HUP 4
 report_round "$port" "after HUP"
 check "one claim directory" test "$(claim_dirs)" -eq 1

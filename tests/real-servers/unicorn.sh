@@ -22,7 +22,7 @@ timeout 60
 CONF
 master() { cat "$work/unicorn.pid" 2>/dev/null; }
 
-SWERVE_TMPDIR=$base LD_PRELOAD=$preload RUBYLIB=$SCL_SRCDIR/bindings/ruby \
+SWERVE_TMPDIR=$base LD_PRELOAD=$preload RUBYLIB=$SCL_SRCDIR/bindings/ruby SCL_DRAIN_OUT=$work/drained \
     unicorn -c "$work/unicorn.conf" "$SCL_SRCDIR/tests/real-servers/unicorn_app.ru" >"$work/stdout.log" 2>&1 &
 first=$!
 server_pids+=("$first")
@@ -30,6 +30,18 @@ check "unicorn answers on 127.0.0.1" wait_port "$port"
 check "4 workers" workers_replaced "$first" 4 ""
 report_round "$port" "first round"
 killed_mid_report "$port"
+# A leader thread in a worker lets go once a reload drains its worker (the
+# worker closes its listeners as the master's soft QUIT reaches it).
+hold() {
+    get "$port" /hold >/dev/null
+    for _ in $(seq 600); do
+        [ -s "$work/drained" ] && cat "$work/drained" && return
+        sleep 0.05
+    done
+}
+take() { get "$port" /take; }
+drain_check hold take kill -HUP "$first"
+check "4 workers after the reload" workers_replaced "$first" 4 ""
 reload_replaces_workers "$first" HUP 4
 check "the master stays" test "$(master)" = "$first"
 report_round "$port" "after HUP"

@@ -16,7 +16,7 @@ use Exporter qw(import);
 use FFI::Platypus 2.00;
 
 our $VERSION   = '0.1.0';
-our @EXPORT_OK = qw(claim);
+our @EXPORT_OK = qw(claim draining);
 
 # Each function once: the Perl sub it becomes, its arguments, its result,
 # and whether a library without it is still this binding's (the version
@@ -29,6 +29,7 @@ my @FUNCTIONS = (
     [ swerve_claim_release   => ['opaque'],           'int',    '' ],
     [ swerve_claim_free      => ['opaque'],           'void',   '' ],
     [ swerve_claim_token     => ['opaque'],           'uint64', 'SWERVECLAIM_1.1' ],
+    [ swerve_claim_draining  => [],                   'int',    'SWERVECLAIM_1.2' ],
 );
 
 my $loaded;
@@ -73,6 +74,22 @@ sub new {
 }
 
 sub name { $_[0]{name} }
+
+# Swerve::draining(): whether this worker is being drained, its server
+# stopping it gracefully (a reload, a stop): true once its master told it
+# (a drain signal), it closed the listeners it inherited, its master
+# ended, or an operator ran `swerve-claim drain` on it
+# (swerve_claim_draining(3)).  Draining releases nothing: a long-lived
+# holder asks now and then and releases its claim itself.  Cheap enough to
+# ask every few milliseconds.
+sub draining {
+    _shim();
+    Carp::croak('this libswerveclaim_preload.so has no swerve_claim_draining')
+        unless defined &Swerve::Claim::C::swerve_claim_draining;
+    my $r = Swerve::Claim::C::swerve_claim_draining();
+    _fail('draining', $! + 0) if $r < 0;
+    return $r == 1;
+}
 
 # Whether nobody holds the name now; claims nothing.
 sub available {
@@ -177,6 +194,13 @@ Swerve::Claim - a name one worker at a time can hold across a prefork server
         run_report();
     }                       # released when $claim goes out of scope
 
+    use Swerve::Claim qw(draining);
+    my $leader = claim('leader')->acquire;
+    until (draining()) {    # a reload or a stop: let go, so that it
+        do_some_leading();  # does not wait for this worker
+    }
+    $leader->release;
+
     my $import = claim('import');
     if (my $guard = $import->guard(5)) {    # waits up to 5 s
         import_feed();
@@ -217,6 +241,18 @@ A fencing token for this hold, 0 when nothing is held.
 Acquires, and returns a guard object whose destruction releases the claim
 (at the end of its scope, also when a C<die> leaves it), or C<undef> when
 another holds the name.
+
+=back
+
+=over
+
+=item draining
+
+A function (C<Swerve::Claim::draining()>, exported on request): true once
+this worker is being drained (its master sent it a drain signal, it closed
+the listeners it inherited, its master ended, or C<swerve-claim drain> told
+it). Draining releases nothing: a long-lived holder asks now and then and
+releases its claim itself, so that a reload does not wait for it.
 
 =back
 
