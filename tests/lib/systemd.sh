@@ -53,7 +53,7 @@ systemd_cgroup_writable() {
 
 # Starts the manager; a test that cannot start one says SKIP, and exits 77.
 systemd_boot() { # UNITS LOG
-    local units=$1 log=$2 name=swerve-claim-test.$$.$RANDOM h state why
+    local units=$1 log=$2 name=swerve-claim-test.$$.$RANDOM h state= why
     if why=$(systemd_unavailable); then
         echo "SKIP: $(basename "$0"): cannot start a systemd manager of its own: $why"
         exit 77
