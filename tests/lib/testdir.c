@@ -50,9 +50,16 @@ char *testdir_claim_dir(const char *base)
 
     if (d == NULL)
         return NULL;
-    while (found == NULL && (e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "swerve-claim.", 13) == 0 && asprintf(&found, "%s/%s", base, e->d_name) < 0)
+    /* A server's directory: not one being built aside (".new"), nor a
+     * history kept beside one (".history"), whatever readdir's order. */
+    while (found == NULL && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "swerve-claim.", 13) != 0 || (len > 4 && strcmp(e->d_name + len - 4, ".new") == 0) ||
+            (len > 8 && strcmp(e->d_name + len - 8, ".history") == 0))
+            continue;
+        if (asprintf(&found, "%s/%s", base, e->d_name) < 0)
             abort();
+    }
     closedir(d);
     return found;
 }
