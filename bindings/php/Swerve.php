@@ -161,6 +161,12 @@ final class Claim
         }
     }
 
+    /** No copies (clone is an Error): a copy would name the same C
+     *  handle, and whichever went first would free it under the other. */
+    private function __clone()
+    {
+    }
+
     /** Releases: synchronous. */
     public function __destruct()
     {

@@ -130,6 +130,11 @@ class Claim:
         if _lib.swerve_claim_release(self._handle) != 0:
             raise _os_error()
 
+    def __reduce_ex__(self, protocol):
+        # copy, deepcopy and pickle: a copy would name the same C handle,
+        # and whichever went first would free it under the other.
+        raise TypeError("a claim handle cannot be copied: take another with claim(name)")
+
     def __del__(self):
         handle, self._handle = getattr(self, "_handle", None), None
         if handle and _lib is not None:

@@ -133,6 +133,16 @@ module SwerveClaim
       ObjectSpace.define_finalizer(self, Claim.finalizer(handle.to_i))
     end
 
+    # A copy (dup, clone) would name the same C handle, and closing either
+    # would free it under the other: take another handle on the name.
+    # Ruby gave the copy the original's finalizer, which would free the
+    # handle as the copy is collected: it goes first.
+    def initialize_copy(_original)
+      ObjectSpace.undefine_finalizer(self)
+      @handle = nil
+      raise TypeError, "a claim handle cannot be copied: take another with SwerveClaim.claim(name)"
+    end
+
     # Frees the C handle at ADDRESS, which releases what it holds; in a
     # forked child, its own copy, which holds nothing there.
     def self.finalizer(address)

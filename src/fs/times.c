@@ -70,6 +70,7 @@ static struct scl_times_page *make_page(int topfd, pid_t self)
     if (page == MAP_FAILED)
         return NULL;
     page->realtime_offset = scl_times_realtime_offset();
+    page->drain.pid = (int32_t)self;
     /* Last: a reader takes a page without its magic for no page at all. */
     __atomic_store_n(&page->magic, SCL_TIMES_MAGIC, __ATOMIC_RELEASE);
     if (madvise(page, sizeof *page, MADV_DONTFORK) != 0) {
@@ -199,6 +200,7 @@ int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who)
     const uint8_t yes = 1;
     char path[SCL_PID_NAME_MAX];
     uint32_t found;
+    int32_t maker;
     struct stat st;
     int fd, r = -1;
 
@@ -208,9 +210,13 @@ int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who)
     fd = scl_open_file_at(topfd, path, O_RDWR, &st);
     if (fd < 0)
         return -1;
+    /* Not another file's link, a page, and PID's: a worker may write the
+     * top, and so rename the writer's own page (root's) into its name. */
     if (st.st_nlink != 1 || st.st_size != (off_t)sizeof(struct scl_times_page) ||
-        pread(fd, &found, sizeof found, 0) != (ssize_t)sizeof found || found != SCL_TIMES_MAGIC)
-        errno = EINVAL; /* another file's link, or no page of ours */
+        pread(fd, &found, sizeof found, 0) != (ssize_t)sizeof found || found != SCL_TIMES_MAGIC ||
+        pread(fd, &maker, sizeof maker, at + (off_t)offsetof(struct scl_times_drain, pid)) != (ssize_t)sizeof maker ||
+        maker != (int32_t)pid)
+        errno = EINVAL;
     else if (pwrite(fd, &yes, 1, byte) == 1 && pwrite(fd, &magic, sizeof magic, at) == (ssize_t)sizeof magic)
         r = 0;
     scl_close_quietly(fd);

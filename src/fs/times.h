@@ -52,11 +52,15 @@ struct scl_times_entry {
  * signal), an operator (swerve-claim drain), and the process itself (the
  * reasons it found, drain.h, when it asked).  A record without its magic
  * (a page that a library without it wrote: its 254th name was here) is
- * none. */
+ * none.  PID is the process that made the page, written as it makes it:
+ * a teller writes only into a page that says it is the process it tells
+ * (a worker may rename its root master's page into the place of its
+ * own). */
 struct scl_times_drain {
     uint32_t magic;
     uint8_t by_master, by_operator, by_self, unused;
-    int64_t spare;
+    int32_t pid;
+    uint32_t spare;
 };
 
 /* Who tells another process it drains, by pwrite() into its page. */

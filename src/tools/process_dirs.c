@@ -32,9 +32,7 @@
  * with the arguments); settings past this are not looked for. */
 #define ENVIRON_MAX (256 * 1024)
 
-/* Why directory ST may not hold, or lead to, a base the caller trusts:
- * NULL when only root and the caller can rename what is in it. */
-static const char *untrusted(const struct stat *st)
+const char *tool_untrusted_dir(const struct stat *st)
 {
     if (!S_ISDIR(st->st_mode))
         return "not a directory";
@@ -64,7 +62,7 @@ static int trusted_path(pid_t pid, const char *resolved)
         else if (S_ISLNK(st.st_mode))
             why = "it is a symlink";
         else
-            why = untrusted(&st);
+            why = tool_untrusted_dir(&st);
     } while (why == NULL && resolved[at] != '\0');
     if (why == NULL)
         return 0;

@@ -106,6 +106,13 @@ int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, siz
 /* Where the last load looked ("/tmp, /srv/x"), for a message. */
 const char *tool_places_looked(void);
 
+/* Why directory ST may not lead the caller to what it works on: NULL
+ * when only root and the caller can rename or replace what is in it (it
+ * is theirs, and its group and others may not write it, but for the
+ * sticky bit), else what is wrong, for a message. */
+struct stat;
+const char *tool_untrusted_dir(const struct stat *st);
+
 /* Where process PID keeps its claims, as it shows them (process_dirs.c):
  * up to MAX absolute base directories into BASES, how many. */
 size_t tool_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max);
@@ -129,7 +136,9 @@ int tool_metrics(int argc, char **argv);
 /* Replaces the file at PATH with TEXT (LEN bytes) whole, as
  * node_exporter's textfile collector asks (replace.c): written beside it
  * under a temporary name (removed on failure), mode 0644, synced, renamed
- * over it.  0, or says why not and returns -1. */
+ * over it, all in its directory as the path led to it once, through no
+ * symlink that another user could have put there.  0, or says why not
+ * and returns -1. */
 int tool_replace_file(const char *path, const char *text, size_t len);
 
 int tool_drain(int argc, char **argv);

@@ -218,4 +218,21 @@ subtest 'a forked child holds nothing of its parent' => sub {
     ok(!claim('inherited')->available, 'not available');
 };
 
+# A thread (ithreads) clones every object it can see: a copy of a handle
+# or a guard would free and release the C handle its creator holds as the
+# thread ends (Perl then crashed, SIGSEGV, freeing it twice).
+subtest "a thread leaves its creator's handles and guards alone" => sub {
+    plan skip_all => 'this perl has no threads' unless eval { require Config; $Config::Config{useithreads} };
+    my ($out, $err, $status) = run_with({}, $^X, "-I$binding", '-Mthreads', '-MSwerve::Claim=claim', '-e', <<'PERL');
+my $c = claim("threaded")->acquire or die "not taken\n";
+my $g = claim("guarded")->guard or die "not guarded\n";
+threads->create(sub { 1 })->join;
+print $c->held ? "held\n" : "lost\n";
+print claim("guarded")->available ? "guard lost\n" : "guarded\n";
+PERL
+    # (Its last lines: a crash at the thread's end prints neither.)
+    is($out, "held\nguarded\n", 'a claim and a guard hold on after the thread ends')
+        or diag("exit status $status: $err");
+};
+
 done_testing;

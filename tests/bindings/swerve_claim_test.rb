@@ -216,6 +216,18 @@ class SwerveClaimTest < Minitest::Test
     refute claim("inherited").available?
   end
 
+  # A copy would name the same C handle: closing it (or its finalizer)
+  # would free the handle, and release the claim, under the original
+  # (which then read freed memory: glibc aborted, "free(): invalid pointer").
+  def test_a_handle_cannot_be_copied
+    c = claim("copied").acquire
+    assert_raises(TypeError) { c.dup }
+    assert_raises(TypeError) { c.clone }
+    GC.start
+    assert c.held?
+    refute claim("copied").available?
+  end
+
   def test_inspect
     c = claim("shown")
     assert_equal '#<SwerveClaim::Claim "shown" held=false>', c.inspect

@@ -86,11 +86,28 @@ try:
     swerve_claim.claim(b"a\0b")
 except ValueError:
     print("ValueError")'
+# A copy of a handle would name the same C handle: whichever went first
+# would free it, and release the claim, under the other (Python crashed,
+# SIGSEGV, once the copy was collected; PHP's clone did the same).
+copies=$(mktemp -d)
+expect "python: a handle cannot be copied, and the original holds on" "TypeError TypeError held" \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR="$copies" /usr/bin/python3 -c '
+import copy, gc, swerve_claim
+c = swerve_claim.claim(b"copied")
+c.acquire()
+for f in (copy.copy, copy.deepcopy):
+    try:
+        f(c)
+        print("copied", end=" ")
+    except TypeError:
+        print("TypeError", end=" ")
+gc.collect()
+print("held" if c.held() and not swerve_claim.claim(b"copied").available() else "lost")'
 if [ $php -eq 1 ]; then
     php_try() { # INI-OPTION... -- CODE: prints the class of what it throws
         local opts=()
         while [ "$1" != -- ]; do opts+=("$1"); shift; done
-        env LD_PRELOAD="$preload" SWERVE_TMPDIR=/tmp php -n "${opts[@]}" -r "require '$src/bindings/php/Swerve.php';
+        env LD_PRELOAD="$preload" SWERVE_TMPDIR="$copies" php -n "${opts[@]}" -r "require '$src/bindings/php/Swerve.php';
             try { $2; echo 'nothing'; } catch (Throwable \$e) { echo get_class(\$e); }"
     }
     expect "php: a name with a NUL byte is a ValueError" ValueError \
@@ -98,7 +115,11 @@ if [ $php -eq 1 ]; then
     expect "php: ffi.enable=0 is FfiUnavailable, not ShimNotLoaded" 'Swerve\FfiUnavailable' \
         php_try -d extension=ffi -d ffi.enable=0 -- 'Swerve\Swerve::claim("x")'
     expect "php: no FFI extension is FfiUnavailable" 'Swerve\FfiUnavailable' php_try -- 'Swerve\Swerve::claim("x")'
+    expect "php: a handle cannot be cloned, and the original holds on" "held Error" \
+        php_try -d extension=ffi -d ffi.enable=1 -- '$c = Swerve\Swerve::claim("copied");
+            $c->acquire(); try { $d = clone $c; unset($d); } finally { echo $c->held() ? "held " : "lost "; }'
     expect "php: FfiUnavailable is not a ShimNotLoaded" nothing env php -n -r "require '$src/bindings/php/Swerve.php';
         if (!is_subclass_of('Swerve\FfiUnavailable', 'Swerve\ShimNotLoaded')) echo 'nothing';"
 fi
+rm -rf "$copies"
 finish

@@ -887,6 +887,57 @@ static int drain_plant(char **argv)
     return 0;
 }
 
+/* SIGTERM ignored; its master's page of times (root's, a page's size,
+ * one link) renamed into the place of its own: the worker may write the
+ * directory's top. */
+static void page_of_master(const char *t)
+{
+    char mine[4200], masters[4200];
+
+    (void)t;
+    REQUIRE(signal(SIGTERM, SIG_IGN) != SIG_ERR);
+    times_of(getpid(), mine, sizeof mine);
+    times_of(getppid(), masters, sizeof masters);
+    REQUIRE(rename(masters, mine) == 0);
+}
+
+/* The master waits for T/NAME, then says WHAT and whether it drains
+ * itself now. */
+static void say_draining(const char *t, const char *name, const char *what)
+{
+    char path[4200];
+
+    snprintf(path, sizeof path, "%s/%s", t, name);
+    wait_for_file(path);
+    printf("%s %d\n", what, api.draining());
+    fflush(stdout);
+}
+
+/* drain-steal UID T: the root master takes "m" (its page of times is
+ * made), then a worker of UID takes "w" and puts the master's page in the
+ * place of its own (page_of_master); the master sends it a drain signal
+ * and says whether it drains itself ("signalled 0"), then again once the
+ * driver, which ran root's swerve-claim drain -p on the worker, made
+ * T/told ("told 0"); it waits for T/go. */
+static int drain_steal(char **argv)
+{
+    char go[4200];
+    pid_t worker;
+
+    REQUIRE(api.draining != NULL);
+    (void)take("m");
+    worker = tampering_worker((uid_t)atol(argv[0]), "w", argv[1], 1, page_of_master);
+    printf("worker %d\n", (int)worker);
+    say_draining(argv[1], "planted.1", "planted");
+    REQUIRE(kill(worker, SIGTERM) == 0);
+    say_draining(argv[1], "planted.1", "signalled");
+    say_draining(argv[1], "told", "told");
+    snprintf(go, sizeof go, "%s/go", argv[1]);
+    wait_for_file(go);
+    REQUIRE(WIFEXITED(reap(worker, 10)));
+    return 0;
+}
+
 static int acquire_once(char **argv)
 {
     struct swerve_claim *c = api.new_claim(argv[0]);
@@ -1227,6 +1278,7 @@ int main(int argc, char **argv)
         { "start-time", 0, 1, start_time },
         { "times-plant", 2, 1, times_plant },
         { "drain-plant", 2, 1, drain_plant },
+        { "drain-steal", 2, 1, drain_steal },
         { "move-claims", 3, 1, move_claims },
         { "flip-dir", 3, 0, flip_dir },
         { "plant-entries", 2, 1, plant_entries },

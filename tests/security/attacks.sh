@@ -65,6 +65,13 @@ shimmed() { # BASE SECONDS COMMAND...
     shift 2
     "${shim[@]}" "$@"
 }
+said() { # FILE WORD: what the line "WORD ..." of FILE says, once there (at most 20 s)
+    for _ in $(seq 400); do
+        grep -q "^$2 " "$1" 2>/dev/null && break
+        sleep 0.05
+    done
+    sed -n "s/^$2 //p" "$1" | head -n 1
+}
 # Background jobs get a process group of their own, led by the pid in $bg
 # (and in pids), so that cleanup ends them whole, children included.
 shimmed_bg() { # BASE SECONDS COMMAND...
@@ -887,6 +894,62 @@ attack_22() {
     wait "$master" && pass || fail "22: the master failed: $(cat "$t/out")"
 }
 
+# 23. Root's `swerve-claim metrics --output FILE` (#22) writes where
+# node_exporter reads: Debian's /var/lib/prometheus/node-exporter is
+# root's, but its parent is the prometheus user's, the collector's own (a
+# daemon on the network).  That user renames the collector's directory
+# aside and puts a symlink to a directory of root's in its place, then a
+# directory of its own: root's metrics must never create, or rename a file
+# into, the directory the symlink names; into the user's own directory it
+# may (it is where the collector reads, whoever owns it), and the
+# collector's directory as Debian makes it is written as before.
+attack_23() {
+    local t=$top/a23 parent out status
+    base=$(base_dir a23)
+    parent=$t/prometheus
+    install -d -m 755 -o "$att" "$parent"
+    install -d -m 755 "$parent/node-exporter" "$t/victim"
+    out=$parent/node-exporter/swerve-claim.prom
+    "$tool" --base "$base" metrics --output "$out" 2>"$t/err" && [ -f "$out" ] && pass ||
+        fail "23: root's metrics did not write into root's directory below the collector's user's: $(cat "$t/err")"
+    as_user "$att" mv "$parent/node-exporter" "$parent/aside" && as_user "$att" ln -s "$t/victim" "$parent/node-exporter" ||
+        { fail "23: the attacker could not replace the collector's directory"; return; }
+    timeout -s KILL 20 "$tool" --base "$base" metrics --output "$out" >/dev/null 2>"$t/err"
+    status=$?
+    [ "$status" -eq 1 ] && [ -z "$(ls -A "$t/victim")" ] && grep -qF "$parent/node-exporter" "$t/err" && pass ||
+        fail "23: root's metrics wrote through the collector's user's symlink (status $status, $(ls -A "$t/victim")): $(cat "$t/err")"
+    as_user "$att" rm "$parent/node-exporter" && as_user "$att" mkdir "$parent/node-exporter"
+    timeout -s KILL 20 "$tool" --base "$base" metrics --output "$out" >/dev/null 2>"$t/err" && [ -f "$out" ] &&
+        [ "$(stat -c %u "$out")" = 0 ] && pass ||
+        fail "23: root's metrics did not write into the collector's user's own directory: $(cat "$t/err")"
+}
+
+# 24. A worker (#23) may write the top of its server's directory, where
+# its root master's page of times lies, root's, a page's size, one link:
+# it renames that page into the place of its own before the master sends
+# it a drain signal and root runs `swerve-claim drain -p` on it.  The
+# master's note and the operator's word would go into the master's own
+# page, and the master's own swerve_claim_draining() would say 1.
+attack_24() {
+    local t=$top/a24 worker status
+    base=$(base_dir a24)
+    mkdir -p "$t" && chmod 777 "$t"
+    shimmed_bg "$base" 60 "$attacker" drain-steal "$att_uid" "$t" >"$t/out" 2>&1
+    master=$bg
+    if [ "$(said "$t/out" planted)" = 0 ] && [ "$(said "$t/out" signalled)" = 0 ]; then pass; else
+        fail "24: the master drains once its worker had its page of times and it signalled it: $(cat "$t/out")"
+    fi
+    worker=$(sed -n 's/^worker //p' "$t/out")
+    timeout -s KILL 10 "$tool" --base "$base" drain -p "${worker:-0}" >"$t/drain" 2>&1
+    status=$?
+    touch "$t/told"
+    if [ "$(said "$t/out" told)" = 0 ] && [ "$status" -eq 1 ]; then pass; else
+        fail "24: root's drain -p $worker told the master through its own page (status $status): $(cat "$t/out" "$t/drain")"
+    fi
+    touch "$t/go"
+    wait "$master" && pass || fail "24: the master failed: $(cat "$t/out")"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
@@ -917,7 +980,7 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22}; do
+for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24}; do
     "attack_$n"
 done
 finish

@@ -143,9 +143,15 @@ sub DESTROY {
     Swerve::Claim::C::swerve_claim_free($handle) if defined $handle && $loaded;
 }
 
+# A thread gets undef for every handle and guard (perlmod, "Making your
+# module threadsafe"): a copy would name the same C handle, which the
+# copy's DESTROY would free (and release) under the thread that made it.
+sub CLONE_SKIP { 1 }
+
 package Swerve::Claim::Guard;
 
 sub new { bless { claim => $_[1] }, $_[0] }
+sub CLONE_SKIP { 1 }
 sub claim { $_[0]{claim} }
 
 sub DESTROY {
