@@ -25,11 +25,26 @@ int rows_option(int c, const char *arg, struct rows_style *s)
     }
 }
 
+/* Says, as a usage error, that --output's TOK is no column of COLS (or,
+ * when TOK is NULL, that it names none, or too many): -1. */
+static int bad_columns(const char *tok, const struct scl_admin_column *cols, int ncols)
+{
+    char names[256] = "";
+
+    for (int c = 0; c < ncols; c++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
+    if (tok != NULL)
+        tool_usage_error("unknown column '%s' (columns: %s)", tok, names);
+    else
+        tool_usage_error("--output takes from one to %d of the columns %s", ncols, names);
+    return -1;
+}
+
 /* Parses LIST, comma-separated names of the store's COLS (any case), into
  * SHOWN: how many, or says why not and returns -1. */
 static int parse_columns(const char *list, const struct scl_admin_column *cols, int ncols, int *shown)
 {
-    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
+    char *copy = strdup(list), *tok, *save = NULL;
     int n = 0;
 
     if (copy == NULL) {
@@ -42,16 +57,14 @@ static int parse_columns(const char *list, const struct scl_admin_column *cols, 
             if (strcasecmp(tok, cols[c].name) == 0)
                 found = c;
         if (found < 0 || n == ncols) {
-            for (int c = 0; c < ncols; c++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
-            tool_error("unknown column '%s' (columns: %s)", tok, names);
+            bad_columns(found < 0 ? tok : NULL, cols, ncols);
             free(copy);
             return -1;
         }
         shown[n++] = found;
     }
     free(copy);
-    return n;
+    return n > 0 ? n : bad_columns(NULL, cols, ncols);
 }
 
 /* The table's columns for R's style, of its listing: how many, or -1

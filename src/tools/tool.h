@@ -83,7 +83,8 @@ void tool_format_duration(long long seconds, char *out, size_t cap);
  * (epoch seconds), into OUT. */
 void tool_format_time(time_t t, int json, char *out, size_t cap);
 
-/* Parses an exit status for -E: 0 to 255, or says why not and returns -1. */
+/* Parses an exit status for -E: 0 to 255, into *OUT: 0, or the usage
+ * status (said). */
 int tool_parse_exit_code(const char *s, int *out);
 
 /* Where `run` keeps its claims when no --server names a directory: BASE
