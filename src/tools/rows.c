@@ -12,6 +12,17 @@
 #include <strings.h>
 #include <time.h>
 
+/* The table being filled: the store's rows go in under their parents. */
+struct rows {
+    const struct scl_admin_listing *listing;
+    const struct rows_style *style;
+    struct table_column cols[SCL_ADMIN_MAX_COLUMNS];
+    int shown[SCL_ADMIN_MAX_COLUMNS]; /* the store's column of each of the table's */
+    int nshown;
+    struct table *table;
+    struct table_row *last[4]; /* the last row at each depth */
+};
+
 int rows_option(int c, const char *arg, struct rows_style *s)
 {
     switch (c) {
@@ -98,7 +109,10 @@ static int choose_columns(struct rows *r)
     return n;
 }
 
-int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct rows_style *s)
+/* Chooses the columns of listing LS that S asks for: 0, or TOOL_USAGE (a
+ * column it does not have: said).  Before any work: a usage error costs
+ * none. */
+static int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct rows_style *s)
 {
     memset(r, 0, sizeof *r);
     r->listing = ls;
@@ -106,13 +120,15 @@ int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct
     return (r->nshown = choose_columns(r)) < 0 ? TOOL_USAGE : TOOL_OK;
 }
 
-int rows_open(struct rows *r)
+/* Starts the table: 0, or -1 (said why). */
+static int rows_open(struct rows *r)
 {
     r->table = table_new(r->listing->json_name, r->cols, r->nshown, r->style->style, r->style->noheadings);
     return r->table != NULL ? 0 : -1;
 }
 
-void rows_add(int depth, const char *const *values, void *arg)
+/* Adds a row (scl_admin_row_fn: ARG is the struct rows). */
+static void rows_add(int depth, const char *const *values, void *arg)
 {
     struct rows *r = arg;
     int max = (int)(sizeof r->last / sizeof r->last[0]) - 1;
@@ -137,7 +153,8 @@ void rows_add(int depth, const char *const *values, void *arg)
     }
 }
 
-void rows_print(struct rows *r)
+/* Prints the table and frees it. */
+static void rows_print(struct rows *r)
 {
     table_print_and_free(r->table);
     r->table = NULL;
