@@ -123,9 +123,14 @@ static const struct command_help *find(const char *name)
     return NULL;
 }
 
-int tool_is_command(const char *name)
+const char *tool_command_names(void)
 {
-    return find(name) != NULL;
+    static char names[128];
+
+    if (names[0] == '\0')
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i > 0 ? ", " : "", commands[i].name);
+    return names;
 }
 
 static void help_all(void)
@@ -156,7 +161,7 @@ int tool_help(const char *command)
         return TOOL_OK;
     }
     if ((c = find(command)) == NULL) {
-        tool_error("no command '%s' (commands: list, history, gc, release, run, drain, db, metrics)", command);
+        tool_error("no command '%s' (commands: %s)", command, tool_command_names());
         return TOOL_USAGE;
     }
     printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,

@@ -30,8 +30,12 @@ wait_held() {
 }
 
 check "--help exits 0" status_is 0 sc --help
-# Each command's own help: its usage line and its options, nobody else's.
-for cmd in list history gc release run drain db metrics; do
+# Each command's own help: its usage line and its options, nobody else's
+# (every command the whole help lists, which completion.sh compares with
+# the completion's).
+commands=$(sc --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | tr '\n' ' ')
+check "the whole help lists the commands" test "$(wc -w <<<"$commands")" -ge 8
+for cmd in $commands; do
     check "$cmd --help prints $cmd's usage and exits 0" \
         bash -c "out=\$('$tool' $cmd --help) && grep -q '^Usage: swerve-claim \[--base DIR\] $cmd ' <<<\"\$out\""
     check "help $cmd prints the same" bash -c "out=\$('$tool' help $cmd) && [ \"\$out\" = \"\$('$tool' $cmd --help)\" ] && grep -q '^Usage' <<<\"\$out\""
