@@ -23,6 +23,38 @@ struct rows {
     struct table_row *last[4]; /* the last row at each depth */
 };
 
+/* T as people read it (ISO 8601 with the UTC offset), or as JSON does
+ * (epoch seconds), into OUT. */
+static void format_time(time_t t, int json, char *out, size_t cap)
+{
+    struct tm tm;
+    long off;
+
+    if (json) {
+        snprintf(out, cap, "%lld", (long long)t);
+        return;
+    }
+    localtime_r(&t, &tm);
+    off = tm.tm_gmtoff / 60;
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+/* SECONDS as people read a duration: "42s", "2m03s", "1h02m", "3d04h". */
+static void format_duration(long long seconds, char *out, size_t cap)
+{
+    long long s = seconds < 0 ? 0 : seconds;
+
+    if (s < 60)
+        snprintf(out, cap, "%llds", s);
+    else if (s < 3600)
+        snprintf(out, cap, "%lldm%02llds", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(out, cap, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+    else
+        snprintf(out, cap, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
+}
+
 int rows_option(int c, const char *arg, struct rows_style *s)
 {
     switch (c) {
@@ -141,12 +173,12 @@ static void rows_add(int depth, const char *const *values, void *arg)
         const char *v = values[r->shown[i]];
         unsigned flags = r->listing->columns[r->shown[i]].flags;
         int json = r->style->style == TABLE_JSON;
-        char shown[40];
+        char shown[96]; /* room for any time format_time() can be given */
         if ((flags & SCL_COLUMN_TIME) && v[0] != '\0') {
-            tool_format_time((time_t)strtoll(v, NULL, 10), json, shown, sizeof shown);
+            format_time((time_t)strtoll(v, NULL, 10), json, shown, sizeof shown);
             v = shown;
         } else if ((flags & SCL_COLUMN_DURATION) && v[0] != '\0' && !json) {
-            tool_format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
+            format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
             v = shown;
         }
         table_set(row, i, v);

@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include <time.h>
 
 enum {
     TOOL_OK = 0,
@@ -77,13 +76,6 @@ int tool_check_store_options(const char *server, const char *host);
 /* Parses a duration, "90s", "2m", "1h", "1d" or plain seconds, into
  * *SECONDS: 0, or -1 (not one). */
 int tool_parse_duration(const char *s, long long *seconds);
-
-/* SECONDS as people read a duration: "42s", "2m03s", "1h02m", "3d04h". */
-void tool_format_duration(long long seconds, char *out, size_t cap);
-
-/* T as people read it (ISO 8601 with the UTC offset), or as JSON does
- * (epoch seconds), into OUT. */
-void tool_format_time(time_t t, int json, char *out, size_t cap);
 
 /* Parses an exit status for -E: 0 to 255, into *OUT: 0, or the usage
  * status (said). */
