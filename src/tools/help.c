@@ -24,7 +24,7 @@ _Static_assert(TOOL_CONFLICT_DEFAULT == 75, "run's help says 75");
 static const struct command_help commands[] = {
     { "list",
       "list [--server PID|DIR] [--name NAME] [--pid PID] [--older-than D] [--stale]\n"
-      "              [--json|--raw] [--output COLUMNS|--output-all] [--watch[=S]]",
+      "              [--json|--raw] [--output LIST|--output-all] [--watch[=SECONDS]]",
       "every claim directory of yours, its processes and its claims",
       "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
       "  -n, --name NAME          only claims named NAME, and their waiters\n"
@@ -45,7 +45,7 @@ static const struct command_help commands[] = {
       "1 when a claim is shown, 0 when none (for monitoring).\n" },
     { "history",
       "history [--server PID|DIR] [--pid PID] [--json|--raw]\n"
-      "              [--output COLUMNS|--output-all] [NAME]",
+      "              [--output LIST|--output-all] [NAME]",
       "the last holds of each claim: who took it, when, and how it ended",
       "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
       "  -p, --pid PID            only the holds of process PID\n"
