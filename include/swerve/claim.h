@@ -47,9 +47,15 @@
  *     SWERVE_CLAIM_STORE  a libpq connection URI or conninfo: the claims
  *                     are PostgreSQL's (ACROSS MACHINES).
  *     SWERVE_CLAIM_SCOPE  the namespace in that database ("default").
+ *     SWERVE_CLAIM_MAX_NAMES  how many names one process may hold at once
+ *                     in that database (1000); past it, ENOLCK.
+ *     SWERVE_CLAIM_POOLER  "session": a pooler in front of it pools
+ *                     sessions (PgBouncer's pool_mode = session).
+ *     PGHOST, PGPASSFILE and libpq's other variables, for that database.
  *     SWERVE_CLAIM_DRAIN_SIGNALS  the signals by which a master tells a
  *                     worker to drain (swerve_claim_draining()).
- *     They are read once, when the library is loaded.
+ *     They are read once, when the library is loaded, and not at all by
+ *     a setuid program; libswerveclaim_preload(8) says more.
  */
 #ifndef SWERVE_CLAIM_H
 #define SWERVE_CLAIM_H

@@ -135,8 +135,6 @@ enum scl_admin_can {
     /* It makes what it needs in its server, and may shut others out of
      * it (init(): db init). */
     SCL_ADMIN_SCHEMA = 1u << 2,
-    /* It keeps the last holds of each name, and lists them (history). */
-    SCL_ADMIN_HISTORY = 1u << 3,
 };
 
 struct scl_store_admin {
@@ -144,10 +142,9 @@ struct scl_store_admin {
     unsigned can;     /* enum scl_admin_can */
     /* Every store: swerve-claim list's columns and rows. */
     const struct scl_admin_listing *listing;
-    /* SCL_ADMIN_HISTORY: swerve-claim history's, a row a hold (rows()
-     * counts the holds shown); else why it keeps none, for people. */
+    /* Every store: swerve-claim history's, a row a hold (rows() counts
+     * the holds shown). */
     const struct scl_admin_listing *history;
-    const char *no_history;
 
     /* SCL_ADMIN_SESSIONS: calls EACH for every holder and waiter of the
      * namespace in use: 0, or -1 with errno. */

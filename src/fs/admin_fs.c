@@ -91,7 +91,7 @@ extern const struct scl_admin_listing scl_fs_listing, scl_fs_history; /* listing
 
 const struct scl_store_admin scl_store_fs_admin = {
     .name = "filesystem",
-    .can = SCL_ADMIN_DIRECTORIES | SCL_ADMIN_HISTORY,
+    .can = SCL_ADMIN_DIRECTORIES,
     .listing = &scl_fs_listing,
     .history = &scl_fs_history,
     .keep_across_exec = keep_across_exec,

@@ -112,7 +112,7 @@ static const char *open_hold(const struct emit *e, const char *fname, pid_t pid)
     return scl_proc_state(&id) == SCL_PROC_ALIVE ? "held" : "held, holder gone";
 }
 
-/* How the hold of R ended, for people, into OUT. */
+/* How hold H ended, for people, into OUT. */
 static void how_text(const struct emit *e, const struct hold *h, char *out, size_t cap)
 {
     static const char *const words[SCL_HOLD_HOW_COUNT] = {
@@ -212,19 +212,19 @@ static int emit_history(const struct scl_admin_select *sel, scl_admin_row_fn *ea
     struct hold *holds = NULL;
     const char *slash = strrchr(path, '/');
     char *parent = NULL;
-    int dirfd = -1, read = -1, shown = 0;
+    int dirfd = -1, loaded = -1, shown = 0;
     long n;
 
     if (f != NULL && d != NULL) {
         e.claimsfd = inv_open_dir(path, &dirfd);
-        read = e.claimsfd >= 0 ? scl_history_read(dirfd, f) : -1;
+        loaded = e.claimsfd >= 0 ? scl_history_read(dirfd, f) : -1;
     } else if (f != NULL && slash != NULL && (parent = strndup(path, (size_t)(slash - path))) != NULL) {
         dirfd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        read = dirfd >= 0 ? scl_history_read_kept(dirfd, slash + 1, f) : -1;
+        loaded = dirfd >= 0 ? scl_history_read_kept(dirfd, slash + 1, f) : -1;
     }
     /* None (a directory of a library before history), or none to read:
      * nothing to show. */
-    if (read == 0 && (n = collect(f, &holds)) > 0)
+    if (loaded == 0 && (n = collect(f, &holds)) > 0)
         shown = emit_holds(&e, holds, n);
     if (e.claimsfd >= 0)
         close(e.claimsfd);

@@ -147,17 +147,16 @@ struct clearing {
 static void read_holder(struct clearing *c)
 {
     char *buf = scl_scratch_take();
-    ssize_t n;
+    size_t n;
 
     c->holder_read = 1;
     if (buf == NULL)
         return;
-    n = fgetxattr(c->fd, SCL_COMMAND_XATTR, buf, SCL_SCRATCH_SIZE - 1);
-    if (n > 0) {
-        size_t keep = (size_t)n < sizeof c->command - 1 ? (size_t)n : sizeof c->command - 1;
-        memcpy(c->command, buf, keep);
-        c->command[keep] = '\0';
-    }
+    /* Read whole, then cut: a record keeps the first bytes of a longer one. */
+    n = scl_holder_read_command(c->fd, buf, SCL_SCRATCH_SIZE);
+    n = n < sizeof c->command - 1 ? n : sizeof c->command - 1;
+    memcpy(c->command, buf, n);
+    c->command[n] = '\0';
     _Static_assert(sizeof(struct scl_times_page) <= SCL_SCRATCH_SIZE, "a page of times fits a scratch block");
     if (c->topfd >= 0 && scl_times_read(c->topfd, c->pid, (struct scl_times_page *)buf) == 0)
         c->page = (struct scl_times_page *)buf;
@@ -369,6 +368,16 @@ void scl_holder_note_command(int fd, const char *command, size_t n)
 
     (void)fsetxattr(fd, SCL_COMMAND_XATTR, command, n, 0);
     errno = saved;
+}
+
+size_t scl_holder_read_command(int fd, char *out, size_t cap)
+{
+    int saved = errno;
+    ssize_t n = fgetxattr(fd, SCL_COMMAND_XATTR, out, cap - 1);
+
+    out[n > 0 ? n : 0] = '\0';
+    errno = saved;
+    return n > 0 ? (size_t)n : 0;
 }
 
 int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len)

@@ -96,6 +96,13 @@ int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t l
  * filesystem keeps no user attributes.  Async-signal-safe; keeps errno. */
 void scl_holder_note_command(int fd, const char *command, size_t n);
 
+/* What is noted on the holder file open as FD, as its command line, into
+ * OUT (CAP bytes, NUL-terminated; "" when nothing is, or more than fits:
+ * a worker may note anything on its own file): its length.  The one
+ * reader of the note, the tools' and the library's.  Async-signal-safe;
+ * keeps errno. */
+size_t scl_holder_read_command(int fd, char *out, size_t cap);
+
 /* The last two search all of the claims directory for links the journal
  * did not name; the others read at most SCL_SCAN_MAX of its entries.  The
  * caller of those is the holder, with the inode it registered open (a

@@ -3,6 +3,7 @@
 #include "holder.h"
 #include "inventory.h"
 #include "layout.h"
+#include "member.h"
 #include "proc.h"
 #include "retire.h"
 #include "sigsafe.h"
@@ -19,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 const char *inv_proc_state(const struct inv_proc *p)
@@ -189,8 +189,7 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
     struct scl_proc_id id;
     struct inv_proc *p;
     struct stat st;
-    char command[512], flag[2];
-    ssize_t n;
+    char command[512];
     int fd, execd;
 
     if (pid == 0)
@@ -207,9 +206,8 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
     /* What it said it was the last time it took a new name: all there is
      * to say of a dead one (the library's note, bounded, or nothing); and
      * whether its image was exec'd (a byte, "1", or nothing). */
-    n = fgetxattr(fd, SCL_COMMAND_XATTR, command, sizeof command - 1);
-    command[n > 0 ? n : 0] = '\0';
-    execd = fgetxattr(fd, SCL_EXECD_XATTR, flag, sizeof flag) == 1 && flag[0] == '1';
+    (void)scl_holder_read_command(fd, command, sizeof command);
+    execd = scl_member_is_execd(fd);
     close(fd);
     if (grow((void **)&d->procs, &l->cap, d->nprocs, sizeof *d->procs) != 0)
         return -1;

@@ -65,6 +65,15 @@ void scl_member_note_execd(int claimsfd)
     errno = saved;
 }
 
+int scl_member_is_execd(int fd)
+{
+    char flag[2];
+    int saved = errno, execd = fgetxattr(fd, SCL_EXECD_XATTR, flag, sizeof flag) == 1 && flag[0] == '1';
+
+    errno = saved;
+    return execd;
+}
+
 int scl_member_register_parent(int claimsfd, pid_t parent)
 {
     struct scl_proc_stat st;

@@ -26,6 +26,10 @@ int scl_member_register_self(int claimsfd, int execd);
  * errno. */
 void scl_member_note_execd(int claimsfd);
 
+/* 1 when the holder file open as FD says so (the byte "1", and nothing
+ * else), else 0: the one reader of that note, the tools'.  Keeps errno. */
+int scl_member_is_execd(int fd);
+
 /* The pid that is a registered member of the directory in use (set by
  * dir.c as it publishes or joins one; 0 when none). */
 pid_t scl_member_registered(void);

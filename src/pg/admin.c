@@ -251,7 +251,7 @@ extern const struct scl_admin_listing scl_pg_listing, scl_pg_history; /* listing
 
 const struct scl_store_admin scl_store_pg_admin = {
     .name = "PostgreSQL",
-    .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA | SCL_ADMIN_HISTORY,
+    .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA,
     .listing = &scl_pg_listing,
     .history = &scl_pg_history,
     .list = scl_pg_list,

@@ -141,8 +141,8 @@ static int load_more(const char *base, struct inv_dir **dirs, size_t *n)
 }
 
 /* Every claim directory below the base, and those of the user's own
- * `run` namespace when it lives elsewhere. */
-int tool_load_all(struct inv_dir **dirs, size_t *n)
+ * `run` namespace when it lives elsewhere: as tool_load_selected(). */
+static int load_all(struct inv_dir **dirs, size_t *n)
 {
     char base[PATH_MAX], name[NAME_MAX + 1];
     size_t hidden, refused;
@@ -162,13 +162,13 @@ int tool_load_all(struct inv_dir **dirs, size_t *n)
     return refused > 0;
 }
 
-/* tool_load_all()'s directories, and those below where process PID keeps
+/* load_all()'s directories, and those below where process PID keeps
  * its claims (process_dirs.c), wherever that is. */
 static int load_for(pid_t pid, struct inv_dir **dirs, size_t *n)
 {
     char(*bases)[PATH_MAX] = malloc(8 * sizeof *bases);
     size_t nbases;
-    int r = tool_load_all(dirs, n);
+    int r = load_all(dirs, n);
 
     if (r < 0 || bases == NULL) {
         free(bases);
@@ -317,7 +317,7 @@ int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, siz
     char path[PATH_MAX];
 
     if (server == NULL)
-        return pid > 0 ? load_for(pid, dirs, n) : tool_load_all(dirs, n);
+        return pid > 0 ? load_for(pid, dirs, n) : load_all(dirs, n);
     if (tool_select_dir(server, path, sizeof path) != 0)
         return -1;
     *dirs = calloc(1, sizeof **dirs);

@@ -11,9 +11,7 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,22 +63,6 @@ static void tell_dir(const struct inv_dir *d, pid_t pid, struct told *t)
     close(topfd);
 }
 
-/* -p PID: 0, or says why not and returns -1. */
-static int parse_pid(const char *arg, pid_t *pid)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(arg, &end, 10);
-    if (*end != '\0' || v <= 0 || v > INT_MAX || errno != 0) {
-        tool_error("--pid takes a process id, not '%s'", arg);
-        return -1;
-    }
-    *pid = (pid_t)v;
-    return 0;
-}
-
 int tool_drain(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -89,9 +71,10 @@ int tool_drain(int argc, char **argv)
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
-    const char *server = NULL, *pid_arg = NULL;
+    const char *server = NULL, *host = NULL;
     struct told t = { 0, 0, 0 };
     struct inv_dir *dirs;
+    char member[24];
     pid_t pid = 0;
     size_t n;
     int c;
@@ -99,23 +82,27 @@ int tool_drain(int argc, char **argv)
     while ((c = tool_getopt(argc, argv, "s:p:", opts)) != -1) {
         switch (c) {
         case 's': server = optarg; break;
-        case 'p': pid_arg = optarg; break;
+        case 'p':
+            if (tool_parse_pid(optarg, &pid, &host) != 0)
+                return TOOL_USAGE;
+            break;
         default: return TOOL_USAGE;
         }
     }
     if (optind != argc)
         return tool_usage_error("drain takes no arguments but its options");
-    if (server == NULL && pid_arg == NULL)
+    if (server == NULL && pid == 0)
         return tool_usage_error("drain tells a server's processes to let go: say which with --server PID|DIR, "
                                 "or one process with --pid PID");
     if (!(scl_store_admin()->can & SCL_ADMIN_DIRECTORIES))
         return tool_usage_error("drain works on local claim directories: with SWERVE_CLAIM_STORE, a worker learns "
                                 "that it drains from its master alone");
-    if (pid_arg != NULL && parse_pid(pid_arg, &pid) != 0)
+    if (tool_check_store_options(server, host) != 0)
         return TOOL_USAGE;
     /* -p alone: the one directory PID is a member of, as --server PID
      * finds it (never one that merely names it). */
-    if (tool_load_selected(server != NULL ? server : pid_arg, 0, &dirs, &n) < 0)
+    snprintf(member, sizeof member, "%d", (int)pid);
+    if (tool_load_selected(server != NULL ? server : member, 0, &dirs, &n) < 0)
         return TOOL_FAILURE;
     for (size_t i = 0; i < n; i++)
         tell_dir(&dirs[i], pid, &t);

@@ -24,7 +24,7 @@ _Static_assert(TOOL_CONFLICT_DEFAULT == 75, "run's help says 75");
 static const struct command_help commands[] = {
     { "list",
       "list [--server PID|DIR] [--name NAME] [--pid PID] [--older-than D] [--stale]\n"
-      "              [--json|--raw] [--output COLUMNS|--output-all] [--watch[=S]]",
+      "              [--json|--raw] [--output LIST|--output-all] [--watch[=SECONDS]]",
       "every claim directory of yours, its processes and its claims",
       "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
       "  -n, --name NAME          only claims named NAME, and their waiters\n"
@@ -45,7 +45,7 @@ static const struct command_help commands[] = {
       "1 when a claim is shown, 0 when none (for monitoring).\n" },
     { "history",
       "history [--server PID|DIR] [--pid PID] [--json|--raw]\n"
-      "              [--output COLUMNS|--output-all] [NAME]",
+      "              [--output LIST|--output-all] [NAME]",
       "the last holds of each claim: who took it, when, and how it ended",
       "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
       "  -p, --pid PID            only the holds of process PID\n"
@@ -123,9 +123,14 @@ static const struct command_help *find(const char *name)
     return NULL;
 }
 
-int tool_is_command(const char *name)
+const char *tool_command_names(void)
 {
-    return find(name) != NULL;
+    static char names[128];
+
+    if (names[0] == '\0')
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i > 0 ? ", " : "", commands[i].name);
+    return names;
 }
 
 static void help_all(void)
@@ -156,7 +161,7 @@ int tool_help(const char *command)
         return TOOL_OK;
     }
     if ((c = find(command)) == NULL) {
-        tool_error("no command '%s' (commands: list, history, gc, release, run, drain, db, metrics)", command);
+        tool_error("no command '%s' (commands: %s)", command, tool_command_names());
         return TOOL_USAGE;
     }
     printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,

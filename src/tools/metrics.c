@@ -260,9 +260,7 @@ static int parse_options(int argc, char **argv, struct metrics_options *o)
     }
     if (optind != argc)
         return tool_usage_error("metrics takes no arguments");
-    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && o->server != NULL)
-        return tool_usage_error("metrics: --server is for local claim directories, not SWERVE_CLAIM_STORE");
-    return 0;
+    return tool_check_store_options(o->server, NULL);
 }
 
 /* The store's samples into C: 0; 1 when a directory was not read (said);

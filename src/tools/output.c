@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <wchar.h>
 #include <wctype.h>
 
@@ -92,33 +91,4 @@ int tool_usage_error(const char *fmt, ...)
     message(stderr, "swerve-claim: ", end, fmt, ap);
     va_end(ap);
     return TOOL_USAGE;
-}
-
-void tool_format_time(time_t t, int json, char *out, size_t cap)
-{
-    struct tm tm;
-    long off;
-
-    if (json) {
-        snprintf(out, cap, "%lld", (long long)t);
-        return;
-    }
-    localtime_r(&t, &tm);
-    off = tm.tm_gmtoff / 60;
-    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-             tm.tm_hour, tm.tm_min, tm.tm_sec, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
-}
-
-void tool_format_duration(long long seconds, char *out, size_t cap)
-{
-    long long s = seconds < 0 ? 0 : seconds;
-
-    if (s < 60)
-        snprintf(out, cap, "%llds", s);
-    else if (s < 3600)
-        snprintf(out, cap, "%lldm%02llds", s / 60, s % 60);
-    else if (s < 86400)
-        snprintf(out, cap, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-    else
-        snprintf(out, cap, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
 }

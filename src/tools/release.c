@@ -143,11 +143,10 @@ int tool_release(int argc, char **argv)
     if (!force)
         return tool_usage_error("release removes a claim behind its holder's back: say --force");
     name = argv[optind];
-    if (scl_store_admin()->can & SCL_ADMIN_SESSIONS) {
-        if (server != NULL)
-            return tool_usage_error("release: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+    if (tool_check_store_options(server, NULL) != 0)
+        return TOOL_USAGE;
+    if (scl_store_admin()->can & SCL_ADMIN_SESSIONS)
         return release_in_store(name);
-    }
     if (tool_load_selected(server, 0, &dirs, &n) < 0)
         return TOOL_FAILURE;
     r = find_claim(dirs, n, name, server, &found_dir, &found);

@@ -12,6 +12,49 @@
 #include <strings.h>
 #include <time.h>
 
+/* The table being filled: the store's rows go in under their parents. */
+struct rows {
+    const struct scl_admin_listing *listing;
+    const struct rows_style *style;
+    struct table_column cols[SCL_ADMIN_MAX_COLUMNS];
+    int shown[SCL_ADMIN_MAX_COLUMNS]; /* the store's column of each of the table's */
+    int nshown;
+    struct table *table;
+    struct table_row *last[4]; /* the last row at each depth */
+};
+
+/* T as people read it (ISO 8601 with the UTC offset), or as JSON does
+ * (epoch seconds), into OUT. */
+static void format_time(time_t t, int json, char *out, size_t cap)
+{
+    struct tm tm;
+    long off;
+
+    if (json) {
+        snprintf(out, cap, "%lld", (long long)t);
+        return;
+    }
+    localtime_r(&t, &tm);
+    off = tm.tm_gmtoff / 60;
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+}
+
+/* SECONDS as people read a duration: "42s", "2m03s", "1h02m", "3d04h". */
+static void format_duration(long long seconds, char *out, size_t cap)
+{
+    long long s = seconds < 0 ? 0 : seconds;
+
+    if (s < 60)
+        snprintf(out, cap, "%llds", s);
+    else if (s < 3600)
+        snprintf(out, cap, "%lldm%02llds", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(out, cap, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+    else
+        snprintf(out, cap, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
+}
+
 int rows_option(int c, const char *arg, struct rows_style *s)
 {
     switch (c) {
@@ -25,11 +68,26 @@ int rows_option(int c, const char *arg, struct rows_style *s)
     }
 }
 
+/* Says, as a usage error, that --output's TOK is no column of COLS (or,
+ * when TOK is NULL, that it names none, or too many): -1. */
+static int bad_columns(const char *tok, const struct scl_admin_column *cols, int ncols)
+{
+    char names[256] = "";
+
+    for (int c = 0; c < ncols; c++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
+    if (tok != NULL)
+        tool_usage_error("unknown column '%s' (columns: %s)", tok, names);
+    else
+        tool_usage_error("--output takes from one to %d of the columns %s", ncols, names);
+    return -1;
+}
+
 /* Parses LIST, comma-separated names of the store's COLS (any case), into
  * SHOWN: how many, or says why not and returns -1. */
 static int parse_columns(const char *list, const struct scl_admin_column *cols, int ncols, int *shown)
 {
-    char *copy = strdup(list), *tok, *save = NULL, names[256] = "";
+    char *copy = strdup(list), *tok, *save = NULL;
     int n = 0;
 
     if (copy == NULL) {
@@ -42,16 +100,14 @@ static int parse_columns(const char *list, const struct scl_admin_column *cols, 
             if (strcasecmp(tok, cols[c].name) == 0)
                 found = c;
         if (found < 0 || n == ncols) {
-            for (int c = 0; c < ncols; c++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? "," : "", cols[c].name);
-            tool_error("unknown column '%s' (columns: %s)", tok, names);
+            bad_columns(found < 0 ? tok : NULL, cols, ncols);
             free(copy);
             return -1;
         }
         shown[n++] = found;
     }
     free(copy);
-    return n;
+    return n > 0 ? n : bad_columns(NULL, cols, ncols);
 }
 
 /* The table's columns for R's style, of its listing: how many, or -1
@@ -85,7 +141,10 @@ static int choose_columns(struct rows *r)
     return n;
 }
 
-int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct rows_style *s)
+/* Chooses the columns of listing LS that S asks for: 0, or TOOL_USAGE (a
+ * column it does not have: said).  Before any work: a usage error costs
+ * none. */
+static int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct rows_style *s)
 {
     memset(r, 0, sizeof *r);
     r->listing = ls;
@@ -93,13 +152,15 @@ int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct
     return (r->nshown = choose_columns(r)) < 0 ? TOOL_USAGE : TOOL_OK;
 }
 
-int rows_open(struct rows *r)
+/* Starts the table: 0, or -1 (said why). */
+static int rows_open(struct rows *r)
 {
     r->table = table_new(r->listing->json_name, r->cols, r->nshown, r->style->style, r->style->noheadings);
     return r->table != NULL ? 0 : -1;
 }
 
-void rows_add(int depth, const char *const *values, void *arg)
+/* Adds a row (scl_admin_row_fn: ARG is the struct rows). */
+static void rows_add(int depth, const char *const *values, void *arg)
 {
     struct rows *r = arg;
     int max = (int)(sizeof r->last / sizeof r->last[0]) - 1;
@@ -112,19 +173,20 @@ void rows_add(int depth, const char *const *values, void *arg)
         const char *v = values[r->shown[i]];
         unsigned flags = r->listing->columns[r->shown[i]].flags;
         int json = r->style->style == TABLE_JSON;
-        char shown[40];
+        char shown[96]; /* room for any time format_time() can be given */
         if ((flags & SCL_COLUMN_TIME) && v[0] != '\0') {
-            tool_format_time((time_t)strtoll(v, NULL, 10), json, shown, sizeof shown);
+            format_time((time_t)strtoll(v, NULL, 10), json, shown, sizeof shown);
             v = shown;
         } else if ((flags & SCL_COLUMN_DURATION) && v[0] != '\0' && !json) {
-            tool_format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
+            format_duration(strtoll(v, NULL, 10), shown, sizeof shown);
             v = shown;
         }
         table_set(row, i, v);
     }
 }
 
-void rows_print(struct rows *r)
+/* Prints the table and frees it. */
+static void rows_print(struct rows *r)
 {
     table_print_and_free(r->table);
     r->table = NULL;

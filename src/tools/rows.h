@@ -29,31 +29,6 @@ struct rows_style {
 /* Takes option C (ARG its argument) into S: 1 when it is one of them. */
 int rows_option(int c, const char *arg, struct rows_style *s);
 
-/* The table being filled: the store's rows go in under their parents. */
-struct rows {
-    const struct scl_admin_listing *listing;
-    const struct rows_style *style;
-    struct table_column cols[SCL_ADMIN_MAX_COLUMNS];
-    int shown[SCL_ADMIN_MAX_COLUMNS]; /* the store's column of each of the table's */
-    int nshown;
-    struct table *table;
-    struct table_row *last[4]; /* the last row at each depth */
-};
-
-/* Chooses the columns of listing LS that S asks for: 0, or TOOL_USAGE (a
- * column it does not have: said).  Before any work: a usage error costs
- * none. */
-int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const struct rows_style *s);
-
-/* Starts the table: 0, or -1 (said why). */
-int rows_open(struct rows *r);
-
-/* Adds a row (scl_admin_row_fn: ARG is the struct rows). */
-void rows_add(int depth, const char *const *values, void *arg);
-
-/* Prints the table and frees it. */
-void rows_print(struct rows *r);
-
 /* The whole of a command that prints a store's listing LS in the columns
  * STYLE asks for: the directories SERVER names (all of them, and -p's
  * PID's, without it) read first for a store of directories, into SEL, and

@@ -292,10 +292,8 @@ static int parse_options(int argc, char **argv, struct run_options *o)
     while ((c = tool_getopt(argc, argv, "w:s:E:v", opts)) != -1) {
         switch (c) {
         case 'w':
-            if (parse_seconds(optarg, &o->wait) != 0) {
-                tool_error("--wait takes seconds (0 or more), not '%s'", optarg);
-                return TOOL_USAGE;
-            }
+            if (parse_seconds(optarg, &o->wait) != 0)
+                return tool_usage_error("run: --wait takes seconds (0 or more), not '%s'", optarg);
             break;
         case 's': o->server = optarg; break;
         case 'v': o->verbose = 1; break;
@@ -333,25 +331,18 @@ static void take_signals(void)
  * (optind then at the command): 0, or run's status (said). */
 static int open_claim(int argc, char **argv, const struct run_options *opt, struct swerve_claim **claim)
 {
-    if (optind >= argc) {
-        tool_error("run needs a claim NAME and a COMMAND (try 'swerve-claim --help')");
+    if (optind >= argc)
+        return tool_usage_error("run needs a claim NAME and a COMMAND");
+    if (tool_check_store_options(opt->server, NULL) != 0)
         return TOOL_USAGE;
-    }
     *claim = swerve_claim_new(argv[optind++]);
-    if (*claim == NULL) {
-        tool_error("bad claim name: %s", strerror(errno));
-        return TOOL_USAGE;
-    }
+    if (*claim == NULL)
+        return tool_usage_error("run: bad claim name: %s", strerror(errno));
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
     if (optind >= argc) {
-        tool_error("run needs a COMMAND after the claim name");
         swerve_claim_free(*claim);
-        return TOOL_USAGE;
-    }
-    if ((scl_store_admin()->can & SCL_ADMIN_SESSIONS) && opt->server != NULL) {
-        swerve_claim_free(*claim);
-        return tool_usage_error("run: --server is for local claim directories, not SWERVE_CLAIM_STORE");
+        return tool_usage_error("run needs a COMMAND after the claim name");
     }
     if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && join(opt->server) != 0) {
         swerve_claim_free(*claim);
@@ -395,7 +386,7 @@ int tool_run(int argc, char **argv)
     struct run_options opt;
     int status = 0, report[2], r;
     double started;
-    struct swerve_claim *claim;
+    struct swerve_claim *claim = NULL;
     struct outcome o;
     ssize_t got;
     pid_t pid, reaped;

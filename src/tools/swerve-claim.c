@@ -72,8 +72,6 @@ int main(int argc, char **argv)
             return tool_help(tool_command);
         return commands[i].run(argc, argv);
     }
-    tool_error("unknown command '%s' (commands: list, history, gc, release, run, drain, db, metrics; try "
-               "'swerve-claim --help')",
-               command);
+    tool_error("unknown command '%s' (commands: %s; try 'swerve-claim --help')", command, tool_command_names());
     return TOOL_USAGE;
 }

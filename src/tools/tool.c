@@ -103,10 +103,8 @@ int tool_parse_exit_code(const char *s, int *out)
 
     errno = 0;
     v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno != 0 || v < 0 || v > 255) {
-        tool_error("exit code out of range (expected 0 to 255): '%s'", s);
-        return -1;
-    }
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < 0 || v > 255)
+        return tool_usage_error("%s: exit code out of range (expected 0 to 255): '%s'", tool_command, s);
     *out = (int)v;
     return 0;
 }

@@ -1,6 +1,8 @@
-/* The swerve-claim tool: its commands (list.c, gc.c, release.c, run.c,
- * drain.c, db.c, metrics.c), and what they share: options and parsing (tool.c), messages
- * (output.c), the claim directories a command works on (dirs.c). */
+/* The swerve-claim tool: its commands (list.c, history.c, gc.c,
+ * release.c, run.c, drain.c, db.c, metrics.c), and what they share:
+ * options and parsing (tool.c), messages (output.c), the claim
+ * directories a command works on (dirs.c, process_dirs.c), help
+ * (help.c). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
 
@@ -9,7 +11,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include <time.h>
 
 enum {
     TOOL_OK = 0,
@@ -76,14 +77,8 @@ int tool_check_store_options(const char *server, const char *host);
  * *SECONDS: 0, or -1 (not one). */
 int tool_parse_duration(const char *s, long long *seconds);
 
-/* SECONDS as people read a duration: "42s", "2m03s", "1h02m", "3d04h". */
-void tool_format_duration(long long seconds, char *out, size_t cap);
-
-/* T as people read it (ISO 8601 with the UTC offset), or as JSON does
- * (epoch seconds), into OUT. */
-void tool_format_time(time_t t, int json, char *out, size_t cap);
-
-/* Parses an exit status for -E: 0 to 255, or says why not and returns -1. */
+/* Parses an exit status for -E: 0 to 255, into *OUT: 0, or the usage
+ * status (said). */
 int tool_parse_exit_code(const char *s, int *out);
 
 /* Where `run` keeps its claims when no --server names a directory: BASE
@@ -93,14 +88,11 @@ int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap,
 
 struct inv_dir;
 
-/* Every claim directory below the base, and those of the user's own
- * `run` namespace: 0; 1 when some were too big to read (said, and left
- * out); says why not and returns -1. */
-int tool_load_all(struct inv_dir **dirs, size_t *n);
-
-/* The directories a command works on: SERVER's (when not NULL) or all
- * of them, as tool_load_all() returns them, with, when PID is not 0,
- * those where process PID keeps its claims, wherever that is. */
+/* The directories a command works on: SERVER's (when not NULL) or every
+ * claim directory below the base and those of the user's own `run`
+ * namespace, with, when PID is not 0, those where process PID keeps its
+ * claims, wherever that is: 0; 1 when some were too big to read (said,
+ * and left out); says why not and returns -1. */
 int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, size_t *n);
 
 /* Where the last load looked ("/tmp, /srv/x"), for a message. */
@@ -121,8 +113,8 @@ size_t tool_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max);
  * said when there is no such command). */
 int tool_help(const char *command);
 
-/* 1 when NAME is one of the commands. */
-int tool_is_command(const char *name);
+/* The commands' names, "list, history, ...", for a message. */
+const char *tool_command_names(void);
 
 /* The commands: each takes its own options; returns the exit status. */
 int tool_list(int argc, char **argv);
@@ -130,6 +122,7 @@ int tool_history(int argc, char **argv);
 int tool_gc(int argc, char **argv);
 int tool_release(int argc, char **argv);
 int tool_run(int argc, char **argv);
+int tool_drain(int argc, char **argv);
 int tool_db(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
 
@@ -140,8 +133,6 @@ int tool_metrics(int argc, char **argv);
  * symlink that another user could have put there.  0, or says why not
  * and returns -1. */
 int tool_replace_file(const char *path, const char *text, size_t len);
-
-int tool_drain(int argc, char **argv);
 
 /* What the store's server last said to this process (the store's
  * reason()), on one line, into OUT: OUT, or NULL when it said nothing. */

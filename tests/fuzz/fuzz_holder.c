@@ -1,9 +1,11 @@
 /*
  * libFuzzer target: what a root process reads from files a worker can
  * write, and from a /proc a worker names its command in: the holder
- * header, a page of times (src/fs/times.c), a directory's history
- * (src/fs/history.c), a /proc/PID/stat line (src/core/proc.c), and the
- * journal, fed to the reader in pieces whose sizes come from the input.  Whatever the bytes,
+ * header, a page of times and the drain note in it (src/fs/times.c), a
+ * directory's history (src/fs/history.c), a /proc/PID/stat line, a
+ * /proc/PID/status text and a /proc/PID/environ block (src/core/proc.c),
+ * and the journal, fed to the reader in pieces whose sizes come from the
+ * input.  Whatever the bytes,
  * every name the reader reports is a single encoded claim name, and how
  * the journal is cut into reads, or whether it keeps what follows a
  * name's tab, never changes which names it reports.  Run by
@@ -50,7 +52,8 @@ static int note(const char *fname, const char *tail, void *arg)
 }
 
 /* The bytes as a page of times, read whole or short: what the tools show
- * of it is bounded, and no time precedes 1970. */
+ * of it is bounded, no time precedes 1970, and it drains only by a drain
+ * note's word. */
 static void check_times(const uint8_t *data, size_t n)
 {
     static struct scl_times_page page;
@@ -61,6 +64,8 @@ static void check_times(const uint8_t *data, size_t n)
     if (n > 0 && data[0] == 0xff) { /* now and then a whole page, zero-padded, that passes the magic */
         page.magic = SCL_TIMES_MAGIC;
         len = sizeof page;
+        if (n > sizeof page.drain) /* and a drain note of the input's last bytes */
+            memcpy(&page.drain, data + n - sizeof page.drain, sizeof page.drain);
     }
     if (scl_times_parse(&page, len) != 0)
         return;
@@ -69,6 +74,7 @@ static void check_times(const uint8_t *data, size_t n)
     for (uint32_t i = 0; i < page.used; i++)
         must(scl_times_when(&page, &page.taken[i]) >= 0);
     must(scl_times_of(&page, "name") >= 0);
+    must(!scl_times_draining(&page) || page.drain.magic == SCL_DRAIN_MAGIC);
 }
 
 /* The bytes as the slot of a directory's history that the first byte

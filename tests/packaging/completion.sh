@@ -56,9 +56,29 @@ touch "$prom_dir/swerve-claim.prom"
 completes "$prom_dir/swerve-claim.prom" swerve-claim metrics --output "$prom_dir/sw"
 completes "STATE" swerve-claim list --output ST
 rm -rf "$prom_dir"
+completes "NAME,PID" swerve-claim list -o NAME,PI
+completes "DIR" swerve-claim list -o D
+completes "SELF-REPORTED SESSION" swerve-claim history -o S
+# list's -w takes its seconds only attached: the next word is an option
+completes "--watch" swerve-claim list -w --wa
+# What the tool itself says (this build's): its commands, each one's long
+# options, and the columns list and history have, are all offered.
+PATH=${SCL_HELPERS:?run through make check}/..:$PATH
+commands=$(swerve-claim --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//')
+check "the whole help lists commands" test -n "$commands"
+completes "$(printf '%s\n' $commands help --base --help --version | sort | tr '\n' ' ' | sed 's/ $//')" swerve-claim ""
+completes "$commands" swerve-claim help ""
+for cmd in $commands; do
+    completes "$(swerve-claim "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u | tr '\n' ' ' | sed 's/ $//')" \
+        swerve-claim "$cmd" --
+done
+for cmd in list history; do
+    for column in $(swerve-claim "$cmd" -o NOPE 2>&1 | sed -n 's/.*(columns: \([^)]*\)).*/\1/p' | tr ',' ' '); do
+        completes "$column" swerve-claim "$cmd" -o "$column"
+    done
+done
 # Claim names and members' pids, from the tool itself (this build's, on
 # PATH as the completion's words[0] names it), in the --base given.
-PATH=${SCL_HELPERS:?run through make check}/..:$PATH
 base=$(mktemp -d)
 swerve-claim --base "$base" run completed-name -- sleep 30 &
 runner=$!

@@ -81,6 +81,27 @@ shimmed_bg() { # BASE SECONDS COMMAND...
     bg=$!
     pids+=($bg)
 }
+# A process of the attacker's under the shim (python3 itself preloaded,
+# its own master) with BASE as SWERVE_TMPDIR, that holds the claims of the
+# Python list NAMES; its output goes to OUT.  Sets $held_by to its pid
+# once it holds them (at most 10 s), else to "".
+attacker_holds() { # BASE OUT NAMES
+    held_by=
+    as_user "$att" timeout -s KILL 60 env SWERVE_TMPDIR="$1" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+        PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 -c '
+import os, time, swerve_claim
+held = [swerve_claim.Claim(n) for n in '"$3"']
+assert all(c.acquire() for c in held)
+print("held", os.getpid(), flush=True)
+time.sleep(60)' >"$2" &
+    pids+=($!)
+    for _ in $(seq 200); do
+        grep -q '^held ' "$2" && break
+        sleep 0.05
+    done
+    held_by=$(sed -n 's/^held //p' "$2")
+    [ -z "$held_by" ] || pids+=($held_by)
+}
 wait_line() { # FILE LINE: waits (at most 20 s) until FILE has LINE
     for _ in $(seq 400); do
         grep -qxF -- "$2" "$1" 2>/dev/null && return 0
@@ -726,22 +747,9 @@ attack_19() {
     mkdir -p "$t"
     evil=$t/evil
     install -d -m 755 -o "$att" "$evil"
-    # (LD_PRELOAD on python itself, the server's master, which prints its pid.)
-    as_user "$att" timeout -s KILL 60 env SWERVE_TMPDIR="$evil" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
-        PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 -c '
-import os, time, swerve_claim
-held = swerve_claim.Claim(b"evil19")
-assert held.acquire()
-print("held", os.getpid(), flush=True)
-time.sleep(60)' >"$t/worker" &
-    pids+=($!)
-    for _ in $(seq 200); do
-        grep -q '^held ' "$t/worker" && break
-        sleep 0.05
-    done
-    worker=$(sed -n 's/^held //p' "$t/worker")
+    attacker_holds "$evil" "$t/worker" '[b"evil19"]'
+    worker=$held_by
     [ -n "$worker" ] || { fail "19: the attacker's process never held evil19"; return; }
-    pids+=($worker)
     "$tool" --base "$base" list -s "$worker" --raw --noheadings -o TYPE,NAME >"$t/list" 2>&1
     status=$?
     [ "$status" -eq 1 ] && grep -qF "not looking in $evil, where process $worker keeps claims" "$t/list" &&
@@ -769,21 +777,9 @@ attack_20() {
     local t=$top/a20 holder claims
     base=$(base_dir a20)
     mkdir -p "$t"
-    as_user "$att" timeout -s KILL 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
-        PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 -c '
-import os, time, swerve_claim
-held = [swerve_claim.Claim(n) for n in (b"caf\xe9", b"caf\\xe9", b"a%zz", b"\x1b[2J")]
-assert all(c.acquire() for c in held)
-print("held", os.getpid(), flush=True)
-time.sleep(60)' >"$t/holder" &
-    pids+=($!)
-    for _ in $(seq 200); do
-        grep -q '^held ' "$t/holder" && break
-        sleep 0.05
-    done
-    holder=$(sed -n 's/^held //p' "$t/holder")
+    attacker_holds "$base" "$t/holder" '(b"caf\xe9", b"caf\\xe9", b"a%zz", b"\x1b[2J")'
+    holder=$held_by
     [ -n "$holder" ] || { fail "20: the attacker's process never held its names"; return; }
-    pids+=($holder)
     claims=$(dirname "$(find "$base" -path "*/claims/.holder.$holder")")
     as_user "$att" ln "$claims/.holder.$holder" "$claims/a%zz" || { fail "20: no link planted"; return; }
     "$tool" --base "$base" metrics >"$t/prom" 2>"$t/err"

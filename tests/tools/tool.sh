@@ -30,8 +30,12 @@ wait_held() {
 }
 
 check "--help exits 0" status_is 0 sc --help
-# Each command's own help: its usage line and its options, nobody else's.
-for cmd in list history gc release run drain db metrics; do
+# Each command's own help: its usage line and its options, nobody else's
+# (every command the whole help lists, which completion.sh compares with
+# the completion's).
+commands=$(sc --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | tr '\n' ' ')
+check "the whole help lists the commands" test "$(wc -w <<<"$commands")" -ge 8
+for cmd in $commands; do
     check "$cmd --help prints $cmd's usage and exits 0" \
         bash -c "out=\$('$tool' $cmd --help) && grep -q '^Usage: swerve-claim \[--base DIR\] $cmd ' <<<\"\$out\""
     check "help $cmd prints the same" bash -c "out=\$('$tool' help $cmd) && [ \"\$out\" = \"\$('$tool' $cmd --help)\" ] && grep -q '^Usage' <<<\"\$out\""
@@ -43,6 +47,17 @@ check "help with no command is the whole help" bash -c "out=\$('$tool' help) && 
 check "help of an unknown command is a usage error (2)" status_is 2 sc help frobnicate
 check "run's command keeps its own --help" bash -c "[ \"\$('$tool' --base '$base' run helped -- printf '%s' --help)\" = --help ]"
 check "a usage error names the command's help" bash -c "'$tool' gc --frob 2>&1 | grep -q \"try 'swerve-claim gc --help'\""
+# Every usage error of every command, found by its own parsing or by the
+# parsing it shares (columns, pids, the store), says so: status 2 and
+# where that command's help is.
+usage_errors=("history a b" "history -o NOPE" "history -o ''" "list -o NAME,NOPE" "list -p x"
+    "drain -p x" "drain -p 1@elsewhere" "drain x" "metrics x" "run" "run name-only" "run -w x n -- true"
+    "run -E 256 n -- true" "release --force" "gc x" "db")
+for args in "${usage_errors[@]}"; do
+    cmd=${args%% *}
+    check "'$args' is a usage error (2) naming $cmd's help" \
+        bash -c "out=\$(eval \"'$tool' --base '$base' $args\" 2>&1); [ \$? -eq 2 ] && grep -q \"(try 'swerve-claim $cmd --help')\$\" <<<\"\$out\""
+done
 check "--version prints the version" bash -c "'$tool' --version | grep -q '^swerve-claim [0-9]'"
 check "an unknown command is a usage error (2)" status_is 2 sc frobnicate
 check "release without --force is a usage error (2)" status_is 2 sc release x
