@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,17 +228,29 @@ int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg)
 
 int scl_file_allocate(int fd, off_t size)
 {
-    char *zeroes;
+    /* Up to 16 pages a call: a wake file in one, a history in five. */
+    struct iovec pages[16];
+    const off_t most = (off_t)(sizeof pages / sizeof pages[0]) * SCL_SCRATCH_SIZE;
+    char *zeroes = scl_scratch_take();
     int r = 0;
 
-    if (fallocate(fd, 0, 0, size) == 0)
-        return 0;
-    if (errno != EOPNOTSUPP || (zeroes = scl_scratch_take()) == NULL)
+    if (zeroes == NULL)
         return -1;
     memset(zeroes, 0, SCL_SCRATCH_SIZE);
-    for (off_t at = 0; r == 0 && at < size; at += SCL_SCRATCH_SIZE) {
-        size_t n = size - at < SCL_SCRATCH_SIZE ? (size_t)(size - at) : SCL_SCRATCH_SIZE;
-        r = pwrite(fd, zeroes, n, at) == (ssize_t)n ? 0 : -1;
+    for (off_t at = 0; r == 0 && at < size;) {
+        off_t chunk = size - at < most ? size - at : most;
+        int n = 0;
+        ssize_t done;
+        for (off_t put = 0; put < chunk; put += (off_t)pages[n++].iov_len)
+            pages[n] =
+                (struct iovec){ zeroes, chunk - put < SCL_SCRATCH_SIZE ? (size_t)(chunk - put) : SCL_SCRATCH_SIZE };
+        done = pwritev(fd, pages, n, at);
+        if (done > 0)
+            at += done; /* what a short write left is written next, or fails */
+        else if (done == 0)
+            errno = ENOSPC, r = -1;
+        else if (errno != EINTR)
+            r = -1;
     }
     scl_scratch_give(zeroes);
     return r;

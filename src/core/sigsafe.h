@@ -84,11 +84,15 @@ int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);
 
-/* Allocates every block of the first SIZE bytes of the file open as FD
- * (its size at least SIZE): 0, or -1 with errno (ENOSPC).  For a file the
- * library maps: a store through a mapping into a hole that a full
- * filesystem cannot fill is a SIGBUS, in the host.  Zeroes are written
- * where fallocate() is not to be had (a scratch page at a time). */
+/* Writes zeroes over the first SIZE bytes of the file open as FD, so that
+ * each of its pages has its room: 0, or -1 with errno (ENOSPC).  For a
+ * file the library maps: a store through a mapping into a hole that a
+ * full filesystem cannot fill is a SIGBUS, in the host.  Written, not
+ * fallocate()d: ext4 then only reserves the room until writeback, and a
+ * short-lived file's unlink frees the reservation, where an allocated
+ * block is discarded on a filesystem mounted with discard (a master's
+ * reap of a worker, whose page of times goes, took twice as long).  A
+ * scratch page, written several times in each call. */
 int scl_file_allocate(int fd, off_t size);
 
 #endif
