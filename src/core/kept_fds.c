@@ -25,8 +25,7 @@ struct checks {
 SCL_HOT static atomic_int watched;
 /* The number each slot keeps, watched from before its check began. */
 SCL_HOT static atomic_int number[SCL_KEPT_FDS] = { -1, -1 };
-/* The lowest number ever kept: a host closes lower ones all day. */
-SCL_HOT static atomic_int lowest = INT_MAX;
+SCL_HOT atomic_int scl_kept_fds_lowest = INT_MAX;
 /* A MADV_WIPEONFORK page (scl_kept_fds_prepare()); NULL: none yet. */
 SCL_HOT static _Atomic(struct checks *) checks;
 
@@ -64,8 +63,8 @@ unsigned scl_kept_fd_check_begins(enum scl_kept_fd slot, int fd)
     /* The number and the running check first: a touch after this either
      * comes after the ticket is read below (and voids it) or before the
      * check looks (which then finds the host's file, or none). */
-    if (fd >= 0 && fd < atomic_load(&lowest)) /* -1 (none yet) would silence every touch */
-        atomic_store(&lowest, fd);
+    if (fd >= 0 && fd < atomic_load(&scl_kept_fds_lowest)) /* -1 (none yet) would silence every touch */
+        atomic_store(&scl_kept_fds_lowest, fd);
     if (atomic_load(&number[slot]) != fd)
         atomic_store(&number[slot], fd);
     atomic_fetch_add(&c->running[slot], 1);
@@ -114,13 +113,13 @@ static int within(int fd, unsigned lo, unsigned hi)
     return fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi;
 }
 
-void scl_kept_fds_touched(unsigned lo, unsigned hi)
+void scl_kept_fds_touched_any(unsigned lo, unsigned hi)
 {
     struct checks *c;
 
     /* Only what stands, or is being checked, needs voiding: a forked
      * child, whose page is blank, writes nothing. */
-    if (hi < (unsigned)atomic_load(&lowest) || (c = atomic_load(&checks)) == NULL)
+    if ((c = atomic_load(&checks)) == NULL)
         return;
     for (int i = 0; i < SCL_KEPT_FDS; i++) {
         /* Running first: a check that ended before this load stored its

@@ -23,6 +23,8 @@
 #ifndef SCL_KEPT_FDS_H
 #define SCL_KEPT_FDS_H
 
+#include <stdatomic.h>
+
 enum scl_kept_fd { SCL_KEPT_CLAIMS, SCL_KEPT_TOP, SCL_KEPT_FDS };
 
 /* The hooks are in place: checks may stand from now on (the preload's
@@ -50,7 +52,18 @@ void scl_kept_fd_check_ends(enum scl_kept_fd slot, int fd, unsigned ticket, int 
  * touched its number since, else -1. */
 int scl_kept_fd_trusted(enum scl_kept_fd slot);
 
-/* The host closed or replaced (or tried to) every number from LO to HI. */
-void scl_kept_fds_touched(unsigned lo, unsigned hi);
+/* The lowest number ever kept (INT_MAX: none), which the close hooks
+ * compare inline: a host closes lower ones all day. */
+extern atomic_int scl_kept_fds_lowest;
+
+void scl_kept_fds_touched_any(unsigned lo, unsigned hi);
+
+/* The host closed or replaced (or tried to) every number from LO to HI:
+ * below every kept number, a compare and no call. */
+static inline void scl_kept_fds_touched(unsigned lo, unsigned hi)
+{
+    if (hi >= (unsigned)atomic_load_explicit(&scl_kept_fds_lowest, memory_order_relaxed))
+        scl_kept_fds_touched_any(lo, hi);
+}
 
 #endif
