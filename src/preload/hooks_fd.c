@@ -5,8 +5,9 @@
  * again only when the host may have taken one (kept_fds.h), instead of
  * before every claim, and follows the listening sockets the process
  * inherited (listeners.h: closing them all is being drained).  The host's
- * hot path: a compare per kept descriptor and one against the highest
- * listener, no system call; errno and the result as libc gave them.
+ * hot path: a compare with the lowest kept descriptor and one with the
+ * highest listener, inline, no system call; errno and the result as libc
+ * gave them.
  * Apache and php-fpm close in signal handlers: async-signal-safe.
  */
 #include "config.h"
