@@ -29,9 +29,20 @@
  *                         (close, close_range, closefrom, dup2, dup3,
  *                         shutdown; dup2-copy, dup-copy, fcntl-copy,
  *                         raw-copy: a copy it made of one is the last;
- *                         own-listener: one of its own stays): it
- *                         drains once the last is closed, its sibling and
- *                         the master (which closes its own) do not
+ *                         own-listener: one of its own stays;
+ *                         close-after-vfork: a vfork child of the worker
+ *                         closed every descriptor first): it drains once
+ *                         the last is closed, its sibling and the master
+ *                         (which closes its own) do not; high-copy: its
+ *                         copy is at a number no note is kept for, so it
+ *                         never drains by its listeners
+ *   drain-close-all LOWFD a worker closes everything by closefrom(LOWFD):
+ *                         it drains (glibc closes from 0 for a LOWFD below)
+ *   drain-unseen-close    a worker closes the listener it inherited at the
+ *                         lowest number by a raw system call, then claims:
+ *                         the claim is had within 10 s (the library's own
+ *                         descriptor lands at that number), and it does not
+ *                         drain (no hook saw the close)
  */
 #define _GNU_SOURCE 1
 #include <swerve/claim-loader.h>
@@ -49,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -60,8 +72,10 @@ static struct swerve_claim_api api;
  * listener, /dev/null, and how its workers close the listeners. */
 static int listeners[2] = { -1, -1 }, not_listening = -1, devnull = -1;
 static const char *closing;
-/* Where dup2-copy puts its copy of the first listener; the copy. */
-#define COPY_FD 900
+/* Where dup2-copy puts its copy of the first listener, where high-copy
+ * puts it (past listeners.h's SCL_LISTENER_FDS); the copy. */
+#define COPY_FD      900
+#define HIGH_COPY_FD 1100
 static int copy = -1;
 
 /* The master's end and the worker's end of a worker's two pipes; EXECS:
@@ -78,22 +92,31 @@ static void link_open(struct link *l)
     REQUIRE(pipe(l->ask) == 0 && pipe(l->answer) == 0);
 }
 
-/* Reads one byte from FD within 10 s, through EINTR: the byte. */
-static char read_byte(int fd)
+/* Reads one byte from FD into *C within SECONDS, through EINTR: 0, or -1
+ * when none came. */
+static int read_byte_within(int fd, double seconds, char *c)
 {
     struct pollfd p = { .fd = fd, .events = POLLIN };
-    char c;
 
-    for (double deadline = now_s() + 10; now_s() < deadline;) {
+    for (double deadline = now_s() + seconds; now_s() < deadline;) {
         ssize_t n;
         if (poll(&p, 1, 100) <= 0)
             continue;
-        n = read(fd, &c, 1);
+        n = read(fd, c, 1);
         if (n == 1)
-            return c;
+            return 0;
         REQUIRE(n < 0 && errno == EINTR);
     }
-    REQUIRE(!"an answer within 10 s");
+    return -1;
+}
+
+/* Reads one byte from FD within 10 s: the byte. */
+static char read_byte(int fd)
+{
+    char c;
+
+    REQUIRE(read_byte_within(fd, 10, &c) == 0);
+    return c;
 }
 
 static void write_byte(int fd, char c)
@@ -121,6 +144,21 @@ static void survive_signals(void)
 }
 
 __attribute__((noreturn)) static void run_worker(struct link *self, struct link *child);
+
+/* As CPython's subprocess does (close_fds, on glibc 2.34 and later): a
+ * vfork child, which shares this process's memory, closes every
+ * descriptor but stdio through close_range() before it would exec. */
+static void close_all_in_vfork_child(void)
+{
+    int status;
+    pid_t pid = vfork();
+
+    if (pid == 0) {
+        (void)close_range(3, ~0U, 0);
+        _exit(0);
+    }
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
 
 /* Forks a worker on link L (in a process group of its own when
  * OWN_GROUP), whose command 'f' forks one on CHILD. */
@@ -165,7 +203,7 @@ static void close_listener(int first)
     int fd = listeners[first ? 0 : 1];
 
     if (strcmp(closing, "close") == 0 || (strcmp(closing, "closefrom") == 0 && first) ||
-        strcmp(closing, "own-listener") == 0) {
+        strcmp(closing, "own-listener") == 0 || strcmp(closing, "close-after-vfork") == 0) {
         REQUIRE(close(fd) == 0);
     } else if (strcmp(closing, "close_range") == 0) {
         REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
@@ -187,6 +225,8 @@ static void close_listener(int first)
             copy = fcntl(listeners[0], F_DUPFD_CLOEXEC, 100);
         else if (strcmp(closing, "raw-copy") == 0) /* no hook sees it */
             copy = (int)syscall(SYS_dup, listeners[0]);
+        else if (strcmp(closing, "high-copy") == 0)
+            copy = fcntl(listeners[0], F_DUPFD_CLOEXEC, HIGH_COPY_FD);
         REQUIRE(copy >= 0);
         REQUIRE(close(listeners[0]) == 0 && close(listeners[1]) == 0);
     } else if (strstr(closing, "-copy") != NULL) {
@@ -200,9 +240,10 @@ static void close_listener(int first)
  * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
  * sends that child SIGTERM ('t'), 'a' and 'b' it closes the first and the
  * second listener (then as 'd'), 'n' it closes the socket that is none,
- * 'l' it listens on one of its own, 'c' it takes a claim, 'q' it ends
- * (once that child has), 'k' it ends at once, leaving its child an
- * orphan. */
+ * 'l' it listens on one of its own, 'c' it takes a claim, 'u' it closes
+ * the first listener by a raw system call, 'v' a vfork child of it closes
+ * every descriptor, then ends, 'q' it ends (once that
+ * child has), 'k' it ends at once, leaving its child an orphan. */
 static void run_worker(struct link *self, struct link *child)
 {
     survive_signals();
@@ -229,6 +270,10 @@ static void run_worker(struct link *self, struct link *child)
             REQUIRE(close(not_listening) == 0);
         } else if (c == 'l') {
             (void)tcp_socket(1); /* kept open, listening, to the end */
+        } else if (c == 'u') {
+            REQUIRE(syscall(SYS_close, listeners[0]) == 0);
+        } else if (c == 'v') {
+            close_all_in_vfork_child();
         } else if (c == 'a' || c == 'b') {
             int d;
             close_listener(c == 'a');
@@ -512,9 +557,18 @@ static int drain_noted(char **argv)
 static int drain_listeners(char **argv)
 {
     struct link closer, sibling;
+    char last; /* what the worker says once it closed the last */
 
     closing = argv[0];
     REQUIRE(closing != NULL);
+    last = strcmp(closing, "high-copy") == 0 ? '0' : '1';
+    if (last == '0') {
+        struct rlimit nofile;
+        REQUIRE(getrlimit(RLIMIT_NOFILE, &nofile) == 0);
+        REQUIRE(nofile.rlim_max > HIGH_COPY_FD); /* this scenario's one need */
+        nofile.rlim_cur = nofile.rlim_max;
+        REQUIRE(setrlimit(RLIMIT_NOFILE, &nofile) == 0);
+    }
     link_open(&closer);
     link_open(&sibling);
     REQUIRE((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0);
@@ -525,16 +579,72 @@ static int drain_listeners(char **argv)
     start_worker(&sibling, 0, NULL);
     if (strcmp(closing, "own-listener") == 0)
         REQUIRE(ask(&closer, 'l') == 'l');
+    if (strcmp(closing, "close-after-vfork") == 0)
+        REQUIRE(ask(&closer, 'v') == 'v');
     REQUIRE(ask(&closer, 'n') == 'n');
     REQUIRE(!draining(&closer));
     REQUIRE(ask(&closer, 'a') == '0');
-    REQUIRE(ask(&closer, 'b') == '1');
-    REQUIRE(draining(&closer));
+    REQUIRE(ask(&closer, 'b') == last);
+    REQUIRE(draining(&closer) == (last == '1'));
     REQUIRE(!draining(&sibling));
     REQUIRE(close(listeners[0]) == 0 && close(listeners[1]) == 0);
     REQUIRE(api.draining() == 0);
     stop_worker(&closer, 0);
     stop_worker(&sibling, 0);
+    return 0;
+}
+
+/* A worker that closes every descriptor by closefrom(LOWFD) (argv[0]),
+ * its listeners among them, drains; it says so by its exit status, having
+ * no pipe left. */
+static int drain_close_all(char **argv)
+{
+    int lowfd, status;
+    pid_t pid;
+
+    REQUIRE(argv[0] != NULL);
+    lowfd = atoi(argv[0]);
+    listeners[0] = tcp_socket(1);
+    REQUIRE((pid = fork()) >= 0);
+    if (pid == 0) {
+        closefrom(lowfd);
+        _exit(api.draining() == 1 ? 0 : 3);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "closefrom(%d) closed the worker's listener, and draining() did not say 1\n", lowfd);
+        return 1;
+    }
+    REQUIRE(api.draining() == 0);
+    return 0;
+}
+
+/* The worker closes the listener it inherited at the lowest number by a
+ * raw system call, which no hook sees, then takes a claim: the library's
+ * own descriptors land at that number, and are closed through the hook.
+ * The claim is had within 10 s (on failure the worker is killed: a worker
+ * stuck in the library has all signals blocked), and the worker does not
+ * drain. */
+static int drain_unseen_close(char **argv)
+{
+    struct link w;
+    char answer;
+
+    (void)argv;
+    listeners[0] = tcp_socket(1); /* before the pipes: the lowest number */
+    link_open(&w);
+    start_worker(&w, 0, NULL);
+    REQUIRE(ask(&w, 'u') == 'u');
+    write_byte(w.ask[1], 'c');
+    if (read_byte_within(w.answer[0], 10, &answer) != 0) {
+        fprintf(stderr, "the worker did not take a claim within 10 s after a listener was closed unseen\n");
+        (void)kill(w.pid, SIGKILL);
+        (void)waitpid(w.pid, NULL, 0);
+        return 1;
+    }
+    REQUIRE(answer == 'c');
+    REQUIRE(!draining(&w));
+    stop_worker(&w, 0);
     return 0;
 }
 
@@ -586,8 +696,11 @@ int main(int argc, char **argv)
         { SCN_DRAIN_ORPHAN, drain_orphan },             /* fork|exec */
         { SCN_DRAIN_ORPHAN_IMAGE, drain_orphan_image }, /* run by drain-orphan exec */
         { SCN_DRAIN_NOTED, drain_noted },
-        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|dup-copy|fcntl-copy|raw-copy|own-listener */
+        /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|dup-copy|fcntl-copy|raw-copy|own-listener|
+         * close-after-vfork|high-copy */
         { SCN_DRAIN_LISTENERS, drain_listeners },
+        { SCN_DRAIN_CLOSE_ALL, drain_close_all }, /* -1|0 */
+        { SCN_DRAIN_UNSEEN_CLOSE, drain_unseen_close },
     };
 
     if (!swerve_claim_load(&api) || api.draining == NULL) {

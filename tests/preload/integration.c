@@ -534,13 +534,31 @@ START_TEST(test_drain_signal_set_refused)
 END_TEST
 
 /* Every way a worker closes the listeners it inherited. */
-static const char *const listener_closers[] = { "close",      "close_range", "closefrom",   "dup2",
-                                                "dup3",       "shutdown",    "dup2-copy",   "dup-copy",
-                                                "fcntl-copy", "raw-copy",    "own-listener" };
+static const char *const listener_closers[] = { "close",      "close_range", "closefrom",    "dup2",
+                                                "dup3",       "shutdown",    "dup2-copy",    "dup-copy",
+                                                "fcntl-copy", "raw-copy",    "own-listener", "close-after-vfork",
+                                                "high-copy" };
 
 START_TEST(test_drain_listeners)
 {
     DRAIN_SCENARIO(SCN_DRAIN_LISTENERS, listener_closers[_i]);
+}
+END_TEST
+
+/* closefrom() below 0 closes from 0 (glibc): the listeners too. */
+static const char *const close_all_from[] = { "0", "-1" };
+
+START_TEST(test_drain_close_all)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_CLOSE_ALL, close_all_from[_i]);
+}
+END_TEST
+
+/* A listener closed where no hook sees it, and its number taken by the
+ * library's own descriptors as the worker claims. */
+START_TEST(test_drain_unseen_close)
+{
+    DRAIN_SCENARIO(SCN_DRAIN_UNSEEN_CLOSE);
 }
 END_TEST
 
@@ -850,6 +868,8 @@ static Suite *suite(void)
     tcase_add_loop_test(drain, test_drain_reused_pid, 0, sizeof drain_reapers / sizeof drain_reapers[0]);
     tcase_add_loop_test(drain, test_drain_orphan, 0, sizeof orphans / sizeof orphans[0]);
     tcase_add_loop_test(drain, test_drain_listeners, 0, sizeof listener_closers / sizeof listener_closers[0]);
+    tcase_add_loop_test(drain, test_drain_close_all, 0, sizeof close_all_from / sizeof close_all_from[0]);
+    tcase_add_test(drain, test_drain_unseen_close);
     suite_add_tcase(s, drain);
 
     tcase_add_checked_fixture(excl, testdir_setup, testdir_teardown);

@@ -62,6 +62,8 @@
 #define SCN_DRAIN_ORPHAN       "drain-orphan"
 #define SCN_DRAIN_ORPHAN_IMAGE "drain-orphan-image"
 #define SCN_DRAIN_NOTED        "drain-noted"
+#define SCN_DRAIN_CLOSE_ALL    "drain-close-all"
+#define SCN_DRAIN_UNSEEN_CLOSE "drain-unseen-close"
 
 /* A helper's table: each scenario by name, run with the arguments after
  * its name: 0 (then "ok NAME" is printed), or its exit status. */
