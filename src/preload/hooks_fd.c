@@ -56,22 +56,21 @@ SCL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 SCL_EXPORT void closefrom(int lowfd)
 {
     void (*real)(int) = scl_real()->closefrom;
+    unsigned from = lowfd > 0 ? (unsigned)lowfd : 0; /* glibc closes from 0 for a number below it */
 
     if (real != NULL) {
         real(lowfd);
-    } else if (lowfd >= 0 && syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) != 0) {
+    } else if (syscall(SYS_close_range, from, ~0U, 0) != 0) {
         /* A libc and a kernel older than closefrom and close_range: what
          * the program defined closefrom for is closing them all. */
         int saved = errno;
         long max = sysconf(_SC_OPEN_MAX);
-        for (long fd = lowfd; fd < max; fd++)
+        for (long fd = from; fd < max; fd++)
             (void)syscall(SYS_close, fd);
         errno = saved;
     }
-    if (lowfd >= 0) {
-        scl_kept_fds_touched((unsigned)lowfd, UINT_MAX);
-        scl_listeners_closed((unsigned)lowfd, UINT_MAX);
-    }
+    scl_kept_fds_touched(from, UINT_MAX);
+    scl_listeners_closed(from, UINT_MAX);
 }
 
 /* After dup2 or dup3 made NEWFD a copy of OLDFD: what was at NEWFD is
