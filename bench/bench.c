@@ -20,7 +20,8 @@
  *      sleeps in 20 ms steps (the floor the seed's 20 ms retries set);
  *   4. reaping a dead worker: one that held nothing, one that held one
  *      claim, and one that held one claim while 100,000 others are held;
- *   5. fork()+_exit()+waitpid(), fork+exec of /bin/true, a loop of
+ *   5. fork()+_exit()+waitpid() (and again in a process that listens:
+ *      its child makes the listener notes its own), fork+exec of /bin/true, a loop of
  *      dup()+close() (the close hooked), the same loop in a process that
  *      listens on a socket at a higher number than those it closes (each
  *      close then tests a bit), a loop of kill(child, 0) probes and one of drain signals
@@ -720,10 +721,10 @@ static double shell_once(void)
  * has its directory open, as in a worker (or a master) that claims. */
 static int loop_worker(const char *what)
 {
-    int listens = strcmp(what, "--listener-close-worker") == 0;
-    int closes = strcmp(what, "--close-worker") == 0 || listens, exec_child = strcmp(what, "--exec-worker") == 0,
-        shell = strcmp(what, "--shell-worker") == 0, probes = strcmp(what, "--kill-worker") == 0,
-        terms = strcmp(what, "--term-worker") == 0;
+    int listens = strcmp(what, "--listener-close-worker") == 0 || strcmp(what, "--listener-fork-worker") == 0;
+    int closes = strcmp(what, "--close-worker") == 0 || strcmp(what, "--listener-close-worker") == 0,
+        exec_child = strcmp(what, "--exec-worker") == 0, shell = strcmp(what, "--shell-worker") == 0,
+        probes = strcmp(what, "--kill-worker") == 0, terms = strcmp(what, "--term-worker") == 0;
     pid_t child = probes || terms ? ignoring_child() : 0;
     char go;
 
@@ -885,6 +886,8 @@ static int run_preloaded(char **argv)
         return 1;
     printf("5. the hooks on the host's hot paths: a worker per side, without, empty preload and shim\n");
     compare_loop("/proc/self/exe", "fork+_exit+waitpid", "--fork-worker", FORK_STEPS, 1.10, preload, empty_preload);
+    compare_loop("/proc/self/exe", "fork+_exit+waitpid, a listener open", "--listener-fork-worker", FORK_STEPS, 1.10,
+                 preload, empty_preload);
     compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-worker", EXEC_STEPS, 1.10, preload, empty_preload);
     compare_loop("/proc/self/exe", "1000 x dup+close", "--close-worker", CLOSE_STEPS, 1.02, preload, empty_preload);
     compare_loop("/proc/self/exe", "1000 x dup+close, a listener at fd 900", "--listener-close-worker", CLOSE_STEPS,
@@ -907,7 +910,7 @@ int main(int argc, char **argv)
     if (argc == 2 && (strcmp(argv[1], "--fork-worker") == 0 || strcmp(argv[1], "--exec-worker") == 0 ||
                       strcmp(argv[1], "--close-worker") == 0 || strcmp(argv[1], "--shell-worker") == 0 ||
                       strcmp(argv[1], "--listener-close-worker") == 0 || strcmp(argv[1], "--kill-worker") == 0 ||
-                      strcmp(argv[1], "--term-worker") == 0))
+                      strcmp(argv[1], "--term-worker") == 0 || strcmp(argv[1], "--listener-fork-worker") == 0))
         return loop_worker(argv[1]);
     if (getenv("SCL_BENCH_CHILD") == NULL)
         return run_preloaded(argv);

@@ -181,13 +181,17 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *     SWERVE_CLAIM_DRAIN_SIGNALS, by default SIGHUP, SIGINT, SIGQUIT and
  *     SIGTERM (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP; a probe with
  *     signal 0 is none).  A child of a process that forked it after an
- *     exec, or that it reaps unseen and whose pid comes back, is never
- *     taken for it;
+ *     exec is never taken for it; one that takes the pid of a child
+ *     reaped unseen (SIGCHLD ignored) is not, once its master's fork()
+ *     has returned;
  *   - it closed every listening socket it inherited from its master, with
  *     close(), close_range(), closefrom(), dup2() or dup3() over it, or
  *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
  *     a copy of one (php-fpm's children copy theirs) counts as one, and a
- *     socket it listens on itself does not;
+ *     socket it listens on itself does not.  A listener at descriptor 1024
+ *     or above is not followed (a copy open there keeps this reason from
+ *     saying 1), nor are those of a process forked by _Fork() or a raw
+ *     clone(); a vfork() child changes nothing of its parent's;
  *   - its master has ended: the process that forked it is no longer its
  *     parent (for a program exec'd, the process it started under; a
  *     daemon's master whose launcher has exited says 1 too);

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include "bound.h"
-#include "fork_page.h"
 #include "hot.h"
 #include "listeners.h"
 #include "own_stack.h"
@@ -10,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -19,20 +19,37 @@
 
 #define WORDS (SCL_LISTENER_FDS / 64)
 
-/* What process OWNER knows of listeners: a process that finds another pid
- * there has them as its parent had them when it forked it. */
+/* What this process knows of listeners.  SOCKET only grows (listen() adds
+ * to it), so what a process inherited is the start of it: ADOPTED holds
+ * the process whose notes these are (high half) and how many of SOCKET it
+ * inherited (low half), in one word, so that no lock is needed to take
+ * them (the close hooks may run under the library's lock: its own
+ * descriptors are closed through them). */
 static struct {
-    _Atomic pid_t owner;
-    _Atomic uint64_t at[WORDS];             /* a bit per number that holds a listener */
-    _Atomic ino_t socket[SCL_LISTENERS];    /* every listener's inode, this process's and its ancestors' */
-    atomic_int nsockets;                    /* how many; past SCL_LISTENERS, -1: too many to tell */
-    _Atomic ino_t inherited[SCL_LISTENERS]; /* those the owner inherited */
-    atomic_int ninherited;
-    _Atomic pid_t closed_all; /* the owner, once it closed the last it inherited */
+    _Atomic uint64_t adopted;
+    _Atomic ino_t socket[SCL_LISTENERS]; /* every listener's inode, this process's and its ancestors' */
+    atomic_int nsockets;                 /* how many; past SCL_LISTENERS, -1: too many to tell */
+    _Atomic pid_t closed_all;            /* this process, once it closed the last it inherited */
 } known;
 
+static uint64_t adoption(pid_t self, int inherited)
+{
+    return (uint64_t)(uint32_t)self << 32 | (uint32_t)inherited;
+}
+
+static pid_t adopter(uint64_t adopted)
+{
+    return (pid_t)(uint32_t)(adopted >> 32);
+}
+
+/* How many of SOCKET the adopter inherited; -1 when they were too many. */
+static int inherited_count(void)
+{
+    return (int)(uint32_t)atomic_load(&known.adopted);
+}
+
 SCL_HOT atomic_int scl_listeners_highest = -1;
-/* Known to the owner too: a bit per number that holds a listener. */
+/* A bit per number that holds a listener, as the adopter knows them. */
 _Atomic uint64_t scl_listeners_at[WORDS];
 
 static uint64_t bit_of(int fd)
@@ -49,23 +66,24 @@ static void note_at(int fd)
         ;
 }
 
-/* Makes the notes this process SELF's: what it inherited is counted as
- * such.  Once per process (a forked child's first write to these pages is
- * here), under scl_lock(), which blocks signals: a handler that closes
- * cannot interrupt it on this thread. */
-static void adopt(pid_t self)
+/* Whether the notes are this process SELF's: they are once it has made
+ * them so at fork (scl_listeners_child_forked()), or, when nobody
+ * had any (a process that starts its image), at its first listen().  Any
+ * other process on these pages shares its parent's memory (a vfork child,
+ * CPython's subprocess closing descriptors before its exec) or was forked
+ * with no fork handler (_Fork, a raw clone): it leaves them alone. */
+static int adopted_by(pid_t self)
 {
-    if (atomic_load(&known.owner) == self)
-        return;
-    scl_lock();
-    if (atomic_load(&known.owner) != self) {
-        int n = atomic_load(&known.nsockets);
-        for (int i = 0; i < n; i++)
-            atomic_store(&known.inherited[i], atomic_load(&known.socket[i]));
-        atomic_store(&known.ninherited, n);
-        atomic_store(&known.owner, self);
-    }
-    scl_unlock();
+    uint64_t none = 0;
+
+    return adopter(atomic_load(&known.adopted)) == self ||
+           atomic_compare_exchange_strong(&known.adopted, &none, adoption(self, 0)) || adopter(none) == self;
+}
+
+void scl_listeners_child_forked(pid_t self)
+{
+    if (atomic_load_explicit(&scl_listeners_highest, memory_order_relaxed) >= 0)
+        atomic_store(&known.adopted, adoption(self, atomic_load(&known.nsockets)));
 }
 
 void scl_listeners_listening(int fd)
@@ -74,14 +92,16 @@ void scl_listeners_listening(int fd)
     struct stat st;
 
     /* Bound at load, as the close path's calls: nothing binds lazily. */
-    if (fd < 0 || fd >= SCL_LISTENER_FDS || scl_bound.syscall(SYS_fstat, fd, &st) != 0)
+    if (fd < 0 || fd >= SCL_LISTENER_FDS || scl_bound.syscall(SYS_fstat, fd, &st) != 0 || !adopted_by(getpid()))
         goto out;
-    adopt(getpid());
     n = atomic_load(&known.nsockets);
     for (int i = 0; i < n; i++)
         if (atomic_load(&known.socket[i]) == st.st_ino)
             goto at; /* listen() again, to change its backlog */
-    if (n >= 0 && n < SCL_LISTENERS && atomic_compare_exchange_strong(&known.nsockets, &n, n + 1))
+    /* Another thread's listen() may take slot N first: then the next. */
+    while (n >= 0 && n < SCL_LISTENERS && !atomic_compare_exchange_weak(&known.nsockets, &n, n + 1))
+        ;
+    if (n >= 0 && n < SCL_LISTENERS)
         atomic_store(&known.socket[n], st.st_ino);
     else
         atomic_store(&known.nsockets, -1); /* too many: nobody is ever taken for drained by them */
@@ -94,27 +114,31 @@ out:
 /* 1 when FD is a socket that still accepts and that process inherited. */
 static int inherited_listener(int fd)
 {
-    int n = atomic_load(&known.ninherited), accepts = 0;
+    int n = inherited_count(), accepts = 0;
     socklen_t len = sizeof accepts;
     struct stat st;
 
     if (scl_bound.syscall(SYS_fstat, fd, &st) != 0 || !S_ISSOCK(st.st_mode))
         return 0;
     for (int i = 0; i < n; i++)
-        if (atomic_load(&known.inherited[i]) == st.st_ino)
+        if (atomic_load(&known.socket[i]) == st.st_ino)
             return scl_bound.syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_ACCEPTCONN, &accepts, &len) == 0 && accepts;
     return 0;
 }
 
 /* One open descriptor, as /proc/self/fd names it: noted when it is an
- * inherited listener (a copy); *ARG counts them. */
+ * inherited listener (a copy); *ARG counts them.  A copy at a number no
+ * bit is kept for counts as open, and its closing is never seen: such a
+ * process is never taken for drained by its listeners, rather than taken
+ * for drained while it accepts. */
 static int look_at(const struct dirent64 *d, void *arg)
 {
     const char *name = d->d_name;
     unsigned long long fd;
 
-    if (scl_parse_ull(&name, &fd) == 0 && *name == '\0' && fd < SCL_LISTENER_FDS && inherited_listener((int)fd)) {
-        note_at((int)fd);
+    if (scl_parse_ull(&name, &fd) == 0 && *name == '\0' && fd <= INT_MAX && inherited_listener((int)fd)) {
+        if (fd < SCL_LISTENER_FDS)
+            note_at((int)fd);
         ++*(int *)arg;
     }
     return 0;
@@ -144,10 +168,10 @@ static void ended(int fd)
     pid_t self = getpid();
     int open = 0;
 
-    adopt(self);
+    if (adopter(atomic_load(&known.adopted)) != self)
+        return;
     atomic_fetch_and(&scl_listeners_at[fd / 64], ~bit_of(fd));
-    if (atomic_load(&known.ninherited) <= 0 || atomic_load(&known.nsockets) < 0 ||
-        atomic_load(&known.closed_all) == self)
+    if (inherited_count() <= 0 || atomic_load(&known.nsockets) < 0 || atomic_load(&known.closed_all) == self)
         return;
     scl_on_own_stack(look_for_listeners, &open);
     if (open == 0)

@@ -8,8 +8,12 @@
  * A socket is a listener once listen() succeeded on it; the process
  * notes its inode, and the number it is at.  A child inherits its
  * parent's notes as they were when it was forked (plain memory, copied by
- * fork); the first event that touches them makes them its own, and the
- * listeners it inherited are then those it has not listened on itself.
+ * fork), and the child's side of a fork makes them its own when there are
+ * any (one store: a server's worker copies that page, a shell's child
+ * writes nothing); the listeners it inherited are those it has not
+ * listened on itself.  A process that shares its parent's memory (a vfork
+ * child: CPython's subprocess closes descriptors in one) or was forked
+ * without the fork handlers (_Fork, a raw clone) leaves the notes alone.
  * When a number that held a listener is closed (close(), close_range(),
  * closefrom(), dup2() or dup3() over it, shutdown() of its reading side),
  * the process looks at what it still has open (/proc/self/fd, or the
@@ -19,13 +23,16 @@
  * its number, and when none is left, the process has closed them all.
  *
  * The close hooks report every call; one on a number above the highest
- * noted costs a compare, one below it a bit test, and nothing is written
- * in a forked child until it closes a listener.  Not seen: a listener at
- * a number from SCL_LISTENER_FDS on (nor its closing), sockets that came
- * through an exec (nginx's binary upgrade, php-fpm's reload), more than
- * SCL_LISTENERS listeners (then nobody is ever taken for drained so), a
- * closing no hook sees (a raw system call, fclose() of a stream over one).
- * Async-signal-safe (the look runs on the own stack); errno kept.
+ * noted costs a compare, one below it a bit test.  No lock is taken: the
+ * library closes its own descriptors through these hooks, under its lock.
+ * Not seen: a listener at a number from SCL_LISTENER_FDS on, nor its
+ * closing (a copy there keeps its process from being taken for drained),
+ * sockets that came through an exec (nginx's binary upgrade, php-fpm's
+ * reload), the listeners of a process forked without the fork handlers,
+ * more than SCL_LISTENERS listeners (then nobody is ever taken for
+ * drained so), a closing no hook sees (a raw system call, fclose() of a
+ * stream over one).  Async-signal-safe (the look runs on the own stack);
+ * errno kept.
  */
 #ifndef SCL_LISTENERS_H
 #define SCL_LISTENERS_H
@@ -39,6 +46,9 @@
 
 /* listen() succeeded on FD. */
 void scl_listeners_listening(int fd);
+
+/* The child's side of a fork, process SELF: the notes are its own. */
+void scl_listeners_child_forked(pid_t self);
 
 /* Read by the close hooks, inline: the highest number a listener was
  * ever noted at (or -1), and a bit per number that holds one. */

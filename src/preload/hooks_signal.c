@@ -44,7 +44,8 @@ SCL_EXPORT int killpg(pid_t pgrp, int sig)
 {
     int (*real)(pid_t, int) = scl_real()->killpg;
 
-    /* A negative group is EINVAL, so never a target taken for another. */
+    /* A negative group is EINVAL, so never a target taken for another;
+     * group 1 is kill(-1): glibc's killpg signals every process then. */
     return sent(real != NULL ? real(pgrp, sig) : scl_real_missing(), -pgrp, sig);
 }
 

@@ -7,6 +7,7 @@
 #include "lifecycle.h"
 #include "fork_page.h"
 #include "kept_fds.h"
+#include "listeners.h"
 #include "log.h"
 #include "real.h"
 #include "store.h"
@@ -39,6 +40,7 @@ static void before_fork(void)
 static void after_fork_in_child(void)
 {
     scl_lock_reset_in_child();
+    scl_listeners_child_forked(getpid());
     scl_store()->after_fork_in_child();
 }
 
