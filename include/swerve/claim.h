@@ -188,10 +188,11 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *     close(), close_range(), closefrom(), dup2() or dup3() over it, or
  *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
  *     a copy of one (php-fpm's children copy theirs) counts as one, and a
- *     socket it listens on itself does not.  A listener at descriptor 1024
- *     or above is not followed (a copy open there keeps this reason from
- *     saying 1), nor are those of a process forked by _Fork() or a raw
- *     clone(); a vfork() child changes nothing of its parent's;
+ *     socket it listens on itself does not.  The closing of a listener at
+ *     descriptor 1024 or above is not seen (one open there keeps this
+ *     reason from saying 1), nor are the listeners of a process forked by
+ *     _Fork() or a raw clone(); a vfork() child changes nothing of its
+ *     parent's;
  *   - its master has ended: the process that forked it is no longer its
  *     parent (for a program exec'd, the process it started under; a
  *     daemon's master whose launcher has exited says 1 too);

@@ -23,9 +23,10 @@
  * (children.h), which holds the pid of the child marked there.  A mark is
  * cleared when its child is reaped, and when a child of its pid is born
  * (its child was reaped unseen, its pid reused), as the parent's fork()
- * returns: so it passes to another process only in the moment between
- * that child's birth and then, and only after a reap no hook saw (SIGCHLD
- * ignored, a raw wait4).  A child looks for its pid in the page of the process
+ * returns: so it passes to another process only after a reap no hook saw
+ * (SIGCHLD ignored, a raw wait4), to a child of its pid between its birth
+ * and then, or for as long as the mark stays to one born of _Fork(),
+ * which no hook sees.  A child looks for its pid in the page of the process
  * that forked it; one that forks keeps a pointer to that page as it maps
  * its own.  Workers can write the page too: a worker can make a sibling
  * believe it drains (it could unlink its claims anyway), never make its

@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -82,7 +84,7 @@ static int adopted_by(pid_t self)
 
 void scl_listeners_child_forked(pid_t self)
 {
-    if (atomic_load_explicit(&scl_listeners_highest, memory_order_relaxed) >= 0)
+    if (atomic_load_explicit(&known.nsockets, memory_order_relaxed) != 0)
         atomic_store(&known.adopted, adoption(self, atomic_load(&known.nsockets)));
 }
 
@@ -92,7 +94,7 @@ void scl_listeners_listening(int fd)
     struct stat st;
 
     /* Bound at load, as the close path's calls: nothing binds lazily. */
-    if (fd < 0 || fd >= SCL_LISTENER_FDS || scl_bound.syscall(SYS_fstat, fd, &st) != 0 || !adopted_by(getpid()))
+    if (fd < 0 || scl_bound.syscall(SYS_fstat, fd, &st) != 0 || !adopted_by(getpid()))
         goto out;
     n = atomic_load(&known.nsockets);
     for (int i = 0; i < n; i++)
@@ -106,7 +108,10 @@ void scl_listeners_listening(int fd)
     else
         atomic_store(&known.nsockets, -1); /* too many: nobody is ever taken for drained by them */
 at:
-    note_at(fd);
+    /* One at a number no bit is kept for is known by its inode: its
+     * copies count as open (look_at), though its closing is not seen. */
+    if (fd < SCL_LISTENER_FDS)
+        note_at(fd);
 out:
     errno = saved;
 }
@@ -144,19 +149,50 @@ static int look_at(const struct dirent64 *d, void *arg)
     return 0;
 }
 
+/* Without /proc: whether an inherited listener is open at a number no bit
+ * is kept for, up to the descriptor limit (at most the kernel's default
+ * nr_open), found PAST_NOTED_BATCH numbers at a time by ppoll(), which
+ * flags a number not open POLLNVAL.  When it cannot tell, it says so. */
+#define PAST_NOTED_BATCH 32
+static int open_past_noted(void)
+{
+    static const struct timespec at_once = { 0, 0 };
+    struct pollfd batch[PAST_NOTED_BATCH];
+    struct rlimit lim;
+    rlim_t end;
+
+    if (scl_bound.syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) != 0)
+        return 1;
+    end = lim.rlim_cur < (rlim_t)1 << 20 ? lim.rlim_cur : (rlim_t)1 << 20;
+    for (rlim_t from = SCL_LISTENER_FDS; from < end; from += PAST_NOTED_BATCH) {
+        int n = end - from < PAST_NOTED_BATCH ? (int)(end - from) : PAST_NOTED_BATCH;
+        for (int i = 0; i < n; i++)
+            batch[i] = (struct pollfd){ .fd = (int)(from + (rlim_t)i) };
+        if (scl_bound.syscall(SYS_ppoll, batch, n, &at_once, NULL, 0) < 0)
+            return 1;
+        for (int i = 0; i < n; i++)
+            if (!(batch[i].revents & POLLNVAL) && inherited_listener(batch[i].fd))
+                return 1;
+    }
+    return 0;
+}
+
 /* On the own stack: whether an inherited listener is still open here. */
 static void look_for_listeners(void *arg)
 {
     int dir = scl_open_dir_at(AT_FDCWD, "/proc/self/fd"), *open = arg;
 
     if (dir < 0 || scl_each_entry(dir, look_at, open) != 0) {
-        /* No /proc (a chroot): the numbers a listener can be noted at. */
+        /* No /proc (a chroot): the numbers a listener can be noted at,
+         * then those past them. */
         *open = 0;
         for (int fd = 0; fd < SCL_LISTENER_FDS; fd++)
             if (fd != dir && inherited_listener(fd)) {
                 note_at(fd);
                 ++*open;
             }
+        if (*open == 0)
+            *open = open_past_noted();
     }
     if (dir >= 0)
         scl_close_quietly(dir);

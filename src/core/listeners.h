@@ -16,8 +16,8 @@
  * without the fork handlers (_Fork, a raw clone) leaves the notes alone.
  * When a number that held a listener is closed (close(), close_range(),
  * closefrom(), dup2() or dup3() over it, shutdown() of its reading side),
- * the process looks at what it still has open (/proc/self/fd, or the
- * first SCL_LISTENER_FDS numbers): a copy of an inherited listener that
+ * the process looks at what it still has open (/proc/self/fd; without
+ * it, every number up to its descriptor limit): a copy of an inherited listener that
  * still accepts (made by dup(), fcntl(F_DUPFD), a raw system call:
  * php-fpm's children copy theirs, then close the original) is noted at
  * its number, and when none is left, the process has closed them all.
@@ -25,8 +25,8 @@
  * The close hooks report every call; one on a number above the highest
  * noted costs a compare, one below it a bit test.  No lock is taken: the
  * library closes its own descriptors through these hooks, under its lock.
- * Not seen: a listener at a number from SCL_LISTENER_FDS on, nor its
- * closing (a copy there keeps its process from being taken for drained),
+ * Not seen: the closing of a listener at a number from SCL_LISTENER_FDS
+ * on (one open there keeps its process from being taken for drained),
  * sockets that came through an exec (nginx's binary upgrade, php-fpm's
  * reload), the listeners of a process forked without the fork handlers,
  * more than SCL_LISTENERS listeners (then nobody is ever taken for

@@ -34,8 +34,15 @@
  *                         closed every descriptor first): it drains once
  *                         the last is closed, its sibling and the master
  *                         (which closes its own) do not; high-copy: its
- *                         copy is at a number no note is kept for, so it
- *                         never drains by its listeners
+ *                         copy is at a number no bit is kept for, and
+ *                         high-listener: the master listened on the second
+ *                         at such a number, so it never drains by its
+ *                         listeners (SKIP when the descriptor limit cannot
+ *                         be raised past that number)
+ *   drain-listeners HOW without-proc
+ *                         the same where /proc shows nothing (a tmpfs over
+ *                         it, in a mount namespace of its own: root; else
+ *                         SKIP), as in a chroot
  *   drain-close-all LOWFD a worker closes everything by closefrom(LOWFD):
  *                         it drains (glibc closes from 0 for a LOWFD below)
  *   drain-unseen-close    a worker closes the listener it inherited at the
@@ -55,9 +62,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -72,7 +81,8 @@ static struct swerve_claim_api api;
 static int listeners[2] = { -1, -1 }, not_listening = -1, devnull = -1;
 static const char *closing;
 /* Where dup2-copy puts its copy of the first listener, where high-copy
- * puts it (past listeners.h's SCL_LISTENER_FDS); the copy. */
+ * puts it and high-listener the second (past listeners.h's
+ * SCL_LISTENER_FDS); the copy. */
 #define COPY_FD      900
 #define HIGH_COPY_FD 1100
 static int copy = -1;
@@ -184,15 +194,55 @@ static void start_worker(struct link *l, int own_group, struct link *child)
     REQUIRE(read_byte(l->answer[0]) == 'r'); /* ready: its handlers are in place */
 }
 
-/* A socket listening on 127.0.0.1, or (LISTENS 0) one that does not. */
-static int tcp_socket(int listens)
+/* A socket listening on 127.0.0.1, or (LISTENS 0) one that does not;
+ * AT, when not -1, the number it is at when it listens. */
+static int tcp_socket_at(int listens, int at)
 {
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
     REQUIRE(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    if (at != -1) {
+        REQUIRE(dup3(fd, at, O_CLOEXEC) == at && close(fd) == 0);
+        fd = at;
+    }
     REQUIRE(!listens || listen(fd, 8) == 0);
     return fd;
+}
+
+static int tcp_socket(int listens)
+{
+    return tcp_socket_at(listens, -1);
+}
+
+/* Hides /proc from this process and its children, as a chroot does: 0, or
+ * -1 when it cannot (said). */
+static int hide_proc(void)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("none", "/proc", "tmpfs", 0, NULL) != 0) {
+        printf("SKIP: /proc cannot be hidden (a mount namespace of its own is root's): %s\n", strerror(errno));
+        return -1;
+    }
+    REQUIRE(access("/proc/self/fd", F_OK) != 0);
+    return 0;
+}
+
+/* Raises this process's descriptor limit past HIGH_COPY_FD: 0, or -1 when
+ * it cannot (said). */
+static int allow_high_numbers(void)
+{
+    struct rlimit nofile;
+
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &nofile) == 0);
+    if (nofile.rlim_max <= HIGH_COPY_FD)
+        nofile.rlim_max = HIGH_COPY_FD + 1; /* root may */
+    nofile.rlim_cur = nofile.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+        printf("SKIP: the descriptor limit cannot be raised past %d: %s\n", HIGH_COPY_FD, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* A worker's 'a' (FIRST) or 'b': closes the first listener, or the
@@ -202,7 +252,8 @@ static void close_listener(int first)
     int fd = listeners[first ? 0 : 1];
 
     if (strcmp(closing, "close") == 0 || (strcmp(closing, "closefrom") == 0 && first) ||
-        strcmp(closing, "own-listener") == 0 || strcmp(closing, "close-after-vfork") == 0) {
+        strcmp(closing, "own-listener") == 0 || strcmp(closing, "close-after-vfork") == 0 ||
+        strcmp(closing, "high-listener") == 0) {
         REQUIRE(close(fd) == 0);
     } else if (strcmp(closing, "close_range") == 0) {
         REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
@@ -560,20 +611,20 @@ static int drain_listeners(char **argv)
 
     closing = argv[0];
     REQUIRE(closing != NULL);
-    last = strcmp(closing, "high-copy") == 0 ? '0' : '1';
-    if (last == '0') {
-        struct rlimit nofile;
-        REQUIRE(getrlimit(RLIMIT_NOFILE, &nofile) == 0);
-        REQUIRE(nofile.rlim_max > HIGH_COPY_FD); /* this scenario's one need */
-        nofile.rlim_cur = nofile.rlim_max;
-        REQUIRE(setrlimit(RLIMIT_NOFILE, &nofile) == 0);
+    last = strcmp(closing, "high-copy") == 0 || strcmp(closing, "high-listener") == 0 ? '0' : '1';
+    if (last == '0' && allow_high_numbers() != 0)
+        return 77;
+    if (argv[1] != NULL) {
+        REQUIRE(strcmp(argv[1], "without-proc") == 0);
+        if (hide_proc() != 0)
+            return 77;
     }
     link_open(&closer);
     link_open(&sibling);
     REQUIRE((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0);
     not_listening = tcp_socket(0);
     listeners[0] = tcp_socket(1);
-    listeners[1] = tcp_socket(1);
+    listeners[1] = tcp_socket_at(1, strcmp(closing, "high-listener") == 0 ? HIGH_COPY_FD : -1);
     start_worker(&closer, 0, NULL);
     start_worker(&sibling, 0, NULL);
     if (strcmp(closing, "own-listener") == 0)
@@ -696,7 +747,7 @@ int main(int argc, char **argv)
         { SCN_DRAIN_ORPHAN_IMAGE, drain_orphan_image }, /* run by drain-orphan exec */
         { SCN_DRAIN_NOTED, drain_noted },
         /* close|close_range|closefrom|dup2|dup3|shutdown|dup2-copy|dup-copy|fcntl-copy|raw-copy|own-listener|
-         * close-after-vfork|high-copy */
+         * close-after-vfork|high-copy|high-listener */
         { SCN_DRAIN_LISTENERS, drain_listeners },
         { SCN_DRAIN_CLOSE_ALL, drain_close_all }, /* -1|0 */
         { SCN_DRAIN_UNSEEN_CLOSE, drain_unseen_close },
