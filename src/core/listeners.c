@@ -82,10 +82,11 @@ static int adopted_by(pid_t self)
            atomic_compare_exchange_strong(&known.adopted, &none, adoption(self, 0)) || adopter(none) == self;
 }
 
-void scl_listeners_child_forked(pid_t self)
+void scl_listeners_child_forked(void)
 {
+    /* getpid() only then: a shell's child pays a load, no system call. */
     if (atomic_load_explicit(&known.nsockets, memory_order_relaxed) != 0)
-        atomic_store(&known.adopted, adoption(self, atomic_load(&known.nsockets)));
+        atomic_store(&known.adopted, adoption(getpid(), atomic_load(&known.nsockets)));
 }
 
 void scl_listeners_listening(int fd)

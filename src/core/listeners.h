@@ -47,8 +47,8 @@
 /* listen() succeeded on FD. */
 void scl_listeners_listening(int fd);
 
-/* The child's side of a fork, process SELF: the notes are its own. */
-void scl_listeners_child_forked(pid_t self);
+/* The child's side of a fork: the notes, when there are any, are its own. */
+void scl_listeners_child_forked(void);
 
 /* Read by the close hooks, inline: the highest number a listener was
  * ever noted at (or -1), and a bit per number that holds one. */

@@ -40,7 +40,7 @@ static void before_fork(void)
 static void after_fork_in_child(void)
 {
     scl_lock_reset_in_child();
-    scl_listeners_child_forked(getpid());
+    scl_listeners_child_forked();
     scl_store()->after_fork_in_child();
 }
 
