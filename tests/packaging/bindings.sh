@@ -2,7 +2,8 @@
 # The Python (ctypes) and PHP (FFI) bindings under the shim: every example
 # of the Swerve claim pages prints the seed's output (draining: a leader
 # that lets go once its master's SIGTERM drains it), nothing goes to
-# standard error, no claim directory is left; without the shim, each says
+# standard error, no claim directory is left; a Python master that spawns
+# its workers (multiprocessing, subprocess) runs its report once; without the shim, each says
 # so and exits 2.  python3 and php (with FFI) are needed: scripts/
 # install-deps.sh installs them, and their absence is a failure here.
 set -u
@@ -54,6 +55,31 @@ for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-
     [ $php -eq 1 ] && run_example php "$example"
 done
 run_example python context-manager
+
+# A Python master that never forks (issue 38): its workers, started by
+# multiprocessing's spawn and forkserver contexts or by subprocess (vfork
+# and execve in CPython's _posixsubprocess), share one claim directory and
+# take "report" once.  The base is empty once the master has ended and,
+# with forkserver, its fork server too (it ends as its master's pipe
+# closes, a moment later: at most 5 s).
+for how in spawn forkserver subprocess; do
+    spawned=$(mktemp -d) out=$(mktemp) err=$(mktemp)
+    timeout 90 env SWERVE_TMPDIR="$spawned" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" \
+        /usr/bin/python3 "$src/tests/packaging/bindings/spawn_master.py" "$how" >"$out" 2>"$err"
+    status=$?
+    for _ in $(seq 50); do
+        [ -z "$(ls -A "$spawned")" ] && break
+        sleep 0.1
+    done
+    if [ $status -ne 0 ] || [ "$(cat "$out")" != "ok $how" ] || [ -s "$err" ]; then
+        fail "python master starting its workers by $how: status $status: $(cat "$out" "$err")"
+    elif [ -n "$(ls -A "$spawned")" ]; then
+        fail "python master starting its workers by $how left $(ls -A "$spawned")"
+    else
+        pass
+    fi
+    rm -rf "$spawned" "$out" "$err"
+done
 
 # Without the shim: a clear error, exit status 2.
 if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" class-1 2>&1) ||

@@ -26,6 +26,9 @@
  *   worker-close                    a worker, holding a claim, closes the one
  *                                   listener it inherited (it drains, as Apache's
  *                                   and php-fpm's do in their handlers)
+ *   raise                           a holder's handler raises SIGTERM again
+ *                                   with its default action, to die by it
+ *                                   (it ends by SIGTERM, not 7)
  *
  * It prints "shim" when the shim is loaded, and exits 7 when the handler got as far as it should (and then, for the
  * paths that return, 0 after the handler), or dies as the host would.
@@ -119,6 +122,11 @@ static void on_signal(int sig)
     (void)sig;
     if (strcmp(path, "exit") == 0 || strcmp(path, "worker-exit") == 0)
         exit(7);
+    if (strcmp(path, "raise") == 0) {
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+        _exit(1);
+    }
     if (strcmp(path, "_exit") == 0 || strcmp(path, "worker-_exit") == 0 || strcmp(path, "fault") == 0)
         _exit(7);
     if (strcmp(path, "fork") == 0) {

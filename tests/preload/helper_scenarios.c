@@ -1397,16 +1397,49 @@ static pid_t spawn_self_with(const char *const *args, char **env, int quiet)
     return pid;
 }
 
-static pid_t spawn_self(const char *const *args)
+/*
+ * Starts this program with ARGS as a server of its own, not a worker of
+ * this process's: a child this process starts (spawned too) shares its
+ * claim directory, so it is started through env(1), which runs without
+ * the shim (nothing names the directory to it) and puts LD_PRELOAD back
+ * for the new server, as a supervisor outside the shim would.  QUIET:
+ * its standard output goes to /dev/null.
+ */
+static pid_t spawn_server(const char *const *args, int quiet)
 {
-    return spawn_self_with(args, environ, 0);
+    static char self[4096], preload[8192];
+    const char *argv[12] = { "env", preload, self };
+    char *env[256];
+    posix_spawn_file_actions_t actions;
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    int n = 0, a = 3;
+    pid_t pid;
+
+    REQUIRE(len > 0 && getenv("LD_PRELOAD") != NULL);
+    self[len] = '\0';
+    REQUIRE(snprintf(preload, sizeof preload, "LD_PRELOAD=%s", getenv("LD_PRELOAD")) < (int)sizeof preload);
+    for (char **e = environ; *e != NULL && n < 255; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+            env[n++] = *e;
+    env[n] = NULL;
+    for (int i = 0; args[i] != NULL && a < 11; i++)
+        argv[a++] = args[i];
+    argv[a] = NULL;
+    REQUIRE(posix_spawn_file_actions_init(&actions) == 0);
+    if (quiet)
+        REQUIRE(posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) == 0);
+    REQUIRE(posix_spawnp(&pid, "env", &actions, NULL, (char *const *)argv, env) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
 }
 
 static int hold_and_die(char **argv)
 {
     (void)argv;
     take("x");
-    raise(SIGKILL); /* nothing of ours runs: a server SIGKILLed whole */
+    /* Nothing of ours runs: a server SIGKILLed whole, by another process
+     * (the shim's hooks see a kill() or raise() of its own). */
+    (void)syscall(SYS_kill, getpid(), SIGKILL);
     return 1;
 }
 
@@ -1483,7 +1516,7 @@ static int sweep(char **argv)
 
     (void)argv;
     REQUIRE(claim_dirs(NULL, 0) == 0);
-    dead = spawn_self(die);
+    dead = spawn_server(die, 0);
     REQUIRE(waitpid(dead, &status, 0) == dead && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     REQUIRE(claim_dirs(NULL, 0) == 1); /* abandoned, with a dead holder's claim */
     gate_open(&told);
@@ -1493,7 +1526,7 @@ static int sweep(char **argv)
     REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(release.fd[1], F_SETFD, FD_CLOEXEC) == 0);
     snprintf(fds[0], sizeof fds[0], "%d", told.fd[1]);
     snprintf(fds[1], sizeof fds[1], "%d", release.fd[0]);
-    live = spawn_self(wait_args);
+    live = spawn_server(wait_args, 0);
     gate_wait(&told);
     /* Its start, beside the abandoned directory, swept that away. */
     REQUIRE(claim_dirs(NULL, 0) == 1);
@@ -1513,8 +1546,9 @@ static int sweep(char **argv)
  * meanwhile.  Once all of them are gone, nothing is left in the base.
  * ARGV[0]: "members" (the workers claimed: the first made the directory
  * and registered the master) or "idle" (the master claimed after forking
- * them, and they never used a claim).  The master is spawned, so that no
- * process of this tree outlives it as a member.
+ * them, and they never used a claim).  The master is a server of its own
+ * (spawn_server()), so that no process of this tree outlives it as a
+ * member.
  */
 #define ENDING_WORKERS 4
 
@@ -1530,7 +1564,7 @@ static int master_ends_first(char **argv)
     gate_open(&told);
     REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0);
     snprintf(fd, sizeof fd, "%d", told.fd[1]);
-    master = spawn_self_with(args, environ, 1);
+    master = spawn_server(args, 1);
     close(told.fd[1]);
     REQUIRE(waitpid(master, &status, 0) == master && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     REQUIRE(read(told.fd[0], workers, sizeof workers) == sizeof workers);
@@ -1605,8 +1639,9 @@ static int master_ending(char **argv)
  * old master ends.  Neither of the new generation has claimed, and the
  * directory outlives the old master all the same: the new master joined
  * it at its first fork.  The worker's claim goes there; once all are
- * gone, nothing is left.  The old master is spawned, so that no process
- * of this tree outlives it as a member.
+ * gone, nothing is left.  The old master is a server of its own
+ * (spawn_server()), so that no process of this tree outlives it as a
+ * member.
  */
 static int upgrade_keeps_dir(char **argv)
 {
@@ -1623,7 +1658,7 @@ static int upgrade_keeps_dir(char **argv)
     REQUIRE(fcntl(told.fd[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(go.fd[1], F_SETFD, FD_CLOEXEC) == 0);
     snprintf(fds[0], sizeof fds[0], "%d", told.fd[1]);
     snprintf(fds[1], sizeof fds[1], "%d", go.fd[0]);
-    old = spawn_self_with(args, environ, 1);
+    old = spawn_server(args, 1);
     close(told.fd[1]);
     close(go.fd[0]);
     REQUIRE(waitpid(old, &status, 0) == old && WIFEXITED(status) && WEXITSTATUS(status) == 0);

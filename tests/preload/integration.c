@@ -460,6 +460,66 @@ START_TEST(test_handoff_wakes_before_the_next_tick)
 }
 END_TEST
 
+/* ------------------------------------------- shapes of server (#38) */
+
+#define SHAPE_SCENARIO(...)                                                                                            \
+    do {                                                                                                               \
+        const char *args[] = { __VA_ARGS__, NULL };                                                                    \
+        char expected[256];                                                                                            \
+        snprintf(expected, sizeof expected, "ok %s\n", args[0]);                                                       \
+        expect_run("preload/helper_shapes", args, expected, 60);                                                       \
+    } while (0)
+
+/* Every way a master may start its workers without fork(). */
+static const char *const spawners[] = { "posix_spawn", "posix_spawnp", "vfork" };
+
+START_TEST(test_spawn_master)
+{
+    SHAPE_SCENARIO(SCN_SPAWN_MASTER, spawners[_i]);
+}
+END_TEST
+
+/* Every way a process detaches from the one that started it. */
+static const char *const detachers[] = { "daemon", "setsid", "double-fork" };
+
+START_TEST(test_detached_is_a_master)
+{
+    SHAPE_SCENARIO(SCN_DETACHED, detachers[_i]);
+}
+END_TEST
+
+/* Every way a process sends itself a fatal signal, and the signal. */
+static const struct {
+    const char *how;
+    int sig;
+} self_killers[] = {
+    { "kill", SIGTERM },   { "raise", SIGTERM },    { "killpg", SIGTERM },
+    { "tgkill", SIGTERM }, { "sigqueue", SIGTERM }, { "abort", SIGABRT },
+};
+
+START_TEST(test_self_kill_leaves_nothing)
+{
+    static struct run r;
+    const char *args[] = { SCN_SELF_KILL, self_killers[_i].how, NULL };
+
+    run_helper(&r, 1, "preload/helper_shapes", args, NULL, 60);
+    ck_assert_msg(r.status == 128 + self_killers[_i].sig, "self-kill %s: status %d, stderr: %s", args[1], r.status,
+                  r.err);
+    ck_assert_msg(r.err[0] == '\0', "self-kill %s wrote to stderr: %s", args[1], r.err);
+    ck_assert_msg(testdir_count(testdir_base) == 0, "self-kill %s left %d entries in the base directory", args[1],
+                  testdir_count(testdir_base));
+}
+END_TEST
+
+/* A signal to oneself that does not end the process changes nothing. */
+static const char *const self_survivors[] = { "caught", "blocked", "sigchld" };
+
+START_TEST(test_self_kill_survived_keeps_claims)
+{
+    SHAPE_SCENARIO(SCN_SELF_KILL_SURVIVED, self_survivors[_i]);
+}
+END_TEST
+
 /* -------------------------------------------------------- draining */
 
 #define DRAIN_SCENARIO(...)                                                                                            \
@@ -676,8 +736,14 @@ END_TEST
 /* ---------------------------------------------- a small signal stack */
 
 /* The paths helper_guest runs in a handler on an alternate stack. */
-static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",       "fork",
-                                           "reap", "exec",  "kill",        "killpg",       "worker-close" };
+static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",        "fork",
+                                           "reap", "exec",  "kill",        "killpg",       "worker-close", "raise" };
+
+/* How helper_guest ends on PATH: 7, or by the signal it raised. */
+static int guest_status(const char *path)
+{
+    return strcmp(path, "raise") == 0 ? 128 + SIGTERM : 7;
+}
 
 /* The most the shim may add to the host's stack on any of them: the rest
  * of its work runs on a stack of its own (doc/HACKING.md, "A stack
@@ -791,8 +857,8 @@ START_TEST(test_stack_budget)
 
     fprintf(stderr, "stack %-13s without the shim %6zu bytes, with it %6zu (%+ld)\n", stack_paths[_i], without, with,
             (long)with - (long)without);
-    ck_assert_int_eq(status_without, 7);
-    ck_assert_int_eq(status_with, 7);
+    ck_assert_int_eq(status_without, guest_status(stack_paths[_i]));
+    ck_assert_int_eq(status_with, guest_status(stack_paths[_i]));
     ck_assert_int_eq(testdir_count(testdir_base), 0);
     if (!sanitized())
         ck_assert_msg(with <= without + STACK_BUDGET, "%s: %zu bytes of stack with the shim, %zu without",
@@ -835,7 +901,7 @@ START_TEST(test_small_alternate_stack)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t ignored;
         int without = run_on_stack(path, 0, sizes[s], &ignored), with = run_on_stack(path, 1, sizes[s], &ignored);
-        int tight = without == 7 && sizes[s] < used + STACK_BUDGET;
+        int tight = without == guest_status(path) && sizes[s] < used + STACK_BUDGET;
         fprintf(stderr, "stack %-13s on %6zu bytes: status %d without the shim, %d with it%s\n", path, sizes[s],
                 without, with, tight && with != without ? " (the host leaves less than the budget)" : "");
         ck_assert_msg(with == without || tight, "%s on a %zu-byte stack: status %d with the shim, %d without", path,
@@ -882,6 +948,11 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_kernel_reaped_children, 0, sizeof kernel_reapers / sizeof kernel_reapers[0]);
     tcase_add_loop_test(life, test_master_ends_first, 0, sizeof ending_modes / sizeof ending_modes[0]);
     tcase_add_loop_test(life, test_host_replaces_kept_fd, 0, sizeof fd_clobbers / sizeof fd_clobbers[0]);
+    tcase_add_loop_test(life, test_spawn_master, 0, sizeof spawners / sizeof spawners[0]);
+    tcase_add_loop_test(life, test_detached_is_a_master, 0, sizeof detachers / sizeof detachers[0]);
+    tcase_add_loop_test(life, test_self_kill_leaves_nothing, 0, sizeof self_killers / sizeof self_killers[0]);
+    tcase_add_loop_test(life, test_self_kill_survived_keeps_claims, 0,
+                        sizeof self_survivors / sizeof self_survivors[0]);
     suite_add_tcase(s, life);
 
     tcase_add_checked_fixture(drain, testdir_setup, testdir_teardown);
