@@ -1,12 +1,15 @@
 /*
- * fork(): the claim directory's place is reserved in the parent by the
- * fork handlers (lifecycle.c), which also run for libc's internal forks
- * (this hook installs them first when another library's constructor
- * forks before ours has run); the hook records the child, which just the
- * parent's side of fork() can name, for the drain signals (drain.h).
+ * fork() and vfork(): the claim directory's place is reserved in the
+ * parent before the child starts (lifecycle.c), by the fork handlers for
+ * a fork (which also run for libc's internal forks; this hook installs
+ * them first when another library's constructor forks before ours has
+ * run), and by the vfork hook itself, since no handler runs for a vfork:
+ * a master that starts its workers with vfork and execve, as CPython's
+ * subprocess and multiprocessing's spawn do, hands its place on as a
+ * master that forks does.  Each hook records the child, which just the
+ * parent's side can name, for the drain signals (drain.h).
  *
- * Not hooked: vfork() (a C wrapper cannot return twice on a shared
- * stack), posix_spawn() and _Fork().  Their children are handled by pid
+ * Not hooked: _Fork() and clone().  Their children are handled by pid
  * like any other: claims never rest on having seen the fork.
  */
 #include "config.h"
@@ -15,6 +18,7 @@
 #include "lifecycle.h"
 #include "real.h"
 
+#include <errno.h>
 #include <unistd.h>
 
 SCL_EXPORT pid_t fork(void)
@@ -31,3 +35,81 @@ SCL_EXPORT pid_t fork(void)
         scl_forked(pid);
     return pid;
 }
+
+#if defined(__x86_64__)
+/*
+ * vfork() cannot be a C function that calls libc's: the child returns
+ * first, on the parent's stack, and its next calls overwrite the frame
+ * the parent would return through.  So it is glibc's own few
+ * instructions (sysdeps/unix/sysv/linux/x86_64/vfork.S): the return
+ * address is held in %rdi, which the system call keeps, not on the
+ * stack.  Before them, the parent settles what its children share, with
+ * a call of its own that returns before anything is shared; after them,
+ * only the parent, whose child has exec'd or ended by then and so left
+ * the stack to it again, records the child.  The child runs nothing of
+ * ours before it returns.
+ */
+__attribute__((used)) static void vfork_prepare(void)
+{
+    scl_starting_child();
+}
+
+__attribute__((used)) static pid_t vfork_returned(pid_t child)
+{
+    scl_forked(child);
+    return child;
+}
+
+__attribute__((used)) static pid_t vfork_failed(long error)
+{
+    errno = (int)error;
+    return -1;
+}
+
+#if defined(__CET__) && (__CET__ & 1)
+#define SCL_ENDBR "endbr64\n\t"
+#else
+#define SCL_ENDBR ""
+#endif
+
+__asm__(".text\n\t"
+        ".globl vfork\n\t"
+        ".type vfork, @function\n"
+        "vfork:\n\t"
+        ".cfi_startproc\n\t" SCL_ENDBR "subq $8, %rsp\n\t" /* aligned for the call */
+        ".cfi_adjust_cfa_offset 8\n\t"
+        "call vfork_prepare\n\t"
+        "addq $8, %rsp\n\t"
+        ".cfi_adjust_cfa_offset -8\n\t"
+        "popq %rdi\n\t"
+        ".cfi_adjust_cfa_offset -8\n\t"
+        ".cfi_register %rip, %rdi\n\t"
+        "movl $58, %eax\n\t" /* SYS_vfork */
+        "syscall\n\t"
+        "pushq %rdi\n\t"
+        ".cfi_adjust_cfa_offset 8\n\t"
+        ".cfi_rel_offset %rip, 0\n\t"
+        "cmpq $-4095, %rax\n\t"
+        "jae 2f\n\t"
+        "testq %rax, %rax\n\t"
+        "jz 1f\n\t" /* the child: straight back */
+        "movq %rax, %rdi\n\t"
+        "subq $8, %rsp\n\t"
+        ".cfi_adjust_cfa_offset 8\n\t"
+        "call vfork_returned\n\t"
+        "addq $8, %rsp\n\t"
+        ".cfi_adjust_cfa_offset -8\n"
+        "1:\n\t"
+        "ret\n"
+        "2:\n\t"
+        "negq %rax\n\t"
+        "movq %rax, %rdi\n\t"
+        "subq $8, %rsp\n\t"
+        ".cfi_adjust_cfa_offset 8\n\t"
+        "call vfork_failed\n\t"
+        "addq $8, %rsp\n\t"
+        ".cfi_adjust_cfa_offset -8\n\t"
+        "ret\n\t"
+        ".cfi_endproc\n\t"
+        ".size vfork, .-vfork\n");
+#endif

@@ -63,16 +63,26 @@ static int spawn_call(void *arg, char *const envp[])
     return c->real(c->pid, c->file, c->actions, c->attr, c->argv, envp);
 }
 
-/* posix_spawn and posix_spawnp alike: only the environment changes. */
+/* posix_spawn and posix_spawnp alike: only the environment changes.  A
+ * master that spawns its workers hands them its place as one that forks
+ * does (scl_starting_child()), and records them for its drain signals. */
 static int spawn(spawn_fn *real, pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    struct spawn_call c = { real, pid, file, actions, attr, argv };
+    pid_t child = -1;
+    struct spawn_call c = { real, &child, file, actions, attr, argv };
+    int r;
 
-    scl_lifecycle_init();
     if (real == NULL)
         return ENOSYS; /* posix_spawn returns its error */
-    return scl_start_image(spawn_call, &c, envp, 1);
+    scl_starting_child();
+    r = scl_start_image(spawn_call, &c, envp, 1);
+    if (r == 0) {
+        scl_forked(child);
+        if (pid != NULL)
+            *pid = child;
+    }
+    return r;
 }
 
 SCL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
@@ -87,9 +97,11 @@ SCL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
     return spawn(scl_real()->posix_spawnp, pid, file, actions, attr, argv, envp);
 }
 
-/* /bin/sh -c COMMAND, as glibc 2.36 starts it (no "--"). */
-static int spawn_shell(pid_t *pid, const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attr,
-                       const char *command)
+/* /bin/sh -c COMMAND, as glibc 2.36 starts it (no "--").  Apart from
+ * run_system(), whose frame holds a spawn attribute and three signal
+ * sets already: together they would pass the stack budget. */
+__attribute__((noinline)) static int spawn_shell(pid_t *pid, const posix_spawn_file_actions_t *actions,
+                                                 const posix_spawnattr_t *attr, const char *command)
 {
     char *argv[] = { "sh", "-c", (char *)command, NULL };
 

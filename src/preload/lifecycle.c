@@ -24,8 +24,9 @@ SCL_HOT static atomic_int initialised;
  * an orphan notices it is one. */
 SCL_HOT static _Atomic pid_t forking_parent;
 
-/* Before every fork, hooked or libc-internal (daemon(3)).  Once this
- * process has forked, this writes nothing: a server pays a few loads. */
+/* Before every fork, hooked or libc-internal (daemon(3)), and before a
+ * vfork or a posix_spawn (scl_starting_child()).  Once this process has
+ * forked, this writes nothing: a server pays a few loads. */
 static void before_fork(void)
 {
     pid_t self = getpid();
@@ -69,6 +70,15 @@ void scl_lifecycle_init(void)
     if (pthread_atfork(before_fork, NULL, after_fork_in_child) != 0)
         scl_debug("pthread_atfork failed: claims will not be shared by children");
     atomic_store_explicit(&initialised, 2, memory_order_release);
+}
+
+void scl_starting_child(void)
+{
+    int saved = errno;
+
+    scl_lifecycle_init();
+    before_fork();
+    errno = saved;
 }
 
 void scl_forked(pid_t child)

@@ -17,8 +17,14 @@
  * for them to do. */
 void scl_lifecycle_init(void);
 
-/* The parent's side of a successful fork: CHILD is recorded (children.h),
- * so that a drain signal can mark it (drain.h). */
+/* Before this process starts a child without fork(): a vfork, a
+ * posix_spawn.  What fork's handlers settle before a fork is settled
+ * (the place of the claim directory its children share, the page their
+ * drain marks go to).  In the parent, before the call; keeps errno. */
+void scl_starting_child(void);
+
+/* The parent's side of a successful fork, vfork or spawn: CHILD is
+ * recorded (children.h), so that a drain signal can mark it (drain.h). */
 void scl_forked(pid_t child);
 
 /* A child was reaped (exited or killed; STATUS as wait(2) gives it, -1
