@@ -21,6 +21,9 @@
  * same slot of its table of children, or 0. */
 struct drain_page {
     _Atomic pid_t marked[SCL_CHILD_SLOTS];
+    /* The page's owner, once it has exited as a session leader: its
+     * children are masters of their own from then on (drain.h). */
+    _Atomic pid_t handed_over;
 };
 
 _Static_assert(sizeof(struct drain_page) <= 4096, "the marks are a page long");
@@ -56,6 +59,22 @@ void scl_drain_at_load(pid_t at_load)
         scl_debug("SWERVE_CLAIM_DRAIN_SIGNALS=%s names something that is no signal: HUP, INT, QUIT and TERM "
                   "tell a child to drain",
                   refused);
+}
+
+/* Whether process SELF leads its session: it left the one it started in
+ * (setsid(), daemon(3), setsid(1), start-stop-daemon --background). */
+static int leads_session(pid_t self)
+{
+    return scl_bound.syscall(SYS_getsid, 0) == self;
+}
+
+void scl_drain_process_exits(void)
+{
+    pid_t self = getpid();
+    struct drain_page *p = atomic_load(&page);
+
+    if (atomic_load(&page_owner) == self && usable(p) && leads_session(self))
+        atomic_store(&p->handed_over, self);
 }
 
 void scl_drain_before_fork(pid_t self)
@@ -202,8 +221,12 @@ int scl_drain_asked(void)
         found |= SCL_DRAIN_SIGNALLED;
     if (scl_listeners_all_closed(self))
         found |= SCL_DRAIN_LISTENERS;
-    /* Its parent gone, it was given to init or a subreaper: for good. */
-    if (forker > 0 && getppid() != forker)
+    /* Its parent gone, it was given to init or a subreaper: for good;
+     * unless it detached from that parent (a session of its own), or the
+     * parent, a session leader, exited and so handed it over (the middle
+     * of a daemon's double fork). */
+    if (forker > 0 && getppid() != forker && !(usable(p) && atomic_load(&p->handed_over) == forker) &&
+        !leads_session(self))
         found |= SCL_DRAIN_ORPHANED;
     found |= scl_store()->drain_told(self, found);
     if (found != 0)

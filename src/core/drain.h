@@ -7,9 +7,16 @@
  *     (settings.h: SWERVE_CLAIM_DRAIN_SIGNALS) with kill, killpg, sigqueue
  *     or tgkill: the master's hooks mark it where it can see it, below;
  *   - it closed every listening socket it inherited (listeners.h);
- *   - its master is gone: the process that forked it (or, for an exec'd
- *     image nobody of ours forked, the one it started under) is no longer
- *     its parent;
+ *   - its master is gone: the process that forked it (or, for an image
+ *     exec'd by a process of its server, the one it started under) is no
+ *     longer its parent.  Detaching is not draining: a session leader (a
+ *     process that called setsid() or daemon(3), an image started by
+ *     setsid(1) or start-stop-daemon --background) has no master, and a
+ *     session leader that exits (the middle of a daemon's double fork)
+ *     hands the children it forked over to themselves, through its page
+ *     of marks; one killed, or one that leads no session, does not.  An
+ *     image started otherwise than by a server (no SWERVE_CLAIM_DIR: a
+ *     shell's, a supervisor's) is a master whatever its parent does;
  *   - an operator told it (swerve-claim drain), through the store
  *     (store.h: the filesystem store's page of times of the process).
  *
@@ -29,8 +36,9 @@
  * which no hook sees.  A child looks for its pid in the page of the process
  * that forked it; one that forks keeps a pointer to that page as it maps
  * its own.  Workers can write the page too: a worker can make a sibling
- * believe it drains (it could unlink its claims anyway), never make its
- * master do anything but store and clear marks.
+ * believe it drains (it could unlink its claims anyway), or that its
+ * master, once gone, handed it over, never make its master do anything
+ * but store and clear marks.
  *
  * Everything the hooks call here is async-signal-safe and keeps errno.
  */
@@ -49,8 +57,14 @@ enum scl_drain_reason {
     SCL_DRAIN_OPERATOR = 8,  /* swerve-claim drain told it (the store's) */
 };
 
-/* At load, with the parent this image started under. */
-void scl_drain_at_load(pid_t parent);
+/* At load, with the master of the image that just started (its parent
+ * when a process of its server started it), or 0. */
+void scl_drain_at_load(pid_t master);
+
+/* This process is exiting (not killed): when it leads its session, the
+ * children it forked are handed over to themselves, not drained by its
+ * end.  Async-signal-safe. */
+void scl_drain_process_exits(void);
 
 /* The drain signals (settings.h), kept at load where the signal hooks
  * read them inline: 0 until then. */

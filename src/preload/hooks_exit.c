@@ -25,18 +25,18 @@ __attribute__((noreturn)) static void exit_anyway(void (*real)(int), int status)
 
 SCL_EXPORT void _exit(int status)
 {
-    scl_process_ending();
+    scl_process_ending(SCL_ENDS_BY_EXIT);
     exit_anyway(scl_real()->exit_, status);
 }
 
 SCL_EXPORT void _Exit(int status)
 {
-    scl_process_ending();
+    scl_process_ending(SCL_ENDS_BY_EXIT);
     exit_anyway(scl_real()->Exit, status);
 }
 
 SCL_EXPORT void quick_exit(int status)
 {
-    scl_process_ending();
+    scl_process_ending(SCL_ENDS_BY_EXIT);
     exit_anyway(scl_real()->quick_exit, status);
 }

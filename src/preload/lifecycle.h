@@ -35,9 +35,29 @@ void scl_child_reaped(pid_t child, int status);
  * image needs to join the same claims is kept. */
 void scl_process_execs(void);
 
-/* This process is about to end (exit, _exit, _Exit, quick_exit, return
- * from main): what it holds is released.  Runs once per process. */
-void scl_process_ending(void);
+/* How this process ends: by exit, _exit, _Exit, quick_exit or a return
+ * from main, or by a signal it sends itself (hooks_signal.c). */
+enum scl_ending { SCL_ENDS_BY_EXIT, SCL_ENDS_BY_OWN_SIGNAL };
+
+/* This process is about to end, HOW: what it holds is released.  Runs
+ * once per process.  An exit also hands the children of a session leader
+ * over to themselves (drain.h). */
+void scl_process_ending(enum scl_ending how);
+
+/* Whether SIG's default action ends a process (signal(7)): all but those
+ * it ignores and those that stop it.  A switch: no system call. */
+int scl_signal_ends_by_default(int sig);
+
+/* This process sends itself SIG (to itself, its thread, or its group):
+ * when SIG will end it (its default action ends a process, nobody caught,
+ * ignored or blocked it, and it is not the PID 1 of a namespace, which a
+ * default action spares), the process ends now, as by an exit, but for
+ * the hand-over.  Async-signal-safe; keeps errno. */
+void scl_process_signals_itself(int sig);
+
+/* This process calls abort(): it ends now, as by its own SIGABRT, unless
+ * a handler of SIGABRT may keep it.  Async-signal-safe; keeps errno. */
+void scl_process_aborts(void);
 
 /* 1 when the host's close() is the shim's (hooks_fd.c): not when the
  * library was loaded with dlopen, where it interposes nothing. */

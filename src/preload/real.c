@@ -57,6 +57,8 @@ const struct scl_real *scl_real(void)
     BIND(killpg, "killpg");
     BIND(tgkill, "tgkill");
     BIND(sigqueue, "sigqueue");
+    BIND(raise, "raise");
+    BIND(abort, "abort");
     BIND(listen, "listen");
     BIND(shutdown, "shutdown");
 #undef BIND

@@ -48,6 +48,8 @@ struct scl_real {
     int (*killpg)(pid_t, int);
     int (*tgkill)(pid_t, pid_t, int);
     int (*sigqueue)(pid_t, int, const union sigval);
+    int (*raise)(int);
+    void (*abort)(void);
     int (*listen)(int, int);
     int (*shutdown)(int, int);
 };
