@@ -176,8 +176,10 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  * and a worker of the new generation takes the name.
  *
  * Returns 1 once any of these has happened, and from then on:
- *   - its master (the process that forked it) sent it a drain signal with
- *     kill(), killpg(), sigqueue() or tgkill(): one of
+ *   - its master (the process that forked it, or started it with vfork()
+ *     or posix_spawn(); a child spawned is told through its page of
+ *     times, so once it has claimed something) sent it a drain signal
+ *     with kill(), killpg(), sigqueue() or tgkill(): one of
  *     SWERVE_CLAIM_DRAIN_SIGNALS, by default SIGHUP, SIGINT, SIGQUIT and
  *     SIGTERM (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP; a probe with
  *     signal 0 is none).  A child of a process that forked it after an
@@ -193,9 +195,16 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *     reason from saying 1), nor are the listeners of a process forked by
  *     _Fork() or a raw clone(); a vfork() child changes nothing of its
  *     parent's;
- *   - its master has ended: the process that forked it is no longer its
- *     parent (for a program exec'd, the process it started under; a
- *     daemon's master whose launcher has exited says 1 too);
+ *   - its master has ended: the process that forked it, vforked it or
+ *     spawned it is no longer its parent (for a program exec'd by a
+ *     process of a server, the process it started under).  Detaching is
+ *     not draining: a session leader (a process that called setsid() or
+ *     daemon(3), one started by setsid(1) or start-stop-daemon) is a
+ *     master, as are the children of a session leader that exited (a
+ *     daemon's double fork) and a program exec'd by a process of no
+ *     server (a shell's, a supervisor's; with the PostgreSQL store, every
+ *     program exec'd); a master killed by a signal leaves its workers
+ *     draining;
  *   - an operator ran swerve-claim drain on it (the filesystem store, and a
  *     process that has taken a claim: the word is written in its page of
  *     times);
