@@ -9,7 +9,8 @@
  *   spawn-master HOW   a master that never forks starts three workers of
  *                      this program by HOW (posix_spawn, posix_spawnp,
  *                      vfork: vfork and execve, as CPython's subprocess
- *                      does): they share one claim directory, exactly one
+ *                      does; clone: libc's clone(), without CLONE_VM, and
+ *                      execve): they share one claim directory, exactly one
  *                      of them takes "report", and the master's SIGTERM
  *                      drains the one that holds it
  *   spawn-worker FD    one of them: says on FD whether it took the claim
@@ -38,6 +39,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -91,6 +93,22 @@ static void write_byte(int fd, char c)
 
 enum { WORKERS = 3 };
 
+/* What a clone() child runs: the worker's image, with IN as its input. */
+struct cloned {
+    char **argv;
+    int in;
+};
+
+static int exec_cloned(void *arg)
+{
+    const struct cloned *c = arg;
+
+    if (dup2(c->in, 0) < 0)
+        _exit(126);
+    execve("/proc/self/exe", c->argv, environ);
+    _exit(127);
+}
+
 /* Starts "helper_shapes spawn-worker FD" by HOW, its standard input the
  * read end IN (closed when the master wants it to end). */
 static pid_t spawn_worker(const char *how, int fd, int in)
@@ -100,6 +118,13 @@ static pid_t spawn_worker(const char *how, int fd, int in)
     pid_t pid;
 
     snprintf(fdarg, sizeof fdarg, "%d", fd);
+    if (strcmp(how, "clone") == 0) {
+        static _Alignas(16) char stack[64 * 1024]; /* the child's own copy: no CLONE_VM */
+        struct cloned c = { argv, in };
+        pid = clone(exec_cloned, stack + sizeof stack, SIGCHLD, &c);
+        REQUIRE(pid > 0);
+        return pid;
+    }
     if (strcmp(how, "vfork") == 0) {
         pid = vfork();
         if (pid == 0) {
@@ -402,7 +427,7 @@ static int self_kill_survived(char **argv)
 int main(int argc, char **argv)
 {
     static const struct scenario scenarios[] = {
-        { SCN_SPAWN_MASTER, spawn_master }, /* posix_spawn|posix_spawnp|vfork */
+        { SCN_SPAWN_MASTER, spawn_master }, /* posix_spawn|posix_spawnp|vfork|clone */
         { SCN_SPAWN_WORKER, spawn_worker_run },
         { SCN_DETACHED, detached },                     /* daemon|setsid|double-fork */
         { SCN_SELF_KILL, self_kill },                   /* kill|raise|killpg|tgkill|sigqueue|abort */
