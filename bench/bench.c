@@ -21,7 +21,9 @@
  *   4. reaping a dead worker: one that held nothing, one that held one
  *      claim, and one that held one claim while 100,000 others are held;
  *   5. fork()+_exit()+waitpid() (and again in a process that listens:
- *      its child makes the listener notes its own), fork+exec of /bin/true, a loop of
+ *      its child makes the listener notes its own), fork+exec of /bin/true,
+ *      vfork+exec and posix_spawn of /bin/true (a master that spawns its
+ *      workers), a loop of
  *      dup()+close() (the close hooked), the same loop in a process that
  *      listens on a socket at a higher number than those it closes (each
  *      close then tests a bit), a loop of kill(child, 0) probes and one of drain signals
@@ -47,6 +49,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define ROUNDS      11
 #define FORK_STEPS  5000
@@ -671,15 +676,25 @@ static void listen_high(void)
         die("listener");
 }
 
-/* One fork()+_exit()+waitpid() or fork+exec of /bin/true. */
-static void fork_once(int exec_child)
-{
-    pid_t child = fork();
+/* How a worker starts its child each iteration. */
+enum start { START_FORK, START_FORK_EXEC, START_VFORK_EXEC, START_SPAWN };
 
-    if (child == 0) {
-        if (exec_child)
-            execl("/bin/true", "true", (char *)NULL);
-        _exit(0);
+/* One fork()+_exit()+waitpid(), or /bin/true started by HOW and reaped. */
+static void start_once(enum start how)
+{
+    char *const argv[] = { "true", NULL };
+    pid_t child;
+
+    if (how == START_SPAWN) {
+        if (posix_spawn(&child, "/bin/true", NULL, NULL, argv, environ) != 0)
+            die("posix_spawn");
+    } else {
+        child = how == START_VFORK_EXEC ? vfork() : fork();
+        if (child == 0) {
+            if (how != START_FORK)
+                execve("/bin/true", argv, environ);
+            _exit(0);
+        }
     }
     if (child < 0 || waitpid(child, NULL, 0) != child)
         die("fork");
@@ -723,9 +738,13 @@ static int loop_worker(const char *what)
 {
     int listens = strcmp(what, "--listener-close-worker") == 0 || strcmp(what, "--listener-fork-worker") == 0;
     int closes = strcmp(what, "--close-worker") == 0 || strcmp(what, "--listener-close-worker") == 0,
-        exec_child = strcmp(what, "--exec-worker") == 0, shell = strcmp(what, "--shell-worker") == 0,
-        probes = strcmp(what, "--kill-worker") == 0, terms = strcmp(what, "--term-worker") == 0;
+        shell = strcmp(what, "--shell-worker") == 0, probes = strcmp(what, "--kill-worker") == 0,
+        terms = strcmp(what, "--term-worker") == 0;
     pid_t child = probes || terms ? ignoring_child() : 0;
+    enum start how = strcmp(what, "--exec-worker") == 0    ? START_FORK_EXEC
+                     : strcmp(what, "--vfork-worker") == 0 ? START_VFORK_EXEC
+                     : strcmp(what, "--spawn-worker") == 0 ? START_SPAWN
+                                                           : START_FORK;
     char go;
 
     if (listens)
@@ -746,7 +765,7 @@ static int loop_worker(const char *what)
             else if (probes || terms)
                 kill_loop(child, probes ? 0 : SIGTERM, probes ? KILLS : TERMS);
             else
-                fork_once(exec_child);
+                start_once(how);
             ns = (now_s() - t0) * 1e9;
         }
         if (write(STDOUT_FILENO, &ns, sizeof ns) != (ssize_t)sizeof ns)
@@ -889,6 +908,8 @@ static int run_preloaded(char **argv)
     compare_loop("/proc/self/exe", "fork+_exit+waitpid, a listener open", "--listener-fork-worker", FORK_STEPS, 1.10,
                  preload, empty_preload);
     compare_loop("/proc/self/exe", "fork+exec /bin/true", "--exec-worker", EXEC_STEPS, 1.10, preload, empty_preload);
+    compare_loop("/proc/self/exe", "vfork+exec /bin/true", "--vfork-worker", EXEC_STEPS, 1.10, preload, empty_preload);
+    compare_loop("/proc/self/exe", "posix_spawn /bin/true", "--spawn-worker", EXEC_STEPS, 1.10, preload, empty_preload);
     compare_loop("/proc/self/exe", "1000 x dup+close", "--close-worker", CLOSE_STEPS, 1.02, preload, empty_preload);
     compare_loop("/proc/self/exe", "1000 x dup+close, a listener at fd 900", "--listener-close-worker", CLOSE_STEPS,
                  1.02, preload, empty_preload);
@@ -910,7 +931,8 @@ int main(int argc, char **argv)
     if (argc == 2 && (strcmp(argv[1], "--fork-worker") == 0 || strcmp(argv[1], "--exec-worker") == 0 ||
                       strcmp(argv[1], "--close-worker") == 0 || strcmp(argv[1], "--shell-worker") == 0 ||
                       strcmp(argv[1], "--listener-close-worker") == 0 || strcmp(argv[1], "--kill-worker") == 0 ||
-                      strcmp(argv[1], "--term-worker") == 0 || strcmp(argv[1], "--listener-fork-worker") == 0))
+                      strcmp(argv[1], "--term-worker") == 0 || strcmp(argv[1], "--listener-fork-worker") == 0 ||
+                      strcmp(argv[1], "--vfork-worker") == 0 || strcmp(argv[1], "--spawn-worker") == 0))
         return loop_worker(argv[1]);
     if (getenv("SCL_BENCH_CHILD") == NULL)
         return run_preloaded(argv);

@@ -176,9 +176,9 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  * and a worker of the new generation takes the name.
  *
  * Returns 1 once any of these has happened, and from then on:
- *   - its master (the process that forked it, or started it with vfork()
- *     or posix_spawn(); a child spawned is told through its page of
- *     times, so once it has claimed something) sent it a drain signal
+ *   - its master (the process that forked it, or started it with vfork(),
+ *     clone() or posix_spawn(); a child that execs is told through its
+ *     page of times, so once it has claimed something) sent it a drain signal
  *     with kill(), killpg(), sigqueue() or tgkill(): one of
  *     SWERVE_CLAIM_DRAIN_SIGNALS, by default SIGHUP, SIGINT, SIGQUIT and
  *     SIGTERM (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP; a probe with

@@ -9,8 +9,13 @@
  * master that forks does.  Each hook records the child, which just the
  * parent's side can name, for the drain signals (drain.h).
  *
- * Not hooked: _Fork() and clone().  Their children are handled by pid
- * like any other: claims never rest on having seen the fork.
+ * clone() is hooked too, for the children it makes (not for threads:
+ * CLONE_THREAD, as pthread_create makes them internally where no hook
+ * sees it, passes through with a test), as vfork's.
+ *
+ * Not hooked: _Fork() and the raw system calls.  Their children are
+ * handled by pid like any other: claims never rest on having seen the
+ * fork.
  */
 #include "config.h"
 
@@ -19,6 +24,8 @@
 #include "real.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <unistd.h>
 
 SCL_EXPORT pid_t fork(void)
@@ -32,6 +39,37 @@ SCL_EXPORT pid_t fork(void)
         return scl_real_missing();
     pid = real_fork();
     if (pid > 0)
+        scl_forked(pid);
+    return pid;
+}
+
+/*
+ * clone(FN, STACK, FLAGS, ARG, [PARENT_TID, TLS, CHILD_TID]): the three
+ * optional arguments are passed on whatever the flags, as glibc's own
+ * wrapper loads them into registers whatever the flags (only the flags
+ * make the kernel read them).  The child runs FN on STACK and never
+ * returns here.  A child whose parent is ours (CLONE_PARENT) is not this
+ * process's to record.
+ */
+SCL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+    int (*real)(int (*)(void *), void *, int, void *, ...) = scl_real()->clone;
+    int child_of_ours = !(flags & (CLONE_THREAD | CLONE_PARENT)), pid;
+    pid_t *parent_tid, *child_tid;
+    void *tls;
+    va_list more;
+
+    va_start(more, arg);
+    parent_tid = va_arg(more, pid_t *);
+    tls = va_arg(more, void *);
+    child_tid = va_arg(more, pid_t *);
+    va_end(more);
+    if (real == NULL)
+        return scl_real_missing();
+    if (child_of_ours)
+        scl_starting_child();
+    pid = real(fn, stack, flags, arg, parent_tid, tls, child_tid);
+    if (pid > 0 && child_of_ours)
         scl_forked(pid);
     return pid;
 }

@@ -17,8 +17,8 @@
  * for them to do. */
 void scl_lifecycle_init(void);
 
-/* Before this process starts a child without fork(): a vfork, a
- * posix_spawn.  What fork's handlers settle before a fork is settled
+/* Before this process starts a child without fork(): a vfork, a clone,
+ * a posix_spawn.  What fork's handlers settle before a fork is settled
  * (the place of the claim directory its children share, the page their
  * drain marks go to).  In the parent, before the call; keeps errno. */
 void scl_starting_child(void);

@@ -29,6 +29,7 @@ const struct scl_real *scl_real(void)
      * taking their addresses would cost a symbol lookup each at load). */
 #define BIND(field, name) *(void **)&table.field = dlsym(RTLD_NEXT, name)
     BIND(fork, "fork");
+    BIND(clone, "clone");
     BIND(exit_, "_exit");
     BIND(Exit, "_Exit");
     BIND(quick_exit, "quick_exit");

@@ -16,6 +16,7 @@
 
 struct scl_real {
     pid_t (*fork)(void);
+    int (*clone)(int (*)(void *), void *, int, void *, ...);
     void (*exit_)(int);
     void (*Exit)(int);
     void (*quick_exit)(int);
