@@ -21,6 +21,9 @@
  *                                   a SIGALRM handler, also SA_ONSTACK, fires
  *                                   every 50 us
  *   exec                            an execve that fails, in a holder
+ *   vfork-exec                      the same, in a holder that has started a
+ *                                   program with vfork and execve before (as
+ *                                   Python's subprocess does)
  *   kill, killpg                    a master's SIGTERM to a worker that holds a
  *                                   claim (a drain signal: the worker is marked)
  *   worker-close                    a worker, holding a claim, closes the one
@@ -138,7 +141,7 @@ static void on_signal(int sig)
         int status;
         if (waitpid(worker, &status, 0) != worker || !WIFSIGNALED(status))
             _exit(1);
-    } else if (strcmp(path, "exec") == 0) {
+    } else if (strcmp(path, "exec") == 0 || strcmp(path, "vfork-exec") == 0) {
         char *const argv[] = { "/nonexistent/program", NULL };
         if (execve(argv[0], argv, environ) == 0 || errno != ENOENT)
             _exit(1);
@@ -257,8 +260,18 @@ int main(int argc, char **argv)
     }
     if (strcmp(path, "fork") != 0 && !reaps)
         hold("guest");
+    if (strcmp(path, "vfork-exec") == 0) {
+        char *const true_argv[] = { "true", NULL };
+        int status;
+        pid_t child = vfork();
+        if (child == 0) {
+            execve("/bin/true", true_argv, environ);
+            _exit(127);
+        }
+        REQUIRE(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
     ends_in_handler = strcmp(path, "fork") != 0 && !reaps && !signals && strcmp(path, "exec") != 0 &&
-                      strcmp(path, "worker-close") != 0;
+                      strcmp(path, "vfork-exec") != 0 && strcmp(path, "worker-close") != 0;
     use_alternate_stack(argv[3], size, ends_in_handler);
     if (strcmp(path, "fault") == 0) {
         handle_on_alternate_stack(SIGSEGV);

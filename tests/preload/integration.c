@@ -736,8 +736,8 @@ END_TEST
 /* ---------------------------------------------- a small signal stack */
 
 /* The paths helper_guest runs in a handler on an alternate stack. */
-static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault",        "fork",
-                                           "reap", "exec",  "kill",        "killpg",       "worker-close", "raise" };
+static const char *const stack_paths[] = { "exit", "_exit", "worker-exit", "worker-_exit", "fault", "fork",      "reap",
+                                           "exec", "kill",  "killpg",      "worker-close", "raise", "vfork-exec" };
 
 /* How helper_guest ends on PATH: 7, or by the signal it raised. */
 static int guest_status(const char *path)
