@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include "export.h"
+#include "image_env.h"
 #include "lifecycle.h"
 #include "real.h"
 
@@ -69,6 +70,8 @@ SCL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     if (child_of_ours)
         scl_starting_child();
     pid = real(fn, stack, flags, arg, parent_tid, tls, child_tid);
+    if (pid > 0 && (flags & (CLONE_VM | CLONE_VFORK)) == (CLONE_VM | CLONE_VFORK))
+        scl_rooms_left_by(pid); /* it has exec'd or ended: it shared our memory until then */
     if (pid > 0 && child_of_ours)
         scl_forked(pid);
     return pid;
@@ -94,6 +97,7 @@ __attribute__((used)) static void vfork_prepare(void)
 
 __attribute__((used)) static pid_t vfork_returned(pid_t child)
 {
+    scl_rooms_left_by(child);
     scl_forked(child);
     return child;
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Both static rooms on one page: a fork child that execs writes them, at
  * the cost of one copy-on-write fault.  Aligned to their size, and kept
@@ -25,11 +26,21 @@ struct scl_room *scl_room_claim(enum scl_room_use use)
 {
     int free = 0;
 
-    if (!atomic_compare_exchange_strong(&statics.taken[use], &free, 1))
+    /* Taken in the name of this process: a vfork child's, left taken by
+     * its exec, is its parent's to give back (scl_rooms_left_by()). */
+    if (!atomic_compare_exchange_strong(&statics.taken[use], &free, getpid()))
         return NULL;
     statics.rooms[use].mapped = NULL;
     statics.rooms[use].taken = &statics.taken[use];
     return &statics.rooms[use];
+}
+
+void scl_rooms_left_by(pid_t child)
+{
+    for (int use = SCL_ROOM_ARGV; use <= SCL_ROOM_ENV; use++) {
+        int taker = child;
+        (void)atomic_compare_exchange_strong(&statics.taken[use], &taker, 0);
+    }
 }
 
 void scl_room_in_frame(struct scl_room *r)

@@ -16,6 +16,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* What fits in a frame: more is mapped. */
 #define SCL_ROOM_POINTERS 64
@@ -35,10 +36,16 @@ struct scl_room {
 enum scl_room_use { SCL_ROOM_ARGV, SCL_ROOM_ENV };
 
 /* The static room for USE, or NULL when it is taken: by another thread,
- * by the code this signal handler interrupted, or for good by a vfork
- * child that exec'd with it in the memory it shared with this process.
- * The caller then uses a room in its frame. */
+ * by the code this signal handler interrupted, or by a vfork child that
+ * exec'd with it in the memory it shared with this process, until this
+ * process gives it back (scl_rooms_left_by()).  The caller then uses a
+ * room in its frame. */
 struct scl_room *scl_room_claim(enum scl_room_use use);
+
+/* CHILD, which shared this process's memory and has exec'd or ended (a
+ * vfork child, a clone child with CLONE_VM and CLONE_VFORK), may have
+ * left static rooms taken: they are free again.  Async-signal-safe. */
+void scl_rooms_left_by(pid_t child);
 
 /* A room in a frame, for when scl_room_claim() found none. */
 void scl_room_in_frame(struct scl_room *r);
