@@ -1288,7 +1288,7 @@ static int orphans(char **argv)
             exit(0);
         }
         gate_wait(&held);
-        raise(SIGKILL); /* the master dies; nothing of it runs */
+        (void)syscall(SYS_kill, getpid(), SIGKILL); /* the master dies, unseen: nothing of it runs */
     }
     REQUIRE(waitpid(master, &status, 0) == master && WIFSIGNALED(status));
     gate_pass(&take_it);
