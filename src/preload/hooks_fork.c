@@ -45,25 +45,32 @@ SCL_EXPORT pid_t fork(void)
 }
 
 /*
- * clone(FN, STACK, FLAGS, ARG, [PARENT_TID, TLS, CHILD_TID]): the three
- * optional arguments are passed on whatever the flags, as glibc's own
- * wrapper loads them into registers whatever the flags (only the flags
- * make the kernel read them).  The child runs FN on STACK and never
- * returns here.  A child whose parent is ours (CLONE_PARENT) is not this
- * process's to record.
+ * clone(FN, STACK, FLAGS, ARG, [PARENT_TID, TLS, CHILD_TID]): a caller
+ * passes the optional arguments up to the last one its flags make the
+ * kernel read, and only those are read here (past them is the caller's
+ * frame); the rest go on as NULL, which the kernel does not read.  The
+ * child runs FN on STACK and never returns here.  A child whose parent is
+ * ours (CLONE_PARENT) is not this process's to record.
  */
 SCL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
     int (*real)(int (*)(void *), void *, int, void *, ...) = scl_real()->clone;
     int child_of_ours = !(flags & (CLONE_THREAD | CLONE_PARENT)), pid;
-    pid_t *parent_tid, *child_tid;
-    void *tls;
+    int passed = flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID) ? 3
+                 : flags & CLONE_SETTLS                              ? 2
+                 : flags & (CLONE_PARENT_SETTID | CLONE_PIDFD)       ? 1
+                                                                     : 0;
+    pid_t *parent_tid = NULL, *child_tid = NULL;
+    void *tls = NULL;
     va_list more;
 
     va_start(more, arg);
-    parent_tid = va_arg(more, pid_t *);
-    tls = va_arg(more, void *);
-    child_tid = va_arg(more, pid_t *);
+    if (passed >= 1)
+        parent_tid = va_arg(more, pid_t *);
+    if (passed >= 2)
+        tls = va_arg(more, void *);
+    if (passed >= 3)
+        child_tid = va_arg(more, pid_t *);
     va_end(more);
     if (real == NULL)
         return scl_real_missing();
