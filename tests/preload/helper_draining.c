@@ -31,7 +31,9 @@
  *                         raw-copy: a copy it made of one is the last;
  *                         own-listener: one of its own stays;
  *                         close-after-vfork: a vfork child of the worker
- *                         closed every descriptor first): it drains once
+ *                         closed every descriptor first; listen-in-worker:
+ *                         the master only bound them, and each worker
+ *                         listens on them itself, as hypercorn's do): it drains once
  *                         the last is closed, its sibling and the master
  *                         (which closes its own) do not; high-copy: its
  *                         copy is at a number no bit is kept for, and
@@ -253,7 +255,7 @@ static void close_listener(int first)
 
     if (strcmp(closing, "close") == 0 || (strcmp(closing, "closefrom") == 0 && first) ||
         strcmp(closing, "own-listener") == 0 || strcmp(closing, "close-after-vfork") == 0 ||
-        strcmp(closing, "high-listener") == 0) {
+        strcmp(closing, "high-listener") == 0 || strcmp(closing, "listen-in-worker") == 0) {
         REQUIRE(close(fd) == 0);
     } else if (strcmp(closing, "close_range") == 0) {
         REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
@@ -290,7 +292,8 @@ static void close_listener(int first)
  * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
  * sends that child SIGTERM ('t'), 'a' and 'b' it closes the first and the
  * second listener (then as 'd'), 'n' it closes the socket that is none,
- * 'l' it listens on one of its own, 'c' it takes a claim, 'u' it closes
+ * 'l' it listens on one of its own, 'L' on the two its master bound, 'c' it
+ * takes a claim, 'u' it closes
  * the first listener by a raw system call, 'v' a vfork child of it closes
  * every descriptor, then ends, 'q' it ends (once that
  * child has), 'k' it ends at once, leaving its child an orphan. */
@@ -320,6 +323,8 @@ static void run_worker(struct link *self, struct link *child)
             REQUIRE(close(not_listening) == 0);
         } else if (c == 'l') {
             (void)tcp_socket(1); /* kept open, listening, to the end */
+        } else if (c == 'L') {
+            REQUIRE(listen(listeners[0], 8) == 0 && listen(listeners[1], 8) == 0);
         } else if (c == 'u') {
             REQUIRE(syscall(SYS_close, listeners[0]) == 0);
         } else if (c == 'v') {
@@ -607,10 +612,12 @@ static int drain_noted(char **argv)
 static int drain_listeners(char **argv)
 {
     struct link closer, sibling;
-    char last; /* what the worker says once it closed the last */
+    char last;          /* what the worker says once it closed the last */
+    int worker_listens; /* the master binds them, each worker listens (hypercorn) */
 
     closing = argv[0];
     REQUIRE(closing != NULL);
+    worker_listens = strcmp(closing, "listen-in-worker") == 0;
     last = strcmp(closing, "high-copy") == 0 || strcmp(closing, "high-listener") == 0 ? '0' : '1';
     if (last == '0' && allow_high_numbers() != 0)
         return 77;
@@ -623,10 +630,12 @@ static int drain_listeners(char **argv)
     link_open(&sibling);
     REQUIRE((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0);
     not_listening = tcp_socket(0);
-    listeners[0] = tcp_socket(1);
-    listeners[1] = tcp_socket_at(1, strcmp(closing, "high-listener") == 0 ? HIGH_COPY_FD : -1);
+    listeners[0] = tcp_socket(!worker_listens);
+    listeners[1] = tcp_socket_at(!worker_listens, strcmp(closing, "high-listener") == 0 ? HIGH_COPY_FD : -1);
     start_worker(&closer, 0, NULL);
     start_worker(&sibling, 0, NULL);
+    if (worker_listens)
+        REQUIRE(ask(&closer, 'L') == 'L' && ask(&sibling, 'L') == 'L');
     if (strcmp(closing, "own-listener") == 0)
         REQUIRE(ask(&closer, 'l') == 'l');
     if (strcmp(closing, "close-after-vfork") == 0)

@@ -594,10 +594,10 @@ START_TEST(test_drain_signal_set_refused)
 END_TEST
 
 /* Every way a worker closes the listeners it inherited. */
-static const char *const listener_closers[] = { "close",      "close_range",  "closefrom",    "dup2",
-                                                "dup3",       "shutdown",     "dup2-copy",    "dup-copy",
-                                                "fcntl-copy", "raw-copy",     "own-listener", "close-after-vfork",
-                                                "high-copy",  "high-listener" };
+static const char *const listener_closers[] = { "close",      "close_range",   "closefrom",       "dup2",
+                                                "dup3",       "shutdown",      "dup2-copy",       "dup-copy",
+                                                "fcntl-copy", "raw-copy",      "own-listener",    "close-after-vfork",
+                                                "high-copy",  "high-listener", "listen-in-worker" };
 
 /* Each way, with /proc and (WITHOUT_PROC, as in a chroot) without.
  * high-copy and high-listener need a descriptor limit past 1100, and
