@@ -326,3 +326,61 @@ drain_check() { # HOLD TAKE RELOAD...
     check "a new worker takes the claim once it let go ($took)" \
         bash -c "[ '${took%% *}' = took ] && [ '${took#took }' != '$holder' ] && [ -n '${took#took }' ]"
 }
+
+# Takes PIDS off server_pids once they are gone: the cleanup at exit then
+# sends nothing to a number that may have been given to another process.
+forget_pids() { # PID...
+    local keep=() p q
+    for p in "${server_pids[@]}"; do
+        for q; do [ "$p" = "$q" ] && continue 2; done
+        keep+=("$p")
+    done
+    server_pids=("${keep[@]}")
+}
+
+# PID's parent, or nothing (no such process, no PID).
+parent_of() { [ -n "$1" ] && ps -o ppid= -p "$1" | tr -d ' '; }
+
+# Draining on a stop, for masters that start no new workers (uvicorn,
+# hypercorn): HOLD (a command: a request that takes the claim "leader",
+# asks swerve_claim_draining() every 5 ms and says "drained PID NS
+# [TOLD_NS]" once it is 1, on its standard output or in $work/drained, as
+# a stopping server may drop the answer) runs in the background; once a
+# worker holds the claim, SIGNAL goes to MASTER.  The holder must see it
+# within 100 ms of the server's own word to the worker where the app can
+# tell (before it, when the library learns it from the master's kill()),
+# else within LIMIT ms of the signal, and the master and every child it
+# had must be gone within 15 s.  The latencies are printed.
+drain_on_stop() { # HOLD MASTER SIGNAL LIMIT
+    local hold=$1 master=$2 signal=$3 limit=$4 holder children start answer seen_pid seen told ms
+    : >"$work/drained"
+    "$hold" >"$work/hold.out" 2>&1 &
+    holder=$(wait_holder leader)
+    check "a worker holds 'leader' and asks draining()" test -n "$holder"
+    check "(a worker of this master)" test "$(parent_of "$holder")" = "$master"
+    check "(and it does not drain before the stop)" bash -c "! grep -q . '$work/hold.out' '$work/drained'"
+    children=$(children_of "$master")
+    start=$(now_ns)
+    kill -"$signal" "$master"
+    for _ in $(seq 100); do
+        grep -q '^drained ' "$work/hold.out" "$work/drained" && break
+        sleep 0.05
+    done
+    answer=$(cat "$work/hold.out" "$work/drained" | grep -m1 '^drained ')
+    if [ -z "$answer" ]; then
+        fail "the holder never saw draining() say 1 after SIG$signal to the master: $(cat "$work/hold.out" "$work/drained")"
+    else
+        read -r _ seen_pid seen told <<<"$answer"
+        check "the holder saw draining() say 1: worker $holder" test "$seen_pid" = "$holder"
+        ms=$(( (seen - start) / 1000000 ))
+        if [ -n "$told" ]; then
+            echo "draining seen $(( (seen - told) / 1000000 )) ms after the worker's SIGTERM reached its app, $ms ms after SIG$signal to the master"
+            check "within 100 ms of the server's word to the worker" test $(( (seen - told) / 1000000 )) -le 100
+        else
+            echo "draining seen $ms ms after SIG$signal to the master"
+            check "within $limit ms of SIG$signal to the master" test "$ms" -le "$limit"
+        fi
+    fi
+    if all_gone "$master"; then pass; forget_pids "$master"; else fail "the master stops (SIG$signal)"; fi
+    if all_gone $children; then pass; forget_pids $children; else fail "no worker left"; fi
+}
