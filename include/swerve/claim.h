@@ -189,8 +189,9 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *   - it closed every listening socket it inherited from its master, with
  *     close(), close_range(), closefrom(), dup2() or dup3() over it, or
  *     shutdown() (nginx, Apache and php-fpm close them to drain a worker);
- *     a copy of one (php-fpm's children copy theirs) counts as one, and a
- *     socket it listens on itself does not.  The closing of a listener at
+ *     a copy of one (php-fpm's children copy theirs) counts as one, so
+ *     does one its master bound and it listens on itself (hypercorn's),
+ *     and a socket of its own does not.  The closing of a listener at
  *     descriptor 1024 or above is not seen (one open there keeps this
  *     reason from saying 1), nor are the listeners of a process forked by
  *     _Fork() or a raw clone(); a vfork() child changes nothing of its

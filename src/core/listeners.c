@@ -89,31 +89,52 @@ void scl_listeners_child_forked(void)
         atomic_store(&known.adopted, adoption(getpid(), atomic_load(&known.nsockets)));
 }
 
-void scl_listeners_listening(int fd)
+/* Notes INO among the sockets, unless it is there already (listen()
+ * again, to change its backlog; listen() on a socket bound before). */
+static void remember(ino_t ino)
 {
-    int saved = errno, n;
-    struct stat st;
+    int n = atomic_load(&known.nsockets);
 
-    /* Bound at load, as the close path's calls: nothing binds lazily. */
-    if (fd < 0 || scl_bound.syscall(SYS_fstat, fd, &st) != 0 || !adopted_by(getpid()))
-        goto out;
-    n = atomic_load(&known.nsockets);
     for (int i = 0; i < n; i++)
-        if (atomic_load(&known.socket[i]) == st.st_ino)
-            goto at; /* listen() again, to change its backlog */
-    /* Another thread's listen() may take slot N first: then the next. */
+        if (atomic_load(&known.socket[i]) == ino)
+            return;
+    /* Another thread's may take slot N first: then the next. */
     while (n >= 0 && n < SCL_LISTENERS && !atomic_compare_exchange_weak(&known.nsockets, &n, n + 1))
         ;
     if (n >= 0 && n < SCL_LISTENERS)
-        atomic_store(&known.socket[n], st.st_ino);
+        atomic_store(&known.socket[n], ino);
     else
         atomic_store(&known.nsockets, -1); /* too many: nobody is ever taken for drained by them */
-at:
-    /* One at a number no bit is kept for is known by its inode: its
-     * copies count as open (look_at), though its closing is not seen. */
-    if (fd < SCL_LISTENER_FDS)
-        note_at(fd);
-out:
+}
+
+void scl_listeners_listening(int fd)
+{
+    int saved = errno;
+    struct stat st;
+
+    /* Bound at load, as the close path's calls: nothing binds lazily. */
+    if (fd >= 0 && scl_bound.syscall(SYS_fstat, fd, &st) == 0 && adopted_by(getpid())) {
+        remember(st.st_ino);
+        /* One at a number no bit is kept for is known by its inode: its
+         * copies count as open (look_at), though its closing is not seen. */
+        if (fd < SCL_LISTENER_FDS)
+            note_at(fd);
+    }
+    errno = saved;
+}
+
+void scl_listeners_bound(int fd)
+{
+    int saved = errno, type = 0;
+    socklen_t len = sizeof type;
+    struct stat st;
+
+    /* A stream socket only: one that can listen.  No bit: closing it is
+     * nothing until a listen() in this process or a child. */
+    if (fd >= 0 && scl_bound.syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+        (type == SOCK_STREAM || type == SOCK_SEQPACKET) && scl_bound.syscall(SYS_fstat, fd, &st) == 0 &&
+        adopted_by(getpid()))
+        remember(st.st_ino);
     errno = saved;
 }
 

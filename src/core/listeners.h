@@ -6,7 +6,10 @@
  * drain.h counts that as being drained.
  *
  * A socket is a listener once listen() succeeded on it; the process
- * notes its inode, and the number it is at.  A child inherits its
+ * notes its inode, and the number it is at.  A stream socket bind()
+ * succeeded on is noted by its inode alone: a child that inherits it and
+ * listens on it (hypercorn's master binds, its workers listen) counts it
+ * among the listeners it inherited.  A child inherits its
  * parent's notes as they were when it was forked (plain memory, copied by
  * fork), and the child's side of a fork makes them its own when there are
  * any (one store: a server's worker copies that page, a shell's child
@@ -29,8 +32,8 @@
  * on (one open there keeps its process from being taken for drained),
  * sockets that came through an exec (nginx's binary upgrade, php-fpm's
  * reload), the listeners of a process forked without the fork handlers,
- * more than SCL_LISTENERS listeners (then nobody is ever taken for
- * drained so), a closing no hook sees (a raw system call, fclose() of a
+ * more than SCL_LISTENERS listeners and bound stream sockets (then
+ * nobody is ever taken for drained so), a closing no hook sees (a raw system call, fclose() of a
  * stream over one).  Async-signal-safe (the look runs on the own stack);
  * errno kept.
  */
@@ -46,6 +49,12 @@
 
 /* listen() succeeded on FD. */
 void scl_listeners_listening(int fd);
+
+/* bind() succeeded on FD: a stream socket's inode is noted as a
+ * listener's, with no number, so that a child that inherits it and
+ * listens on it itself (hypercorn's workers on their master's socket)
+ * counts it as inherited. */
+void scl_listeners_bound(int fd);
 
 /* The child's side of a fork: the notes, when there are any, are its own. */
 void scl_listeners_child_forked(void);

@@ -1,10 +1,11 @@
 /*
- * The socket calls that make or end a listener: listen and shutdown.  A
- * worker that has closed, or shut down, every listening socket it
- * inherited from its master is being drained (listeners.h): nginx, Apache
- * and php-fpm drain a worker so.  listen() is seen in the master, which
- * its workers then inherit; neither call changes anything else, and
- * errno and the result are libc's.  Async-signal-safe.
+ * The socket calls that make or end a listener: bind, listen and
+ * shutdown.  A worker that has closed, or shut down, every listening
+ * socket it inherited from its master is being drained (listeners.h):
+ * nginx, Apache and php-fpm drain a worker so.  listen() is seen in the
+ * master, which its workers then inherit, or bind() there and listen()
+ * in the workers (hypercorn); no call changes anything else, and errno
+ * and the result are libc's.  Async-signal-safe.
  */
 #include "config.h"
 
@@ -16,6 +17,18 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* A server binds a listener once, at its start: a getsockopt() and an
+ * fstat() for a stream socket's inode cost nothing on a hot path. */
+SCL_EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    int (*real)(int, const struct sockaddr *, socklen_t) = scl_real()->bind;
+    int r = real != NULL ? real(fd, addr, len) : (int)syscall(SYS_bind, fd, addr, len);
+
+    if (r == 0)
+        scl_listeners_bound(fd);
+    return r;
+}
 
 SCL_EXPORT int listen(int fd, int backlog)
 {

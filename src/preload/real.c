@@ -60,6 +60,7 @@ const struct scl_real *scl_real(void)
     BIND(sigqueue, "sigqueue");
     BIND(raise, "raise");
     BIND(abort, "abort");
+    BIND(bind, "bind");
     BIND(listen, "listen");
     BIND(shutdown, "shutdown");
 #undef BIND

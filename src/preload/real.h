@@ -11,6 +11,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -51,6 +52,7 @@ struct scl_real {
     int (*sigqueue)(pid_t, int, const union sigval);
     int (*raise)(int);
     void (*abort)(void);
+    int (*bind)(int, const struct sockaddr *, socklen_t);
     int (*listen)(int, int);
     int (*shutdown)(int, int);
 };
