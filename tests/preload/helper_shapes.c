@@ -10,11 +10,15 @@
  *                      this program by HOW (posix_spawn, posix_spawnp,
  *                      vfork: vfork and execve, as CPython's subprocess
  *                      does; clone: libc's clone(), without CLONE_VM, and
- *                      execve): they share one claim directory, exactly one
- *                      of them takes "report", and the master's SIGTERM
- *                      drains the one that holds it
- *   spawn-worker FD    one of them: says on FD whether it took the claim
- *                      (then, once SIGTERM came, what draining() says)
+ *                      execve; system: system() of a shell that starts it
+ *                      in the background): they share one claim directory,
+ *                      exactly one of them takes "report", and the
+ *                      master's SIGTERM drains the one that holds it (but
+ *                      a shell's child, no child of the master's)
+ *   spawn-worker FD [untold]
+ *                      one of them: says on FD whether it took the claim
+ *                      (then, unless untold, once SIGTERM came, what
+ *                      draining() says)
  *   detached HOW       a process that detaches by HOW (daemon: daemon(3);
  *                      setsid: fork, the parent exits, the child calls
  *                      setsid(); double-fork: fork, setsid, fork, the
@@ -118,6 +122,21 @@ static pid_t spawn_worker(const char *how, int fd, int in)
     pid_t pid;
 
     snprintf(fdarg, sizeof fdarg, "%d", fd);
+    if (strcmp(how, "system") == 0) {
+        char self[4096], line[4200];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        REQUIRE(len > 0);
+        self[len] = '\0';
+        int shared = 9; /* IN is close-on-exec, and dash takes one digit */
+        REQUIRE(fcntl(shared, F_GETFD) < 0 && dup2(in, shared) == shared);
+        /* The redirection on the command itself: a background command's
+         * input is /dev/null before its own redirections. */
+        REQUIRE(snprintf(line, sizeof line, "'%s' %s %d untold <&%d %d<&- &", self, SCN_SPAWN_WORKER, fd, shared,
+                         shared) < (int)sizeof line);
+        REQUIRE(system(line) == 0);
+        REQUIRE(close(shared) == 0);
+        return 0; /* the shell's child: its pid is in its answer */
+    }
     if (strcmp(how, "clone") == 0) {
         static _Alignas(16) char stack[64 * 1024]; /* the child's own copy: no CLONE_VM */
         struct cloned c = { argv, in };
@@ -177,6 +196,8 @@ static int spawn_master(char **argv)
                 break;
         }
         said[i] = read_byte(answers[0]);
+        if (strcmp(how, "system") == 0)
+            pids[i] = (pid_t)atoi(line);
         for (int j = 0; j < WORKERS; j++)
             if (pids[j] == (pid_t)atoi(line) && said[i] == 't')
                 holder = j;
@@ -188,6 +209,15 @@ static int spawn_master(char **argv)
         return 1;
     }
     REQUIRE(holder >= 0);
+    if (strcmp(how, "system") == 0) {
+        close(stop[1]); /* every worker ends, reaped by whoever adopted it */
+        for (int i = 0; i < WORKERS; i++)
+            for (int waits = 0; kill(pids[i], 0) == 0; waits++) {
+                REQUIRE(waits < 1000); /* 10 s */
+                usleep(10000);
+            }
+        return 0;
+    }
     /* A drain signal reaches the holder, recorded though never forked. */
     REQUIRE(kill(pids[holder], SIGTERM) == 0);
     if (read_byte(answers[0]) != '1') {
@@ -226,7 +256,7 @@ static int spawn_worker_run(char **argv)
     took = api.acquire(c, 0.0) == c;
     snprintf(line, sizeof line, "w%d %c", (int)getpid(), took ? 't' : 'b');
     REQUIRE(write(fd, line, strlen(line)) == (ssize_t)strlen(line));
-    if (took) {
+    if (took && argv[1] == NULL) {
         int d = 0;
         for (int i = 0; i < 1000 && !terminated; i++)
             usleep(10000);

@@ -471,7 +471,7 @@ END_TEST
     } while (0)
 
 /* Every way a master may start its workers without fork(). */
-static const char *const spawners[] = { "posix_spawn", "posix_spawnp", "vfork", "clone" };
+static const char *const spawners[] = { "posix_spawn", "posix_spawnp", "vfork", "clone", "system" };
 
 START_TEST(test_spawn_master)
 {
