@@ -198,7 +198,9 @@ SCL_EXPORT int system(const char *line)
 {
     int (*real)(const char *) = scl_real()->system;
 
-    scl_lifecycle_init();
+    /* The place reserved first, as for any child: then the shell gets it
+     * whenever it loads the shim. */
+    scl_starting_child();
     if (real != NULL && !scl_image_env_differs(environ))
         return real(line);
     if (line == NULL)
