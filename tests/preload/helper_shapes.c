@@ -15,10 +15,11 @@
  *                      exactly one of them takes "report", and the
  *                      master's SIGTERM drains the one that holds it (but
  *                      a shell's child, no child of the master's)
- *   spawn-worker FD [untold]
+ *   spawn-worker FD [IN]
  *                      one of them: says on FD whether it took the claim
- *                      (then, unless untold, once SIGTERM came, what
- *                      draining() says)
+ *                      (then, unless IN is given, once SIGTERM came, what
+ *                      draining() says), and ends at the end of IN
+ *                      (standard input by default)
  *   detached HOW       a process that detaches by HOW (daemon: daemon(3);
  *                      setsid: fork, the parent exits, the child calls
  *                      setsid(); double-fork: fork, setsid, fork, the
@@ -125,14 +126,10 @@ static pid_t spawn_worker(const char *how, int fd, int in)
     if (strcmp(how, "system") == 0) {
         char self[4096], line[4200];
         ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-        REQUIRE(len > 0);
+        int shared = fcntl(in, F_DUPFD, 3); /* IN is close-on-exec */
+        REQUIRE(len > 0 && shared >= 0);
         self[len] = '\0';
-        int shared = 9; /* IN is close-on-exec, and dash takes one digit */
-        REQUIRE(fcntl(shared, F_GETFD) < 0 && dup2(in, shared) == shared);
-        /* The redirection on the command itself: a background command's
-         * input is /dev/null before its own redirections. */
-        REQUIRE(snprintf(line, sizeof line, "'%s' %s %d untold <&%d %d<&- &", self, SCN_SPAWN_WORKER, fd, shared,
-                         shared) < (int)sizeof line);
+        REQUIRE(snprintf(line, sizeof line, "'%s' %s %d %d &", self, SCN_SPAWN_WORKER, fd, shared) < (int)sizeof line);
         REQUIRE(system(line) == 0);
         REQUIRE(close(shared) == 0);
         return 0; /* the shell's child: its pid is in its answer */
@@ -266,7 +263,7 @@ static int spawn_worker_run(char **argv)
             usleep(10000);
         write_byte(fd, d == 1 ? '1' : d == 0 ? '0' : 'e');
     }
-    (void)read_byte(0); /* EOF: the master is done */
+    (void)read_byte(argv[1] != NULL ? atoi(argv[1]) : 0); /* EOF: the master is done */
     api.free(c);
     exit(0); /* quietly: the master's "ok" is the scenario's */
 }
