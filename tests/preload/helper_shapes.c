@@ -26,6 +26,12 @@
  *                      middle one exits) is a master: draining() says 0
  *                      there, and in the worker it forks, until that
  *                      master is SIGKILLed; then the worker drains
+ *   new-master         a master, a member of its claim directory (a worker
+ *                      that claimed registered it), forks a new master and
+ *                      exits (php-fpm's reload in daemon mode): the new
+ *                      master's worker claims, is SIGKILLed and reaped by
+ *                      it (its claim is free then), and once the new master
+ *                      has ended too, nothing is left
  *   self-kill HOW      a master holding a claim, whose worker made the
  *                      directory, kills itself by HOW (kill, raise,
  *                      killpg, tgkill, sigqueue: SIGTERM; abort): the
@@ -357,6 +363,56 @@ static int detached(char **argv)
     _exit(master_and_worker(how));
 }
 
+/* ------------------------------------------------------ a new master */
+
+/* Forks a worker that takes NAME (and says so on a pipe), then lingers
+ * until it is killed, or with LINGER 0 ends at once; its pid. */
+static pid_t claiming_worker(const char *name, int linger)
+{
+    int told[2];
+    pid_t pid;
+
+    REQUIRE(pipe(told) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        struct swerve_claim *c = api.new_claim(name);
+        REQUIRE(c != NULL && api.acquire(c, 0.0) == c);
+        write_byte(told[1], 't');
+        for (int i = 0; linger && i < 1000; i++)
+            usleep(10000);
+        _exit(0);
+    }
+    close(told[1]);
+    REQUIRE(read_byte(told[0]) == 't');
+    close(told[0]);
+    return pid;
+}
+
+static int new_master(char **argv)
+{
+    pid_t old = getpid(), worker, fresh;
+    int status;
+
+    (void)argv;
+    worker = claiming_worker("old-report", 0); /* it makes the directory, and registers this master */
+    REQUIRE(waitpid(worker, &status, 0) == worker && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    fresh = fork();
+    REQUIRE(fresh >= 0);
+    if (fresh != 0)
+        _exit(0); /* the old master ends while the new one runs */
+    wait_reparented(old);
+    worker = claiming_worker("x", 1);
+    REQUIRE(kill(worker, SIGKILL) == 0 && waitpid(worker, &status, 0) == worker);
+    if (testdir_claim_exists(base(), "x") != 0 || count_claim_dirs() != 1) {
+        fprintf(stderr, "new-master: its reaped worker's claim is %s, in %d claim directories\n",
+                testdir_claim_exists(base(), "x") ? "still there" : "gone", count_claim_dirs());
+        _exit(1);
+    }
+    printf("ok %s\n", SCN_NEW_MASTER);
+    exit(0); /* the runner finds the base empty once this has ended */
+}
+
 /* --------------------------------------------------------- killing self */
 
 /* This process becomes a master whose worker made the claim directory,
@@ -456,7 +512,8 @@ int main(int argc, char **argv)
     static const struct scenario scenarios[] = {
         { SCN_SPAWN_MASTER, spawn_master }, /* posix_spawn|posix_spawnp|vfork|clone */
         { SCN_SPAWN_WORKER, spawn_worker_run },
-        { SCN_DETACHED, detached },                     /* daemon|setsid|double-fork */
+        { SCN_DETACHED, detached }, /* daemon|setsid|double-fork */
+        { SCN_NEW_MASTER, new_master },
         { SCN_SELF_KILL, self_kill },                   /* kill|raise|killpg|tgkill|sigqueue|abort */
         { SCN_SELF_KILL_SURVIVED, self_kill_survived }, /* caught|blocked|sigchld */
     };

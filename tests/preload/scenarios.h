@@ -69,6 +69,7 @@
 #define SCN_SPAWN_MASTER       "spawn-master"
 #define SCN_SPAWN_WORKER       "spawn-worker"
 #define SCN_DETACHED           "detached"
+#define SCN_NEW_MASTER         "new-master"
 #define SCN_SELF_KILL          "self-kill"
 #define SCN_SELF_KILL_SURVIVED "self-kill-survived"
 
