@@ -1,8 +1,12 @@
 <?php
-/* For tests/real-servers/php-fpm.sh and apache.sh: the seed's nightly-report
- * pattern through the PHP binding.  ?seconds=N: how long the report takes
- * (1.5); ?status: whether nightly-report is free; ?hold and ?take, a leader
- * that lets go once its worker is drained (lib.sh's drain_check). */
+/* For tests/real-servers/php-fpm.sh, apache.sh, lighttpd.sh and
+ * daemon-mode.sh: the seed's nightly-report pattern through the PHP
+ * binding.  ?seconds=N: how long the report takes (1.5); ?status: whether
+ * nightly-report is free; ?hold and ?take, a leader that lets go once its
+ * worker is drained (lib.sh's drain_check).  Where the server gives the
+ * request SCL_DRAIN_OUT (lighttpd.sh: its graceful restart cuts the
+ * request off before the backend is told), ?hold also writes its answer
+ * to that file. */
 require __DIR__ . '/Swerve.php';
 
 use Swerve\Swerve;
@@ -16,6 +20,9 @@ if (isset($query['hold'])) {
             $now = gettimeofday();
             $leader->release();
             $answer = 'drained ' . getmypid() . ' ' . ($now['sec'] * 1000000000 + $now['usec'] * 1000) . "\n";
+            if (isset($_SERVER['SCL_DRAIN_OUT'])) {
+                file_put_contents($_SERVER['SCL_DRAIN_OUT'], $answer);
+            }
             break;
         }
         usleep(5000);
