@@ -16,6 +16,7 @@
 #include "retire.h"
 #include "log.h"
 #include "member.h"
+#include "own_stack.h"
 #include "settings.h"
 #include "sigsafe.h"
 #include "wake.h"
@@ -303,6 +304,85 @@ static int reopen(const struct kept_dir *k)
     return move_high(fd, k->at);
 }
 
+static int may_join(const struct stat *top, const struct stat *claims);
+
+/* Gives the kept descriptor K's number to FRESH (dup3, which no hook
+ * sees: the number is never free for the host to take) and closes
+ * FRESH: 0, or -1 with FRESH closed. */
+static int renumber(const struct kept_dir *k, int fresh)
+{
+    int at = atomic_load(k->fd), r = -1;
+
+    if (at >= 0 && scl_bound.syscall(SYS_dup3, fresh, at, O_CLOEXEC) == at)
+        r = 0;
+    scl_close_quietly(fresh);
+    return r;
+}
+
+/*
+ * On the own stack: ours was removed while this process lived on, a
+ * member of it or not: its last member left, and this process was none (a
+ * master that forked its successor and ended, as php-fpm's reload in
+ * daemon mode does).  Its server's processes make it again at its place
+ * as they claim; once one has, this process joins it there, as it would
+ * have joined it first, and its kept numbers then name the new one.  It
+ * makes nothing: a claim does (scl_dir_join_locked()).  *ARG: 0, or -1
+ * (not made again yet: ENOENT).
+ */
+static void rejoin_place(void *arg)
+{
+    struct stat top, claims;
+    int *r = arg, topfd, fd = -1;
+
+    *r = -1;
+    topfd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (topfd < 0 || fstat(topfd, &top) != 0 || !may_join(&top, NULL) ||
+        (fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) < 0 || fstat(fd, &claims) != 0 ||
+        !may_join(&top, &claims) || (top.st_dev == dir_dev && top.st_ino == dir_ino)) {
+        if (fd >= 0)
+            scl_close_quietly(fd);
+        if (topfd >= 0)
+            scl_close_quietly(topfd);
+        errno = ENOENT;
+        return;
+    }
+    dir_dev = top.st_dev;
+    dir_ino = top.st_ino;
+    claims_dev = claims.st_dev;
+    claims_ino = claims.st_ino;
+    /* Both renumbered, or the kept checks fail and reopen them by path. */
+    *r = renumber(&kept_claims, fd) | renumber(&kept_top, topfd);
+    scl_kept_fds_touched(0, ~0U);
+    atomic_fetch_add(&generation, 1);
+    scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
+    scl_history_map(atomic_load(&top_fd), atomic_load(&generation));
+    scl_debug("joined claim directory %s again: it was made anew there", dir_path);
+}
+
+/* The removed directory's place, joined once made again there: 0, or -1
+ * with errno (ENOENT: not made again, or this process has no place). */
+static int rejoin(void)
+{
+    int was, r = -1;
+
+    if (!atomic_load(&place_reserved) || strcmp(place_path, dir_path) != 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    if ((was = slot_take()) < 0) {
+        errno = ENOENT; /* as if not made again: a claim makes it, or waits */
+        return -1;
+    }
+    if (check_fd(atomic_load(&dir_fd)) == FD_REMOVED)
+        scl_on_own_stack(rejoin_place, &r);
+    else
+        r = 0; /* another thread rejoined it meanwhile */
+    slot_give(was);
+    if (r != 0)
+        errno = ENOENT;
+    return r;
+}
+
 static int checked_fd(const struct kept_dir *k)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
@@ -317,7 +397,10 @@ static int checked_fd(const struct kept_dir *k)
         scl_kept_fd_check_ends(k->slot, fd, ticket, found == FD_OURS);
         switch (found) {
         case FD_OURS: return fd;
-        case FD_REMOVED: errno = ENOENT; return -1;
+        case FD_REMOVED:
+            if (rejoin() == 0)
+                continue; /* the new one, checked as any */
+            return -1;
         case FD_NOT_OURS: break;
         }
         /* The host closed or replaced our descriptor: never touch that
