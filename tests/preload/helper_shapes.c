@@ -26,6 +26,11 @@
  *                      middle one exits) is a master: draining() says 0
  *                      there, and in the worker it forks, until that
  *                      master is SIGKILLed; then the worker drains
+ *   leader-master-exits
+ *                      a master that leads its session (php-cgi's parent
+ *                      under lighttpd) forks two workers and exits: both
+ *                      drain, as when any master ends (only the middle of
+ *                      a double fork, which leaves one child, hands it over)
  *   new-master         a master, a member of its claim directory (a worker
  *                      that claimed registered it), forks a new master and
  *                      exits (php-fpm's reload in daemon mode): the new
@@ -363,6 +368,49 @@ static int detached(char **argv)
     _exit(master_and_worker(how));
 }
 
+/* A worker of the master that forks it: says what draining() says once
+ * its master is gone. */
+static pid_t orphan_to_be(pid_t master, int answer)
+{
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        wait_reparented(master);
+        write_byte(answer, draining_now());
+        _exit(0);
+    }
+    return pid;
+}
+
+static int leader_master_exits(char **argv)
+{
+    int answers[2];
+    pid_t first = getpid();
+
+    (void)argv;
+    REQUIRE(pipe(answers) == 0);
+    if (fork() != 0)
+        _exit(0);
+    REQUIRE(setsid() > 0);
+    wait_reparented(first);
+    if (fork() == 0) { /* says what the workers say, once their master has exited */
+        char said[2];
+        close(answers[1]);
+        said[0] = read_byte(answers[0]);
+        said[1] = read_byte(answers[0]);
+        if (said[0] != '1' || said[1] != '1') {
+            fprintf(stderr, "leader-master-exits: its workers' draining() said %c and %c\n", said[0], said[1]);
+            _exit(1);
+        }
+        printf("ok %s\n", SCN_LEADER_MASTER_EXITS);
+        _exit(0);
+    }
+    (void)orphan_to_be(getpid(), answers[1]);
+    (void)orphan_to_be(getpid(), answers[1]);
+    exit(0); /* an exit, not a kill: no hand-over all the same */
+}
+
 /* ------------------------------------------------------ a new master */
 
 /* Forks a worker that takes NAME (and says so on a pipe), then lingers
@@ -514,6 +562,7 @@ int main(int argc, char **argv)
         { SCN_SPAWN_WORKER, spawn_worker_run },
         { SCN_DETACHED, detached }, /* daemon|setsid|double-fork */
         { SCN_NEW_MASTER, new_master },
+        { SCN_LEADER_MASTER_EXITS, leader_master_exits },
         { SCN_SELF_KILL, self_kill },                   /* kill|raise|killpg|tgkill|sigqueue|abort */
         { SCN_SELF_KILL_SURVIVED, self_kill_survived }, /* caught|blocked|sigchld */
     };

@@ -488,6 +488,14 @@ START_TEST(test_detached_is_a_master)
 }
 END_TEST
 
+/* A master that leads its session and exits leaves its workers
+ * draining. */
+START_TEST(test_leader_master_exits)
+{
+    SHAPE_SCENARIO(SCN_LEADER_MASTER_EXITS);
+}
+END_TEST
+
 /* A master that forks its successor and ends (php-fpm's reload in daemon
  * mode): nothing is left once the successor has ended. */
 START_TEST(test_new_master_keeps_the_directory)
@@ -959,6 +967,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_spawn_master, 0, sizeof spawners / sizeof spawners[0]);
     tcase_add_loop_test(life, test_detached_is_a_master, 0, sizeof detachers / sizeof detachers[0]);
     tcase_add_test(life, test_new_master_keeps_the_directory);
+    tcase_add_test(life, test_leader_master_exits);
     tcase_add_loop_test(life, test_self_kill_leaves_nothing, 0, sizeof self_killers / sizeof self_killers[0]);
     tcase_add_loop_test(life, test_self_kill_survived_keeps_claims, 0,
                         sizeof self_survivors / sizeof self_survivors[0]);
