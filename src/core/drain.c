@@ -21,8 +21,9 @@
  * same slot of its table of children, or 0. */
 struct drain_page {
     _Atomic pid_t marked[SCL_CHILD_SLOTS];
-    /* The page's owner, once it has exited as a session leader: its
-     * children are masters of their own from then on (drain.h). */
+    /* The one child the page's owner left when it exited as a session
+     * leader (the middle of a double fork): a master of its own from then
+     * on (drain.h). */
     _Atomic pid_t handed_over;
 };
 
@@ -68,13 +69,31 @@ static int leads_session(pid_t self)
     return scl_bound.syscall(SYS_getsid, 0) == self;
 }
 
+/* The children counted, and the last one's pid. */
+struct brood {
+    int n;
+    pid_t last;
+};
+
+static void count_child(pid_t pid, void *arg)
+{
+    struct brood *b = arg;
+
+    b->n++;
+    b->last = pid;
+}
+
 void scl_drain_process_exits(void)
 {
     pid_t self = getpid();
     struct drain_page *p = atomic_load(&page);
+    struct brood b = { 0, 0 };
 
-    if (atomic_load(&page_owner) == self && usable(p) && leads_session(self))
-        atomic_store(&p->handed_over, self);
+    /* A master that leaves several workers (php-cgi's parent) drains
+     * them by its end, as any master does. */
+    if (atomic_load(&page_owner) == self && usable(p) && leads_session(self) &&
+        scl_children_each(count_child, &b) == 0 && b.n == 1)
+        atomic_store(&p->handed_over, b.last);
 }
 
 void scl_drain_before_fork(pid_t self)
@@ -223,9 +242,9 @@ int scl_drain_asked(void)
         found |= SCL_DRAIN_LISTENERS;
     /* Its parent gone, it was given to init or a subreaper: for good;
      * unless it detached from that parent (a session of its own), or the
-     * parent, a session leader, exited and so handed it over (the middle
-     * of a daemon's double fork). */
-    if (forker > 0 && getppid() != forker && !(usable(p) && atomic_load(&p->handed_over) == forker) &&
+     * parent, a session leader, exited with it as its one child and so
+     * handed it over (the middle of a daemon's double fork). */
+    if (forker > 0 && getppid() != forker && !(usable(p) && atomic_load(&p->handed_over) == self) &&
         !leads_session(self))
         found |= SCL_DRAIN_ORPHANED;
     found |= scl_store()->drain_told(self, found);

@@ -12,9 +12,10 @@
  *     longer its parent.  Detaching is not draining: a session leader (a
  *     process that called setsid() or daemon(3), an image started by
  *     setsid(1) or start-stop-daemon --background) has no master, and a
- *     session leader that exits (the middle of a daemon's double fork)
- *     hands the children it forked over to themselves, through its page
- *     of marks; one killed, or one that leads no session, does not.  An
+ *     session leader that exits with one child it forked still there (the
+ *     middle of a daemon's double fork) hands that child over to itself,
+ *     through its page of marks; one killed, one that leaves several
+ *     workers (php-cgi's parent), or one that leads no session, does not.  An
  *     image started otherwise than by a server (no SWERVE_CLAIM_DIR: a
  *     shell's, a supervisor's) is a master whatever its parent does;
  *   - an operator told it (swerve-claim drain), through the store
@@ -37,8 +38,9 @@
  * that forked it; one that forks keeps a pointer to that page as it maps
  * its own.  Workers can write the page too: a worker can make a sibling
  * believe it drains (it could unlink its claims anyway), or that its
- * master, once gone, handed it over, never make its master do anything
- * but store and clear marks.
+ * master, once gone, handed it over (by writing the sibling's pid in the
+ * hand-over word), never make its master do anything but store and clear
+ * marks.
  *
  * Everything the hooks call here is async-signal-safe and keeps errno.
  */
@@ -61,9 +63,9 @@ enum scl_drain_reason {
  * when a process of its server started it), or 0. */
 void scl_drain_at_load(pid_t master);
 
-/* This process is exiting (not killed): when it leads its session, the
- * children it forked are handed over to themselves, not drained by its
- * end.  Async-signal-safe. */
+/* This process is exiting (not killed): when it leads its session and
+ * one child it forked is still there, that child is handed over to
+ * itself, not drained by its end.  Async-signal-safe. */
 void scl_drain_process_exits(void);
 
 /* The drain signals (settings.h), kept at load where the signal hooks

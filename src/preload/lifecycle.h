@@ -40,8 +40,8 @@ void scl_process_execs(void);
 enum scl_ending { SCL_ENDS_BY_EXIT, SCL_ENDS_BY_OWN_SIGNAL };
 
 /* This process is about to end, HOW: what it holds is released.  Runs
- * once per process.  An exit also hands the children of a session leader
- * over to themselves (drain.h). */
+ * once per process.  An exit of a session leader also hands the one
+ * child it leaves, if one, over to itself (drain.h). */
 void scl_process_ending(enum scl_ending how);
 
 /* Whether SIG's default action ends a process (signal(7)): all but those
