@@ -15,35 +15,7 @@ php_www # says SKIP in a sanitizer build
 need_packages apache2 libapache2-mod-php8.2 curl
 
 port=$(free_port)
-cat >"$work/httpd.conf" <<CONF
-ServerRoot /etc/apache2
-ServerName localhost
-PidFile $work/apache2.pid
-Mutex file:$work default
-DefaultRuntimeDir $work
-User www-data
-Group www-data
-ErrorLog $work/error.log
-LogLevel info
-LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
-LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
-LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
-LoadModule php_module /usr/lib/apache2/modules/libphp8.2.so
-TypesConfig /etc/mime.types
-Listen 127.0.0.1:$port
-StartServers 8
-MinSpareServers 8
-MaxSpareServers 10
-MaxRequestWorkers 10
-DocumentRoot $www
-<Directory $www>
-    Require all granted
-</Directory>
-<FilesMatch "\.php$">
-    SetHandler application/x-httpd-php
-</FilesMatch>
-php_admin_value ffi.enable 1
-CONF
+apache_php_conf "$port" error.log >"$work/httpd.conf"
 
 master() { cat "$work/apache2.pid" 2>/dev/null; }
 status() { get "$port" "/fpm_report.php?status"; }

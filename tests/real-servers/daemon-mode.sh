@@ -179,39 +179,14 @@ run_apache() {
     local pidfile=$work/apache2.pid
     echo "== Apache prefork (-k start)"
     port=$(free_port)
-    cat >"$work/httpd.conf" <<CONF
-ServerRoot /etc/apache2
-ServerName localhost
-PidFile $pidfile
-Mutex file:$work default
-DefaultRuntimeDir $work
-User www-data
-Group www-data
-ErrorLog $work/apache-error.log
-LogLevel info
-LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
-LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
-LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
-LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so
-LoadModule php_module /usr/lib/apache2/modules/libphp8.2.so
-TypesConfig /etc/mime.types
-Listen 127.0.0.1:$port
-StartServers 8
-MinSpareServers 8
-MaxSpareServers 10
-MaxRequestWorkers 10
-DocumentRoot $www
-<Directory $www>
-    Require all granted
-</Directory>
-<FilesMatch "\.php$">
-    SetHandler application/x-httpd-php
-</FilesMatch>
+    {
+        apache_php_conf "$port" apache-error.log rewrite
+        cat <<CONF
 RewriteEngine On
 RewriteRule ^/report\$ /fpm_report.php [PT,QSA]
 RewriteRule ^/(status|hold|take)\$ /fpm_report.php?\$1 [PT]
-php_admin_value ffi.enable 1
 CONF
+    } >"$work/httpd.conf"
     check "Apache: the configuration is valid" bash -c "apache2 -f '$work/httpd.conf' -t 2>/dev/null"
     SWERVE_TMPDIR=$base LD_PRELOAD=$preload apache2 -f "$work/httpd.conf" -k start
     daemon_master Apache "$pidfile"

@@ -25,42 +25,14 @@ start() {
     master=$!
     server_pids+=("$master")
 }
-two_workers() {
-    for _ in $(seq 200); do
-        if [ "$(children_of "$1" | grep -c .)" -eq 2 ]; then
-            server_pids+=($(children_of "$1")) # stopped at exit too, should the master not stop them
-            return 0
-        fi
-        sleep 0.1
-    done
-    ps -o pid,ppid,args --ppid "$1" >&2
-    return 1
-}
-# How many claim directories `swerve-claim list` shows under $base.
-listed_dirs() {
-    "$SCL_HELPERS/../swerve-claim" --base "$base" list --raw --noheadings -o TYPE | grep -cx dir
-}
-# While a long report runs: one directory, and its holder is a worker of
-# this master.
-one_dir_while_running() {
-    get "$port" "/report?seconds=3" >/dev/null &
-    local holder
-    holder=$(wait_holder nightly-report)
-    check "a worker of the master holds the report's claim" \
-        test -n "$holder" -a "$(parent_of "$holder")" = "$master"
-    check "swerve-claim list shows one claim directory while the server runs ($(listed_dirs))" \
-        test "$(listed_dirs)" -eq 1
-    check "one claim directory under the base ($(claim_dirs))" test "$(claim_dirs)" -eq 1
-    check "the claim is free once the report is done" wait_status "$port" free 6 >/dev/null
-}
 hold() { get "$port" "/hold?seconds=8"; }
 
 start
 check "hypercorn answers on 127.0.0.1" wait_port "$port" 30
-check "2 workers" two_workers "$master"
+check "2 workers" wait_workers "$master" 2
 report_round "$port" "first round"
 report_round "$port" "second round"
-one_dir_while_running
+one_dir_while_running "$port" "$master"
 killed_mid_report "$port"
 report_round "$port" "one worker left"
 # A worker looks at the master's Event every 100 ms: 300 ms in all.
@@ -69,7 +41,7 @@ check "no claim directory left after the stop" no_claim_dir_left
 
 start
 check "hypercorn answers again" wait_port "$port" 30
-check "2 workers again" two_workers "$master"
+check "2 workers again" wait_workers "$master" 2
 report_round "$port" "after a restart"
 drain_on_stop hold "$master" INT 300
 check "no claim directory left after the stop (SIGINT)" no_claim_dir_left

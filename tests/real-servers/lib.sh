@@ -384,3 +384,84 @@ drain_on_stop() { # HOLD MASTER SIGNAL LIMIT
     if all_gone "$master"; then pass; forget_pids "$master"; else fail "the master stops (SIG$signal)"; fi
     if all_gone $children; then pass; forget_pids $children; else fail "no worker left"; fi
 }
+
+# Waits (at most 20 s) until MASTER has N workers as LISTER lists its
+# children (children_of by default); they are stopped at exit too, should
+# the master not stop them.
+wait_workers() { # MASTER N [LISTER]
+    local lister=${3:-children_of}
+    for _ in $(seq 200); do
+        if [ "$("$lister" "$1" | grep -c .)" -eq "$2" ]; then
+            server_pids+=($(children_of "$1"))
+            return 0
+        fi
+        sleep 0.1
+    done
+    ps -o pid,ppid,args --ppid "$1" >&2
+    return 1
+}
+
+# How many claim directories `swerve-claim list` shows under $base.
+listed_dirs() {
+    "$SCL_HELPERS/../swerve-claim" --base "$base" list --raw --noheadings -o TYPE | grep -cx dir
+}
+
+# While a long report runs on PORT: one claim directory, by the tool and
+# under the base, and the report's holder is a worker of MASTER.
+one_dir_while_running() { # PORT MASTER
+    local holder
+    get "$1" "/report?seconds=3" >/dev/null &
+    holder=$(wait_holder nightly-report)
+    check "a worker of the master holds the report's claim" \
+        test -n "$holder" -a "$(parent_of "$holder")" = "$2"
+    check "swerve-claim list shows one claim directory while the server runs ($(listed_dirs))" \
+        test "$(listed_dirs)" -eq 1
+    check "one claim directory under the base ($(claim_dirs))" test "$(claim_dirs)" -eq 1
+    check "the claim is free once the report is done" wait_status "$1" free 6 >/dev/null
+}
+
+# The start of a private Apache configuration: its pid file, mutexes and
+# runtime files in $work, its error log $work/LOG, www-data's children.
+apache_conf_head() { # LOG
+    cat <<CONF
+ServerRoot /etc/apache2
+ServerName localhost
+PidFile $work/apache2.pid
+Mutex file:$work default
+DefaultRuntimeDir $work
+User www-data
+Group www-data
+ErrorLog $work/$1
+LogLevel info
+CONF
+}
+
+# Apache prefork with mod_php, 8 to 10 children, on 127.0.0.1:PORT,
+# serving $www (php_www), its error log $work/LOG; the modules named
+# after, from Apache's modules folder, too.
+apache_php_conf() { # PORT LOG [MODULE...]
+    local port=$1 log=$2 module
+    shift 2
+    apache_conf_head "$log"
+    echo "LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so"
+    for module in authz_core mime "$@"; do
+        echo "LoadModule ${module}_module /usr/lib/apache2/modules/mod_$module.so"
+    done
+    cat <<CONF
+LoadModule php_module /usr/lib/apache2/modules/libphp8.2.so
+TypesConfig /etc/mime.types
+Listen 127.0.0.1:$port
+StartServers 8
+MinSpareServers 8
+MaxSpareServers 10
+MaxRequestWorkers 10
+DocumentRoot $www
+<Directory $www>
+    Require all granted
+</Directory>
+<FilesMatch "\.php$">
+    SetHandler application/x-httpd-php
+</FilesMatch>
+php_admin_value ffi.enable 1
+CONF
+}

@@ -21,16 +21,9 @@ app=$work/wsgi
 mkdir "$app"
 cp "$SCL_SRCDIR/tests/real-servers/gunicorn_app.py" "$SCL_SRCDIR/bindings/python/swerve_claim.py" "$app/"
 chmod -R a+rX "$app"
-cat >"$work/httpd.conf" <<CONF
-ServerRoot /etc/apache2
-ServerName localhost
-PidFile $work/apache2.pid
-Mutex file:$work default
-DefaultRuntimeDir $work
-User www-data
-Group www-data
-ErrorLog $work/error.log
-LogLevel info
+{
+    apache_conf_head error.log
+    cat <<CONF
 LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
 LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
 LoadModule wsgi_module /usr/lib/apache2/modules/mod_wsgi.so
@@ -54,6 +47,7 @@ WSGIDestroyInterpreter Off
     Require all granted
 </Directory>
 CONF
+} >"$work/httpd.conf"
 
 master() { cat "$work/apache2.pid" 2>/dev/null; }
 status() { get "$port" /status; }
