@@ -106,14 +106,7 @@ http {
         f:write(ffi.C.getpid(), ' ', ffi.C.swerve_claim_draining(), '\n')
         f:close()
     }
-    server {
-        listen 127.0.0.1:$port;
-        location = /report { content_by_lua_block { report() } }
-        location = /status { content_by_lua_block { status() } }
-        location = /hold { content_by_lua_block { hold() } }
-        location = /take { content_by_lua_block { take() } }
-        location / { return 200 "ok\n"; }
-    }
+$(nginx_report_server "$port")
 }
 CONF
     SWERVE_TMPDIR=$base LD_PRELOAD=$preload "$nginx" -c "$work/nginx.conf"

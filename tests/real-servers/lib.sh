@@ -465,3 +465,17 @@ DocumentRoot $www
 php_admin_value ffi.enable 1
 CONF
 }
+
+# nginx's server block on 127.0.0.1:PORT for nginx_report.lua's routes.
+nginx_report_server() { # PORT
+    cat <<CONF
+    server {
+        listen 127.0.0.1:$1;
+        location = /report { content_by_lua_block { report() } }
+        location = /status { content_by_lua_block { status() } }
+        location = /hold { content_by_lua_block { hold() } }
+        location = /take { content_by_lua_block { take() } }
+        location / { return 200 "ok\n"; }
+    }
+CONF
+}

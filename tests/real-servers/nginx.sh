@@ -53,14 +53,7 @@ http {
     scgi_temp_path $work/scgi;
     lua_package_path '$SCL_SRCDIR/tests/real-servers/?.lua;;';
     init_by_lua_block { require 'nginx_report' }
-    server {
-        listen 127.0.0.1:$port;
-        location = /report { content_by_lua_block { report() } }
-        location = /status { content_by_lua_block { status() } }
-        location = /hold { content_by_lua_block { hold() } }
-        location = /take { content_by_lua_block { take() } }
-        location / { return 200 "ok\n"; }
-    }
+$(nginx_report_server "$port")
 }
 CONF
 }
