@@ -203,7 +203,7 @@ static void mark_reached(void *arg)
     (void)scl_children_each(mark_if_in_group, &g);
 }
 
-void scl_drain_sent(pid_t target)
+void scl_drain_sent(pid_t self, pid_t target)
 {
     struct reached r = { atomic_load(&page), target };
     int saved = errno;
@@ -211,7 +211,7 @@ void scl_drain_sent(pid_t target)
     /* Only a process that forked has children to mark.  The work (a look
      * for each child's page of times, a getpgid() each) runs on the own
      * stack: a master may signal from a handler on a small stack. */
-    if (atomic_load_explicit(&page_owner, memory_order_acquire) == getpid() && usable(r.page))
+    if (atomic_load_explicit(&page_owner, memory_order_acquire) == self && usable(r.page))
         scl_on_own_stack(mark_reached, &r);
     errno = saved;
 }

@@ -79,11 +79,11 @@ static inline int scl_drain_signal(int sig)
            (atomic_load_explicit(&scl_drain_signals, memory_order_relaxed) & 1ULL << (sig - 1)) != 0;
 }
 
-/* This process sent a drain signal to TARGET, as kill() takes it: a
- * process, 0 (its own process group), -1 (every process it may signal) or
- * -PGRP (a process group): every recorded child of this process it
- * reached is marked. */
-void scl_drain_sent(pid_t target);
+/* This process, SELF (its pid, which the caller has), sent a drain signal
+ * to TARGET, as kill() takes it: a process, 0 (its own process group), -1
+ * (every process it may signal) or -PGRP (a process group): every
+ * recorded child of this process it reached is marked. */
+void scl_drain_sent(pid_t self, pid_t target);
 
 /* Before every fork, in the parent: its first maps the page its children
  * will be marked in. */

@@ -30,69 +30,79 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* After a call that sent SIG to TARGET (as kill() names it) and returned
- * R: R, with the children it reached marked when SIG drains them. */
-static int sent(int r, pid_t target, int sig)
+/* This process's pid when SIG concerns the library (it would end this
+ * process, or it drains a child), else 0: one getpid() serves both
+ * looks, and a probe or a SIGCHLD costs a compare. */
+static pid_t self_if_concerned(int sig)
 {
-    if (r == 0 && scl_drain_signal(sig))
-        scl_drain_sent(target);
-    return r;
+    return scl_signal_ends_by_default(sig) || scl_drain_signal(sig) ? getpid() : 0;
 }
 
-/* Before a call that sends SIG to TARGET (as kill() names it): this
- * process ends first when it is among those reached and SIG ends it.  A
- * master's kill of a worker costs a getpid(); a probe or a SIGCHLD, a
- * compare. */
-static void sending(pid_t target, int sig)
+/* Before a call by process SELF that sends SIG to TARGET (as kill() names
+ * it): this process ends first when it is among those reached and SIG
+ * ends it. */
+static void sending(pid_t self, pid_t target, int sig)
 {
     if (scl_signal_ends_by_default(sig) &&
-        (target == 0 || target == getpid() || (target < -1 && -target == scl_bound.syscall(SYS_getpgid, 0))))
+        (target == 0 || target == self || (target < -1 && -target == scl_bound.syscall(SYS_getpgid, 0))))
         scl_process_signals_itself(sig);
+}
+
+/* After a call by process SELF that sent SIG to TARGET and returned R: R,
+ * with the children it reached marked when SIG drains them. */
+static int sent(int r, pid_t self, pid_t target, int sig)
+{
+    if (r == 0 && scl_drain_signal(sig))
+        scl_drain_sent(self, target);
+    return r;
 }
 
 SCL_EXPORT int kill(pid_t pid, int sig)
 {
     int (*real)(pid_t, int) = scl_real()->kill;
+    pid_t self = self_if_concerned(sig);
 
-    sending(pid, sig);
-    return sent(real != NULL ? real(pid, sig) : (int)syscall(SYS_kill, pid, sig), pid, sig);
+    sending(self, pid, sig);
+    return sent(real != NULL ? real(pid, sig) : (int)syscall(SYS_kill, pid, sig), self, pid, sig);
 }
 
 /* glibc's killpg calls its kill internally, where no hook sees it. */
 SCL_EXPORT int killpg(pid_t pgrp, int sig)
 {
     int (*real)(pid_t, int) = scl_real()->killpg;
+    pid_t self = self_if_concerned(sig);
 
     /* A negative group is EINVAL, so never a target taken for another;
      * group 1 is kill(-1): glibc's killpg signals every process then. */
     if (pgrp >= 0)
-        sending(pgrp == 0 ? 0 : -pgrp, sig);
-    return sent(real != NULL ? real(pgrp, sig) : scl_real_missing(), -pgrp, sig);
+        sending(self, pgrp == 0 ? 0 : -pgrp, sig);
+    return sent(real != NULL ? real(pgrp, sig) : scl_real_missing(), self, -pgrp, sig);
 }
 
 SCL_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value)
 {
     int (*real)(pid_t, int, const union sigval) = scl_real()->sigqueue;
+    pid_t self = self_if_concerned(sig);
     int r;
 
     if (pid > 0)
-        sending(pid, sig);
+        sending(self, pid, sig);
     r = real != NULL ? real(pid, sig, value) : scl_real_missing();
-
-    return pid > 0 ? sent(r, pid, sig) : r; /* the kernel takes no group here */
+    return pid > 0 ? sent(r, self, pid, sig) : r; /* the kernel takes no group here */
 }
 
 /* A thread of process TGID: that process is reached. */
 SCL_EXPORT int tgkill(pid_t tgid, pid_t tid, int sig)
 {
     int (*real)(pid_t, pid_t, int) = scl_real()->tgkill;
+    pid_t self = self_if_concerned(sig);
     int r;
 
     /* Only this very thread's mask is known here. */
-    if (scl_signal_ends_by_default(sig) && tgid == getpid() && tid == scl_bound.syscall(SYS_gettid))
+    if (scl_signal_ends_by_default(sig) && tgid == self && tid == scl_bound.syscall(SYS_gettid))
         scl_process_signals_itself(sig);
     r = real != NULL ? real(tgid, tid, sig) : (int)syscall(SYS_tgkill, tgid, tid, sig);
-    return tgid > 0 ? sent(r, tgid, sig) : r;
+    return tgid > 0 ? sent(r, self, tgid, sig) : r;
 }
 
 /* glibc's raise is a tgkill of its own thread, made internally. */
