@@ -60,6 +60,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -567,7 +568,7 @@ static double reap_ns(const char *claim)
         if (child == 0) {
             if (claim != NULL && api.acquire(api.new_claim(claim), 0.0) == NULL)
                 _exit(1);
-            raise(SIGKILL);
+            (void)syscall(SYS_kill, getpid(), SIGKILL); /* unseen: the reaper clears its claim */
         }
         if (child < 0 || waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) != 0)
             die("reap child");
