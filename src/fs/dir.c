@@ -337,8 +337,8 @@ static void rejoin_place(void *arg)
     *r = -1;
     topfd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (topfd < 0 || fstat(topfd, &top) != 0 || !may_join(&top, NULL) ||
-        (fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) < 0 || fstat(fd, &claims) != 0 ||
-        !may_join(&top, &claims) || (top.st_dev == dir_dev && top.st_ino == dir_ino)) {
+        (fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
+        (top.st_dev == dir_dev && top.st_ino == dir_ino)) {
         if (fd >= 0)
             scl_close_quietly(fd);
         if (topfd >= 0)
