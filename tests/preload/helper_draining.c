@@ -33,7 +33,9 @@
  *                         close-after-vfork: a vfork child of the worker
  *                         closed every descriptor first; listen-in-worker:
  *                         the master only bound them, and each worker
- *                         listens on them itself, as hypercorn's do): it drains once
+ *                         listens on them itself, as hypercorn's do;
+ *                         worker-binds: the worker binds 200 sockets of
+ *                         its own first): it drains once
  *                         the last is closed, its sibling and the master
  *                         (which closes its own) do not; high-copy: its
  *                         copy is at a number no bit is kept for, and
@@ -255,7 +257,8 @@ static void close_listener(int first)
 
     if (strcmp(closing, "close") == 0 || (strcmp(closing, "closefrom") == 0 && first) ||
         strcmp(closing, "own-listener") == 0 || strcmp(closing, "close-after-vfork") == 0 ||
-        strcmp(closing, "high-listener") == 0 || strcmp(closing, "listen-in-worker") == 0) {
+        strcmp(closing, "high-listener") == 0 || strcmp(closing, "listen-in-worker") == 0 ||
+        strcmp(closing, "worker-binds") == 0) {
         REQUIRE(close(fd) == 0);
     } else if (strcmp(closing, "close_range") == 0) {
         REQUIRE(close_range((unsigned)fd, (unsigned)fd, 0) == 0);
@@ -292,7 +295,9 @@ static void close_listener(int first)
  * 'f' it forks a worker on CHILD ('f' once that one is ready), 't' it
  * sends that child SIGTERM ('t'), 'a' and 'b' it closes the first and the
  * second listener (then as 'd'), 'n' it closes the socket that is none,
- * 'l' it listens on one of its own, 'L' on the two its master bound, 'c' it
+ * 'l' it listens on one of its own, 'L' on the two its master bound, 'B'
+ * it binds 200 sockets of its own (as a client that binds its source
+ * address would) and closes them, 'c' it
  * takes a claim, 'u' it closes
  * the first listener by a raw system call, 'v' a vfork child of it closes
  * every descriptor, then ends, 'q' it ends (once that
@@ -325,6 +330,9 @@ static void run_worker(struct link *self, struct link *child)
             (void)tcp_socket(1); /* kept open, listening, to the end */
         } else if (c == 'L') {
             REQUIRE(listen(listeners[0], 8) == 0 && listen(listeners[1], 8) == 0);
+        } else if (c == 'B') {
+            for (int i = 0; i < 200; i++) /* more than listeners.h keeps inodes of */
+                REQUIRE(close(tcp_socket(0)) == 0);
         } else if (c == 'u') {
             REQUIRE(syscall(SYS_close, listeners[0]) == 0);
         } else if (c == 'v') {
@@ -636,6 +644,8 @@ static int drain_listeners(char **argv)
     start_worker(&sibling, 0, NULL);
     if (worker_listens)
         REQUIRE(ask(&closer, 'L') == 'L' && ask(&sibling, 'L') == 'L');
+    if (strcmp(closing, "worker-binds") == 0)
+        REQUIRE(ask(&closer, 'B') == 'B');
     if (strcmp(closing, "own-listener") == 0)
         REQUIRE(ask(&closer, 'l') == 'l');
     if (strcmp(closing, "close-after-vfork") == 0)

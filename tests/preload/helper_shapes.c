@@ -26,17 +26,26 @@
  *                      middle one exits) is a master: draining() says 0
  *                      there, and in the worker it forks, until that
  *                      master is SIGKILLed; then the worker drains
+ *   vfork-env          200 vfork+execve with 90 environment entries: this
+ *                      process's memory does not grow with them
+ *   leader-at-load     a master that led its session from its start (as
+ *                      setsid(1) or systemd start one) forks one worker and
+ *                      exits: the worker drains
  *   leader-master-exits
  *                      a master that leads its session (php-cgi's parent
  *                      under lighttpd) forks two workers and exits: both
  *                      drain, as when any master ends (only the middle of
  *                      a double fork, which leaves one child, hands it over)
- *   new-master         a master, a member of its claim directory (a worker
+ *   new-master [host-fd]
+ *                      a master, a member of its claim directory (a worker
  *                      that claimed registered it), forks a new master and
  *                      exits (php-fpm's reload in daemon mode): the new
  *                      master's worker claims, is SIGKILLed and reaped by
  *                      it (its claim is free then), and once the new master
- *                      has ended too, nothing is left
+ *                      has ended too, nothing is left; host-fd: the
+ *                      successor puts a pipe of its own at the number the
+ *                      library kept the removed directory's top at, and
+ *                      the pipe stays its
  *   self-kill HOW      a master holding a claim, whose worker made the
  *                      directory, kills itself by HOW (kill, raise,
  *                      killpg, tgkill, sigqueue: SIGTERM; abort): the
@@ -437,12 +446,15 @@ static pid_t claiming_worker(const char *name, int linger)
     return pid;
 }
 
+/* Where new-master's successor puts a descriptor of its own (host-fd):
+ * the number the library keeps the directory's top at. */
+#define TOP_FD 62
+
 static int new_master(char **argv)
 {
     pid_t old = getpid(), worker, fresh;
-    int status;
+    int status, host_fd = argv[0] != NULL && strcmp(argv[0], "host-fd") == 0, mine[2];
 
-    (void)argv;
     worker = claiming_worker("old-report", 0); /* it makes the directory, and registers this master */
     REQUIRE(waitpid(worker, &status, 0) == worker && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     fresh = fork();
@@ -450,6 +462,10 @@ static int new_master(char **argv)
     if (fresh != 0)
         _exit(0); /* the old master ends while the new one runs */
     wait_reparented(old);
+    if (host_fd) { /* a pipe of the host's at the removed top's number */
+        REQUIRE(pipe(mine) == 0 && dup2(mine[1], TOP_FD) == TOP_FD);
+        close(mine[1]);
+    }
     worker = claiming_worker("x", 1);
     REQUIRE(kill(worker, SIGKILL) == 0 && waitpid(worker, &status, 0) == worker);
     if (testdir_claim_exists(base(), "x") != 0 || count_claim_dirs() != 1) {
@@ -457,8 +473,113 @@ static int new_master(char **argv)
                 testdir_claim_exists(base(), "x") ? "still there" : "gone", count_claim_dirs());
         _exit(1);
     }
+    if (host_fd && (write(TOP_FD, "h", 1) != 1 || read_byte(mine[0]) != 'h')) {
+        fprintf(stderr, "new-master host-fd: the host's descriptor %d is no longer its pipe (errno %d)\n", TOP_FD,
+                errno);
+        _exit(1);
+    }
     printf("ok %s\n", SCN_NEW_MASTER);
     exit(0); /* the runner finds the base empty once this has ended */
+}
+
+/* Anonymous memory of this process, in kB (smaps_rollup), or -1. */
+static long anonymous_kb(void)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long kb = -1;
+
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Anonymous: %ld kB", &kb) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+/* 200 vfork+execve of /bin/true, under the shim, with an environment of 90
+ * entries (more than the library's static room holds): the memory of
+ * this process does not grow with them. */
+static int vfork_env(char **argv)
+{
+    enum { SPAWNS = 200, ENTRIES = 90 };
+    char *env[ENTRIES + 1], *const true_argv[] = { "true", NULL };
+    long before, after;
+    int n = 0;
+
+    (void)argv;
+    for (char **e = environ; *e != NULL && n < 10; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11) == 0 || strncmp(*e, "SWERVE_", 7) == 0)
+            env[n++] = *e;
+    while (n < ENTRIES) {
+        REQUIRE((env[n] = malloc(16)) != NULL);
+        snprintf(env[n], 16, "PAD%d=x", n);
+        n++;
+    }
+    env[n] = NULL;
+    before = anonymous_kb();
+    for (int i = 0; i < SPAWNS; i++) {
+        int status;
+        pid_t pid = vfork();
+        if (pid == 0) {
+            execve("/bin/true", true_argv, env);
+            _exit(127);
+        }
+        REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    after = anonymous_kb();
+    REQUIRE(before > 0 && after > 0);
+    if (after - before > 256) {
+        fprintf(stderr, "vfork-env: %d vfork+execve took this process from %ld kB to %ld kB of anonymous memory\n",
+                SPAWNS, before, after);
+        return 1;
+    }
+    return 0;
+}
+
+/* A master started as a session leader (by setsid(1), by systemd) that
+ * forks one worker and exits: the worker drains, as any whose master
+ * ended; the middle of a double fork, which calls setsid() itself, is no
+ * such master. */
+static int leader_at_load(char **argv)
+{
+    pid_t child;
+    int status;
+
+    (void)argv;
+    child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        REQUIRE(setsid() > 0);
+        execl("/proc/self/exe", "helper_shapes", SCN_LEADER_AT_LOAD_IMAGE, (char *)NULL);
+        _exit(127);
+    }
+    REQUIRE(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    exit(0); /* the worker says the rest, on the runner's pipe */
+}
+
+/* leader-at-load's master: a session leader since its image started. */
+static int leader_at_load_image(char **argv)
+{
+    pid_t self = getpid(), worker;
+
+    (void)argv;
+    REQUIRE(getsid(0) == self);
+    worker = fork();
+    REQUIRE(worker >= 0);
+    if (worker == 0) {
+        char said;
+        wait_reparented(self);
+        said = draining_now();
+        if (said != '1') {
+            fprintf(stderr, "leader-at-load: the worker of a master that led its session from its start says %c\n",
+                    said);
+            _exit(1);
+        }
+        printf("ok %s\n", SCN_LEADER_AT_LOAD);
+        _exit(0);
+    }
+    exit(0);
 }
 
 /* --------------------------------------------------------- killing self */
@@ -560,8 +681,11 @@ int main(int argc, char **argv)
     static const struct scenario scenarios[] = {
         { SCN_SPAWN_MASTER, spawn_master }, /* posix_spawn|posix_spawnp|vfork|clone */
         { SCN_SPAWN_WORKER, spawn_worker_run },
-        { SCN_DETACHED, detached }, /* daemon|setsid|double-fork */
-        { SCN_NEW_MASTER, new_master },
+        { SCN_DETACHED, detached },     /* daemon|setsid|double-fork */
+        { SCN_NEW_MASTER, new_master }, /* [host-fd] */
+        { SCN_VFORK_ENV, vfork_env },
+        { SCN_LEADER_AT_LOAD, leader_at_load },
+        { SCN_LEADER_AT_LOAD_IMAGE, leader_at_load_image },
         { SCN_LEADER_MASTER_EXITS, leader_master_exits },
         { SCN_SELF_KILL, self_kill },                   /* kill|raise|killpg|tgkill|sigqueue|abort */
         { SCN_SELF_KILL_SURVIVED, self_kill_survived }, /* caught|blocked|sigchld */

@@ -498,9 +498,30 @@ END_TEST
 
 /* A master that forks its successor and ends (php-fpm's reload in daemon
  * mode): nothing is left once the successor has ended. */
+static const char *const new_master_ways[] = { "", "host-fd" };
+
 START_TEST(test_new_master_keeps_the_directory)
 {
-    SHAPE_SCENARIO(SCN_NEW_MASTER);
+    if (_i == 0)
+        SHAPE_SCENARIO(SCN_NEW_MASTER);
+    else
+        SHAPE_SCENARIO(SCN_NEW_MASTER, new_master_ways[_i]);
+}
+END_TEST
+
+/* vfork children that exec with a large environment leave their parent
+ * no memory behind. */
+START_TEST(test_vfork_env_leaks_nothing)
+{
+    SHAPE_SCENARIO(SCN_VFORK_ENV);
+}
+END_TEST
+
+/* A master that led its session from its start is no daemon's middle
+ * process: its one worker drains when it exits. */
+START_TEST(test_leader_at_load)
+{
+    SHAPE_SCENARIO(SCN_LEADER_AT_LOAD);
 }
 END_TEST
 
@@ -610,10 +631,10 @@ START_TEST(test_drain_signal_set_refused)
 END_TEST
 
 /* Every way a worker closes the listeners it inherited. */
-static const char *const listener_closers[] = { "close",      "close_range",   "closefrom",       "dup2",
-                                                "dup3",       "shutdown",      "dup2-copy",       "dup-copy",
-                                                "fcntl-copy", "raw-copy",      "own-listener",    "close-after-vfork",
-                                                "high-copy",  "high-listener", "listen-in-worker" };
+static const char *const listener_closers[] = { "close",      "close_range",   "closefrom",        "dup2",
+                                                "dup3",       "shutdown",      "dup2-copy",        "dup-copy",
+                                                "fcntl-copy", "raw-copy",      "own-listener",     "close-after-vfork",
+                                                "high-copy",  "high-listener", "listen-in-worker", "worker-binds" };
 
 /* Each way, with /proc and (WITHOUT_PROC, as in a chroot) without.
  * high-copy and high-listener need a descriptor limit past 1100, and
@@ -966,7 +987,10 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_host_replaces_kept_fd, 0, sizeof fd_clobbers / sizeof fd_clobbers[0]);
     tcase_add_loop_test(life, test_spawn_master, 0, sizeof spawners / sizeof spawners[0]);
     tcase_add_loop_test(life, test_detached_is_a_master, 0, sizeof detachers / sizeof detachers[0]);
-    tcase_add_test(life, test_new_master_keeps_the_directory);
+    tcase_add_loop_test(life, test_new_master_keeps_the_directory, 0,
+                        sizeof new_master_ways / sizeof new_master_ways[0]);
+    tcase_add_test(life, test_vfork_env_leaks_nothing);
+    tcase_add_test(life, test_leader_at_load);
     tcase_add_test(life, test_leader_master_exits);
     tcase_add_loop_test(life, test_self_kill_leaves_nothing, 0, sizeof self_killers / sizeof self_killers[0]);
     tcase_add_loop_test(life, test_self_kill_survived_keeps_claims, 0,

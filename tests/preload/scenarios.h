@@ -66,13 +66,16 @@
 #define SCN_DRAIN_UNSEEN_CLOSE "drain-unseen-close"
 
 /* helper_shapes' */
-#define SCN_SPAWN_MASTER        "spawn-master"
-#define SCN_SPAWN_WORKER        "spawn-worker"
-#define SCN_DETACHED            "detached"
-#define SCN_NEW_MASTER          "new-master"
-#define SCN_LEADER_MASTER_EXITS "leader-master-exits"
-#define SCN_SELF_KILL           "self-kill"
-#define SCN_SELF_KILL_SURVIVED  "self-kill-survived"
+#define SCN_SPAWN_MASTER         "spawn-master"
+#define SCN_SPAWN_WORKER         "spawn-worker"
+#define SCN_DETACHED             "detached"
+#define SCN_NEW_MASTER           "new-master"
+#define SCN_LEADER_MASTER_EXITS  "leader-master-exits"
+#define SCN_VFORK_ENV            "vfork-env"
+#define SCN_LEADER_AT_LOAD       "leader-at-load"
+#define SCN_LEADER_AT_LOAD_IMAGE "leader-at-load-image"
+#define SCN_SELF_KILL            "self-kill"
+#define SCN_SELF_KILL_SURVIVED   "self-kill-survived"
 
 /* A helper's table: each scenario by name, run with the arguments after
  * its name: 0 (then "ok NAME" is printed), or its exit status. */
