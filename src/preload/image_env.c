@@ -38,8 +38,15 @@ struct scl_room *scl_room_claim(enum scl_room_use use)
 void scl_rooms_left_by(pid_t child)
 {
     for (int use = SCL_ROOM_ARGV; use <= SCL_ROOM_ENV; use++) {
-        int taker = child;
-        (void)atomic_compare_exchange_strong(&statics.taken[use], &taker, 0);
+        struct scl_room *r = &statics.rooms[use];
+        /* Still the child's, so nobody else's hands are on it: what it
+         * mapped for a large vector (in this memory) goes, then the room. */
+        if (atomic_load(&statics.taken[use]) != child)
+            continue;
+        if (r->mapped != NULL)
+            (void)munmap(r->mapped, r->mapped_size);
+        r->mapped = NULL;
+        atomic_store(&statics.taken[use], 0);
     }
 }
 

@@ -44,7 +44,9 @@ struct scl_room *scl_room_claim(enum scl_room_use use);
 
 /* CHILD, which shared this process's memory and has exec'd or ended (a
  * vfork child, a clone child with CLONE_VM and CLONE_VFORK), may have
- * left static rooms taken: they are free again.  Async-signal-safe. */
+ * left static rooms taken, and what it mapped for them: they are free
+ * again, and unmapped.  A room it built in its frame is lost with what
+ * it mapped (only when the static room was busy).  Async-signal-safe. */
 void scl_rooms_left_by(pid_t child);
 
 /* A room in a frame, for when scl_room_claim() found none. */
