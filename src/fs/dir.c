@@ -306,35 +306,50 @@ static int reopen(const struct kept_dir *k)
 
 static int may_join(const struct stat *top, const struct stat *claims);
 
-/* Gives the kept descriptor K's number to FRESH (dup3, which no hook
- * sees: the number is never free for the host to take) and closes
- * FRESH: 0, or -1 with FRESH closed. */
-static int renumber(const struct kept_dir *k, int fresh)
+/* Gives FRESH the kept descriptor K's number when that number is still
+ * ours (OURS: it was checked before the identities changed), by dup3,
+ * which no hook sees, so that the host never finds the number free;
+ * else keeps FRESH where move_high() puts it.  FRESH is closed or kept:
+ * 0, or -1. */
+static int renumber(const struct kept_dir *k, int fresh, int ours)
 {
-    int at = atomic_load(k->fd), r = -1;
+    int at = atomic_load(k->fd);
 
-    if (at >= 0 && scl_bound.syscall(SYS_dup3, fresh, at, O_CLOEXEC) == at)
-        r = 0;
+    if (!ours || at < 0) {
+        atomic_store(k->fd, move_high(fresh, k->at)); /* the host's number stays the host's */
+        return 0;
+    }
+    if (scl_bound.syscall(SYS_dup3, fresh, at, O_CLOEXEC) != at) {
+        scl_close_quietly(fresh);
+        return -1;
+    }
     scl_close_quietly(fresh);
-    return r;
+    return 0;
 }
 
 /*
- * On the own stack: ours was removed while this process lived on, a
- * member of it or not: its last member left, and this process was none (a
- * master that forked its successor and ended, as php-fpm's reload in
- * daemon mode does).  Its server's processes make it again at its place
- * as they claim; once one has, this process joins it there, as it would
- * have joined it first, and its kept numbers then name the new one.  It
- * makes nothing: a claim does (scl_dir_join_locked()).  *ARG: 0, or -1
- * (not made again yet: ENOENT).
+ * On the own stack, under the right to publish: ours was removed while
+ * this process lived on (its last member left, and this process was none
+ * or was left out: a master that forked its successor and ended, as
+ * php-fpm's reload in daemon mode does).  Its server's processes make it
+ * again at its place as they claim; once one has, this process joins it
+ * there, as it would have joined it first, and its kept numbers then
+ * name the new one (a number the host has taken since stays the host's).
+ * It makes nothing: a claim does (scl_dir_join_locked()), and registers
+ * this process anew.  *ARG: 0, or -1 (not made again yet).
  */
 static void rejoin_place(void *arg)
 {
     struct stat top, claims;
-    int *r = arg, topfd, fd = -1;
+    int *r = arg, topfd, fd = -1, top_ours;
 
     *r = -1;
+    if (!atomic_load(&place_reserved) || strcmp(place_path, dir_path) != 0)
+        return; /* no place of its server's to look at */
+    if (check_fd(atomic_load(&dir_fd)) != FD_REMOVED) {
+        *r = 0; /* another thread rejoined it meanwhile */
+        return;
+    }
     topfd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (topfd < 0 || fstat(topfd, &top) != 0 || !may_join(&top, NULL) ||
         (fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
@@ -343,16 +358,16 @@ static void rejoin_place(void *arg)
             scl_close_quietly(fd);
         if (topfd >= 0)
             scl_close_quietly(topfd);
-        errno = ENOENT;
         return;
     }
+    top_ours = check_dir_fd(atomic_load(&top_fd), dir_dev, dir_ino) != FD_NOT_OURS;
     dir_dev = top.st_dev;
     dir_ino = top.st_ino;
     claims_dev = claims.st_dev;
     claims_ino = claims.st_ino;
-    /* Both renumbered, or the kept checks fail and reopen them by path. */
-    *r = renumber(&kept_claims, fd) | renumber(&kept_top, topfd);
+    *r = renumber(&kept_claims, fd, 1) | renumber(&kept_top, topfd, top_ours);
     scl_kept_fds_touched(0, ~0U);
+    scl_member_set_registered(0); /* its next claim registers it here */
     atomic_fetch_add(&generation, 1);
     scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
     scl_history_map(atomic_load(&top_fd), atomic_load(&generation));
@@ -360,26 +375,19 @@ static void rejoin_place(void *arg)
 }
 
 /* The removed directory's place, joined once made again there: 0, or -1
- * with errno (ENOENT: not made again, or this process has no place). */
-static int rejoin(void)
+ * with errno ENOENT (not made again, no place, or another thread is
+ * publishing).  Kept out of checked_fd()'s frame: nothing of it runs on
+ * the host's stack but the switch. */
+__attribute__((noinline)) static int rejoin(void)
 {
     int was, r = -1;
 
-    if (!atomic_load(&place_reserved) || strcmp(place_path, dir_path) != 0) {
-        errno = ENOENT;
-        return -1;
-    }
-    if ((was = slot_take()) < 0) {
-        errno = ENOENT; /* as if not made again: a claim makes it, or waits */
-        return -1;
-    }
-    if (check_fd(atomic_load(&dir_fd)) == FD_REMOVED)
+    if ((was = slot_take()) >= 0) {
         scl_on_own_stack(rejoin_place, &r);
-    else
-        r = 0; /* another thread rejoined it meanwhile */
-    slot_give(was);
+        slot_give(was);
+    }
     if (r != 0)
-        errno = ENOENT;
+        errno = ENOENT; /* as if not made again: a claim makes it, or waits */
     return r;
 }
 
