@@ -90,8 +90,11 @@ void scl_listeners_child_forked(void)
 }
 
 /* Notes INO among the sockets, unless it is there already (listen()
- * again, to change its backlog; listen() on a socket bound before). */
-static void remember(ino_t ino)
+ * again, to change its backlog; listen() on a socket bound before).  A
+ * listener that finds no room turns listener draining off (TOO_MANY_OFF):
+ * a worker could not tell it had closed them all; a bound socket that
+ * finds none is only not noted. */
+static void remember(ino_t ino, int too_many_off)
 {
     int n = atomic_load(&known.nsockets);
 
@@ -103,7 +106,7 @@ static void remember(ino_t ino)
         ;
     if (n >= 0 && n < SCL_LISTENERS)
         atomic_store(&known.socket[n], ino);
-    else
+    else if (too_many_off)
         atomic_store(&known.nsockets, -1); /* too many: nobody is ever taken for drained by them */
 }
 
@@ -114,7 +117,7 @@ void scl_listeners_listening(int fd)
 
     /* Bound at load, as the close path's calls: nothing binds lazily. */
     if (fd >= 0 && scl_bound.syscall(SYS_fstat, fd, &st) == 0 && adopted_by(getpid())) {
-        remember(st.st_ino);
+        remember(st.st_ino, 1);
         /* One at a number no bit is kept for is known by its inode: its
          * copies count as open (look_at), though its closing is not seen. */
         if (fd < SCL_LISTENER_FDS)
@@ -130,11 +133,14 @@ void scl_listeners_bound(int fd)
     struct stat st;
 
     /* A stream socket only: one that can listen.  No bit: closing it is
-     * nothing until a listen() in this process or a child. */
+     * nothing until a listen() in this process or a child.  Only in a
+     * process that inherited no notes (a master): a worker's own binds
+     * (a client binding its source address) are nothing to its children,
+     * and would only fill the table. */
     if (fd >= 0 && scl_bound.syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
         (type == SOCK_STREAM || type == SOCK_SEQPACKET) && scl_bound.syscall(SYS_fstat, fd, &st) == 0 &&
-        adopted_by(getpid()))
-        remember(st.st_ino);
+        adopted_by(getpid()) && inherited_count() == 0)
+        remember(st.st_ino, 0);
     errno = saved;
 }
 

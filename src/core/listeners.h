@@ -32,8 +32,9 @@
  * on (one open there keeps its process from being taken for drained),
  * sockets that came through an exec (nginx's binary upgrade, php-fpm's
  * reload), the listeners of a process forked without the fork handlers,
- * more than SCL_LISTENERS listeners and bound stream sockets (then
- * nobody is ever taken for drained so), a closing no hook sees (a raw system call, fclose() of a
+ * more than SCL_LISTENERS listeners (then nobody is ever taken for
+ * drained so; bound stream sockets share the table, and are left out
+ * once it is full), a closing no hook sees (a raw system call, fclose() of a
  * stream over one).  Async-signal-safe (the look runs on the own stack);
  * errno kept.
  */
@@ -50,10 +51,11 @@
 /* listen() succeeded on FD. */
 void scl_listeners_listening(int fd);
 
-/* bind() succeeded on FD: a stream socket's inode is noted as a
- * listener's, with no number, so that a child that inherits it and
- * listens on it itself (hypercorn's workers on their master's socket)
- * counts it as inherited. */
+/* bind() succeeded on FD: in a process that inherited no notes (a
+ * master), a stream socket's inode is noted as a listener's, with no
+ * number, so that a child that inherits it and listens on it itself
+ * (hypercorn's workers on their master's socket) counts it as inherited;
+ * when the table is full, it is not noted. */
 void scl_listeners_bound(int fd);
 
 /* The child's side of a fork: the notes, when there are any, are its own. */
