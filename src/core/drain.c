@@ -44,22 +44,14 @@ SCL_HOT static _Atomic pid_t parent;
  * paths look at the page only while there are some. */
 SCL_HOT static atomic_uint nmarked;
 SCL_HOT _Atomic uint64_t scl_drain_signals;
+/* The process whose image started as a session leader (setsid(1),
+ * systemd, start-stop-daemon): a master of its own, no daemon's middle
+ * process. */
+static _Atomic pid_t leader_from_start;
 
 static int usable(const struct drain_page *p)
 {
     return p != NULL && p != MAP_FAILED;
-}
-
-void scl_drain_at_load(pid_t at_load)
-{
-    const char *refused = scl_settings()->drain_signals_refused;
-
-    atomic_store(&parent, at_load);
-    atomic_store(&scl_drain_signals, scl_settings()->drain_signals);
-    if (refused != NULL)
-        scl_debug("SWERVE_CLAIM_DRAIN_SIGNALS=%s names something that is no signal: HUP, INT, QUIT and TERM "
-                  "tell a child to drain",
-                  refused);
 }
 
 /* Whether process SELF leads its session: it left the one it started in
@@ -67,6 +59,20 @@ void scl_drain_at_load(pid_t at_load)
 static int leads_session(pid_t self)
 {
     return scl_bound.syscall(SYS_getsid, 0) == self;
+}
+
+void scl_drain_at_load(pid_t self, pid_t master)
+{
+    const char *refused = scl_settings()->drain_signals_refused;
+
+    atomic_store(&parent, master);
+    if (leads_session(self))
+        atomic_store(&leader_from_start, self);
+    atomic_store(&scl_drain_signals, scl_settings()->drain_signals);
+    if (refused != NULL)
+        scl_debug("SWERVE_CLAIM_DRAIN_SIGNALS=%s names something that is no signal: HUP, INT, QUIT and TERM "
+                  "tell a child to drain",
+                  refused);
 }
 
 /* The children counted, and the last one's pid. */
@@ -89,10 +95,12 @@ void scl_drain_process_exits(void)
     struct drain_page *p = atomic_load(&page);
     struct brood b = { 0, 0 };
 
-    /* A master that leaves several workers (php-cgi's parent) drains
-     * them by its end, as any master does. */
-    if (atomic_load(&page_owner) == self && usable(p) && leads_session(self) &&
-        scl_children_each(count_child, &b) == 0 && b.n == 1)
+    /* Only the middle of a double fork: it called setsid() itself (a
+     * master started as a session leader, by systemd say, is none), and
+     * leaves one child.  A master that leaves several workers (php-cgi's
+     * parent) drains them by its end, as any master does. */
+    if (atomic_load(&page_owner) == self && usable(p) && atomic_load(&leader_from_start) != self &&
+        leads_session(self) && scl_children_each(count_child, &b) == 0 && b.n == 1)
         atomic_store(&p->handed_over, b.last);
 }
 

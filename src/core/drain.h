@@ -12,10 +12,12 @@
  *     longer its parent.  Detaching is not draining: a session leader (a
  *     process that called setsid() or daemon(3), an image started by
  *     setsid(1) or start-stop-daemon --background) has no master, and a
- *     session leader that exits with one child it forked still there (the
- *     middle of a daemon's double fork) hands that child over to itself,
- *     through its page of marks; one killed, one that leaves several
- *     workers (php-cgi's parent), or one that leads no session, does not.  An
+ *     process that called setsid() itself and exits with one child it
+ *     forked still there (the middle of a daemon's double fork) hands that
+ *     child over to itself, through its page of marks; one killed, one
+ *     that leaves several workers (php-cgi's parent), one that led its
+ *     session from its start (systemd's), or one that leads no session,
+ *     does not.  An
  *     image started otherwise than by a server (no SWERVE_CLAIM_DIR: a
  *     shell's, a supervisor's) is a master whatever its parent does;
  *   - an operator told it (swerve-claim drain), through the store
@@ -59,9 +61,9 @@ enum scl_drain_reason {
     SCL_DRAIN_OPERATOR = 8,  /* swerve-claim drain told it (the store's) */
 };
 
-/* At load, with the master of the image that just started (its parent
- * when a process of its server started it), or 0. */
-void scl_drain_at_load(pid_t master);
+/* At load, in process SELF, with the master of the image that just
+ * started (its parent when a process of its server started it), or 0. */
+void scl_drain_at_load(pid_t self, pid_t master);
 
 /* This process is exiting (not killed): when it leads its session and
  * one child it forked is still there, that child is handed over to

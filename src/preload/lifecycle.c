@@ -83,7 +83,7 @@ void scl_lifecycle_init(void)
      * binds a PLT slot itself writes a page it shares with its parent. */
     atomic_store(&forking_parent, getppid());
     scl_store()->at_load(self);
-    scl_drain_at_load(image_master());
+    scl_drain_at_load(self, image_master());
     if (pthread_atfork(before_fork, NULL, after_fork_in_child) != 0)
         scl_debug("pthread_atfork failed: claims will not be shared by children");
     atomic_store_explicit(&initialised, 2, memory_order_release);
