@@ -88,28 +88,34 @@ SCL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 /*
  * vfork() cannot be a C function that calls libc's: the child returns
  * first, on the parent's stack, and its next calls overwrite the frame
- * the parent would return through.  So it is glibc's own few
- * instructions (sysdeps/unix/sysv/linux/x86_64/vfork.S): the return
- * address is held in %rdi, which the system call keeps, not on the
- * stack.  Before them, the parent settles what its children share, with
- * a call of its own that returns before anything is shared; after them,
- * only the parent, whose child has exec'd or ended by then and so left
- * the stack to it again, records the child.  The child runs nothing of
- * ours before it returns.
+ * the parent would return through.  So it is glibc's own instructions
+ * (sysdeps/unix/sysv/linux/x86_64/vfork.S): the return address is held in
+ * %rdi, which the system call keeps, not on the stack, and with a shadow
+ * stack in use the child goes back by a jump, leaving the entry it shares
+ * with its parent to the parent's return.  Before them, the parent
+ * settles what its children share, with a call of its own that returns
+ * before anything is shared; after them, only the parent, whose child has
+ * exec'd or ended by then and so left the stack to it again, records the
+ * child.  The child runs nothing of ours before it returns.  The three
+ * helpers have external names (hidden): the assembly calls them by name.
  */
-__attribute__((used)) static void vfork_prepare(void)
+void scl_vfork_prepare(void);
+pid_t scl_vfork_returned(pid_t child);
+pid_t scl_vfork_failed(long error);
+
+void scl_vfork_prepare(void)
 {
     scl_starting_child();
 }
 
-__attribute__((used)) static pid_t vfork_returned(pid_t child)
+pid_t scl_vfork_returned(pid_t child)
 {
     scl_rooms_left_by(child);
     scl_forked(child);
     return child;
 }
 
-__attribute__((used)) static pid_t vfork_failed(long error)
+pid_t scl_vfork_failed(long error)
 {
     errno = (int)error;
     return -1;
@@ -120,6 +126,21 @@ __attribute__((used)) static pid_t vfork_failed(long error)
 #else
 #define SCL_ENDBR ""
 #endif
+/* In the child with a shadow stack in use (rdssp leaves 0 without one,
+ * and is a no-op on a processor without CET): back by a jump. */
+#if defined(__CET__) && (__CET__ & 2)
+#define SCL_CHILD_SHSTK                                                                                                \
+    "xorl %esi, %esi\n\t"                                                                                              \
+    "rdsspq %rsi\n\t"                                                                                                  \
+    "testq %rsi, %rsi\n\t"                                                                                             \
+    "jz 1f\n\t"                                                                                                        \
+    "popq %rdi\n\t"                                                                                                    \
+    ".cfi_adjust_cfa_offset -8\n\t"                                                                                    \
+    "jmp *%rdi\n\t"                                                                                                    \
+    ".cfi_adjust_cfa_offset 8\n"
+#else
+#define SCL_CHILD_SHSTK
+#endif
 
 __asm__(".text\n\t"
         ".globl vfork\n\t"
@@ -127,7 +148,7 @@ __asm__(".text\n\t"
         "vfork:\n\t"
         ".cfi_startproc\n\t" SCL_ENDBR "subq $8, %rsp\n\t" /* aligned for the call */
         ".cfi_adjust_cfa_offset 8\n\t"
-        "call vfork_prepare\n\t"
+        "call scl_vfork_prepare\n\t"
         "addq $8, %rsp\n\t"
         ".cfi_adjust_cfa_offset -8\n\t"
         "popq %rdi\n\t"
@@ -141,21 +162,23 @@ __asm__(".text\n\t"
         "cmpq $-4095, %rax\n\t"
         "jae 2f\n\t"
         "testq %rax, %rax\n\t"
-        "jz 1f\n\t" /* the child: straight back */
+        "jnz 3f\n\t" SCL_CHILD_SHSTK /* the child: straight back */
+        "1:\n\t"
+        "ret\n"
+        "3:\n\t" /* the parent */
         "movq %rax, %rdi\n\t"
         "subq $8, %rsp\n\t"
         ".cfi_adjust_cfa_offset 8\n\t"
-        "call vfork_returned\n\t"
+        "call scl_vfork_returned\n\t"
         "addq $8, %rsp\n\t"
-        ".cfi_adjust_cfa_offset -8\n"
-        "1:\n\t"
+        ".cfi_adjust_cfa_offset -8\n\t"
         "ret\n"
         "2:\n\t"
         "negq %rax\n\t"
         "movq %rax, %rdi\n\t"
         "subq $8, %rsp\n\t"
         ".cfi_adjust_cfa_offset 8\n\t"
-        "call vfork_failed\n\t"
+        "call scl_vfork_failed\n\t"
         "addq $8, %rsp\n\t"
         ".cfi_adjust_cfa_offset -8\n\t"
         "ret\n\t"
