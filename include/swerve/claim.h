@@ -201,8 +201,9 @@ uint64_t swerve_claim_token(const struct swerve_claim *claim);
  *     process of a server, the process it started under).  Detaching is
  *     not draining: a session leader (a process that called setsid() or
  *     daemon(3), one started by setsid(1) or start-stop-daemon) is a
- *     master, as is the one child a session leader left as it exited (a
- *     daemon's double fork) and a program exec'd by a process of no
+ *     master, as is the one child left by a process that called setsid()
+ *     itself and exited (a daemon's double fork), and a program exec'd by
+ *     a process of no
  *     server (a shell's, a supervisor's; with the PostgreSQL store, every
  *     program exec'd); a master killed by a signal, or one that exits
  *     leaving several workers, leaves them draining;
