@@ -26,6 +26,10 @@
  *                      middle one exits) is a master: draining() says 0
  *                      there, and in the worker it forks, until that
  *                      master is SIGKILLed; then the worker drains
+ *   new-master-dropped the same, the successor leading a session of its own
+ *                      and its worker dropping root (to nobody) before the
+ *                      old master ends, claiming after (php-fpm's reload
+ *                      with daemonize = yes); root only
  *   vfork-env          200 vfork+execve with 90 environment entries: this
  *                      process's memory does not grow with them
  *   leader-at-load     a master that led its session from its start (as
@@ -71,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -482,6 +487,58 @@ static int new_master(char **argv)
     exit(0); /* the runner finds the base empty once this has ended */
 }
 
+/* new-master-dropped: the successor's worker drops root (to nobody)
+ * before the old master ends, and claims after, as php-fpm's new
+ * workers do in its reload in daemon mode.  Root only (77 else). */
+static int new_master_dropped(char **argv)
+{
+    int to_old[2], to_worker[2], from_worker[2], status;
+    pid_t old = getpid(), successor, worker;
+
+    (void)argv;
+    if (geteuid() != 0) {
+        printf("SKIP: new-master-dropped drops root, and this is not root\n");
+        return 77;
+    }
+    REQUIRE(chmod(base(), 01777) == 0); /* as /tmp: a worker that dropped root may make a directory there */
+    worker = claiming_worker("old-report", 0);
+    REQUIRE(waitpid(worker, &status, 0) == worker && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(pipe(to_old) == 0 && pipe(to_worker) == 0 && pipe(from_worker) == 0);
+    successor = fork();
+    REQUIRE(successor >= 0);
+    if (successor != 0) {
+        (void)read_byte(to_old[0]); /* once the successor's worker has dropped root */
+        _exit(0);
+    }
+    REQUIRE(setsid() > 0);
+    worker = fork();
+    REQUIRE(worker >= 0);
+    if (worker == 0) {
+        struct swerve_claim *c;
+        REQUIRE(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0);
+        write_byte(from_worker[1], 'd');
+        REQUIRE(read_byte(to_worker[0]) == 'c');
+        REQUIRE((c = api.new_claim("x")) != NULL && api.acquire(c, 0.0) == c);
+        write_byte(from_worker[1], 't');
+        for (int i = 0; i < 1000; i++)
+            usleep(10000);
+        _exit(0);
+    }
+    REQUIRE(read_byte(from_worker[0]) == 'd');
+    write_byte(to_old[1], 'e'); /* the old master ends now */
+    wait_reparented(old);
+    write_byte(to_worker[1], 'c');
+    REQUIRE(read_byte(from_worker[0]) == 't');
+    REQUIRE(kill(worker, SIGKILL) == 0 && waitpid(worker, &status, 0) == worker);
+    if (testdir_claim_exists(base(), "x") != 0 || count_claim_dirs() != 1) {
+        fprintf(stderr, "new-master-dropped: its reaped worker's claim is %s, in %d claim directories\n",
+                testdir_claim_exists(base(), "x") ? "still there" : "gone", count_claim_dirs());
+        _exit(1);
+    }
+    printf("ok %s\n", SCN_NEW_MASTER_DROPPED);
+    exit(0); /* the runner finds the base empty once this has ended */
+}
+
 /* Anonymous memory of this process, in kB (smaps_rollup), or -1. */
 static long anonymous_kb(void)
 {
@@ -684,6 +741,7 @@ int main(int argc, char **argv)
         { SCN_DETACHED, detached },     /* daemon|setsid|double-fork */
         { SCN_NEW_MASTER, new_master }, /* [host-fd] */
         { SCN_VFORK_ENV, vfork_env },
+        { SCN_NEW_MASTER_DROPPED, new_master_dropped },
         { SCN_LEADER_AT_LOAD, leader_at_load },
         { SCN_LEADER_AT_LOAD_IMAGE, leader_at_load_image },
         { SCN_LEADER_MASTER_EXITS, leader_master_exits },

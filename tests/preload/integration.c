@@ -509,6 +509,18 @@ START_TEST(test_new_master_keeps_the_directory)
 }
 END_TEST
 
+/* The same, with a successor that leads its own session and a worker of
+ * its that dropped root before the old master ended (root only). */
+START_TEST(test_new_master_workers_dropped_root)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "new-master-dropped: not root, not run\n");
+        return;
+    }
+    SHAPE_SCENARIO(SCN_NEW_MASTER_DROPPED);
+}
+END_TEST
+
 /* vfork children that exec with a large environment leave their parent
  * no memory behind. */
 START_TEST(test_vfork_env_leaks_nothing)
@@ -990,6 +1002,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_new_master_keeps_the_directory, 0,
                         sizeof new_master_ways / sizeof new_master_ways[0]);
     tcase_add_test(life, test_vfork_env_leaks_nothing);
+    tcase_add_test(life, test_new_master_workers_dropped_root);
     tcase_add_test(life, test_leader_at_load);
     tcase_add_test(life, test_leader_master_exits);
     tcase_add_loop_test(life, test_self_kill_leaves_nothing, 0, sizeof self_killers / sizeof self_killers[0]);

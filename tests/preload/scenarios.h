@@ -72,6 +72,7 @@
 #define SCN_NEW_MASTER           "new-master"
 #define SCN_LEADER_MASTER_EXITS  "leader-master-exits"
 #define SCN_VFORK_ENV            "vfork-env"
+#define SCN_NEW_MASTER_DROPPED   "new-master-dropped"
 #define SCN_LEADER_AT_LOAD       "leader-at-load"
 #define SCN_LEADER_AT_LOAD_IMAGE "leader-at-load-image"
 #define SCN_SELF_KILL            "self-kill"
