@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "bound.h"
+#include "children.h"
 #include "dir.h"
 #include "fork_page.h"
 #include "history.h"
@@ -922,8 +923,31 @@ int scl_dir_join_locked(void)
     return fd;
 }
 
+/* The directory's claims descriptor, and whether a successor was
+ * registered in it. */
+struct successor {
+    int dirfd;
+    int registered;
+};
+
+/* A child of a leaving master that leads a session of its own is its
+ * successor (php-fpm's reload in daemon mode forks the new master so):
+ * registered, it keeps the directory, which is its server's still, and
+ * its own end removes it.  A worker, which leads none, is never
+ * registered: its own end may have run already (Starman's workers linger
+ * after it), and nothing would clear a holder file made for it then. */
+static void keep_for_successor(pid_t child, void *arg)
+{
+    struct successor *s = arg;
+
+    if (scl_bound.syscall(SYS_getsid, child) == child && scl_member_register_child(s->dirfd, child) == 0)
+        s->registered = 1;
+}
+
 void scl_dir_leave(int dirfd)
 {
+    struct successor s = { dirfd, 0 };
+
     (void)scl_member_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
     scl_member_set_registered(0);
     /* Only the last live member removes it, and looks after its own
@@ -932,6 +956,9 @@ void scl_dir_leave(int dirfd)
      * to look at every member.  The parent from the path itself: an
      * exec'd member may not have been given the SWERVE_TMPDIR its server
      * was started with. */
-    if (!scl_member_parent_is_live(dirfd) && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
+    if (scl_member_parent_is_live(dirfd))
+        return;
+    (void)scl_children_each(keep_for_successor, &s); /* bounded by the table of children */
+    if (!s.registered && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
         scl_debug("removed claim directory %s", dir_path);
 }

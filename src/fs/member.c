@@ -94,6 +94,18 @@ int scl_member_register_parent(int claimsfd, pid_t parent)
     return scl_holder_register(claimsfd, &id, 0);
 }
 
+int scl_member_register_child(int claimsfd, pid_t child)
+{
+    struct scl_proc_stat st;
+    struct scl_proc_id id = { .pid = child, .start = 0 };
+
+    /* Alive, and ours: a child's pid is not reused before we reap it. */
+    if (scl_proc_read_stat(child, &st) != 0 || st.state == 'Z' || st.state == 'X' || st.ppid != getpid())
+        return -1;
+    id.start = st.start;
+    return scl_holder_register(claimsfd, &id, 0);
+}
+
 int scl_member_has_holder(int claimsfd, pid_t pid)
 {
     char path[SCL_PID_NAME_MAX];

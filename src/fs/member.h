@@ -40,6 +40,10 @@ void scl_member_set_registered(pid_t pid);
  * longer the parent), -1 with errno. */
 int scl_member_register_parent(int claimsfd, pid_t parent);
 
+/* Registers CHILD, a live child of this process, in the claims directory
+ * CLAIMSFD: 0, or -1 (not alive, not ours, or errno). */
+int scl_member_register_child(int claimsfd, pid_t child);
+
 /* 1 when PID's holder file exists: somebody registered PID.  One
  * faccessat, nothing big on the stack: it runs on every reap. */
 int scl_member_has_holder(int claimsfd, pid_t pid);
