@@ -21,9 +21,9 @@
  * same slot of its table of children, or 0. */
 struct drain_page {
     _Atomic pid_t marked[SCL_CHILD_SLOTS];
-    /* The one child the page's owner left when it exited as a session
-     * leader (the middle of a double fork): a master of its own from then
-     * on (drain.h). */
+    /* The one child the page's owner left when it exited after it
+     * called setsid() itself (the middle of a double fork): a master of
+     * its own from then on (drain.h). */
     _Atomic pid_t handed_over;
 };
 
@@ -250,8 +250,8 @@ int scl_drain_asked(void)
         found |= SCL_DRAIN_LISTENERS;
     /* Its parent gone, it was given to init or a subreaper: for good;
      * unless it detached from that parent (a session of its own), or the
-     * parent, a session leader, exited with it as its one child and so
-     * handed it over (the middle of a daemon's double fork). */
+     * parent, having called setsid() itself, exited with it as its one
+     * child and so handed it over (the middle of a daemon's double fork). */
     if (forker > 0 && getppid() != forker && !(usable(p) && atomic_load(&p->handed_over) == self) &&
         !leads_session(self))
         found |= SCL_DRAIN_ORPHANED;
