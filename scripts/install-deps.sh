@@ -6,7 +6,7 @@ set -euo pipefail
 
 #   scripts/install-deps.sh [--demo]   --demo: only what scripts/demo.sh needs
 demo=(build-essential autoconf automake libtool pkg-config libsmartcols-dev curl)
-packages=("${demo[@]}" check python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3 ruby libffi-platypus-perl unicorn starman puma libnet-server-perl python3-uvicorn python3-hypercorn lighttpd php8.2-cgi libapache2-mod-wsgi-py3 libnginx-mod-http-lua python3-prometheus-client postgresql-15 libpq5 libpq-dev pgbouncer nftables bash-completion debhelper dh-python lintian)
+packages=("${demo[@]}" check python3 clang-14 libclang-rt-14-dev clang-format php8.2-cli gunicorn php8.2-fpm libfcgi-bin nginx apache2 libapache2-mod-php8.2 uwsgi-core uwsgi-plugin-python3 ruby libffi-platypus-perl unicorn starman puma libnet-server-perl python3-uvicorn python3-hypercorn lighttpd php8.2-cgi libapache2-mod-wsgi-py3 python3-uvloop ruby-async libmojolicious-perl libio-async-perl libanyevent-perl libnginx-mod-http-lua python3-prometheus-client postgresql-15 libpq5 libpq-dev pgbouncer nftables bash-completion debhelper dh-python lintian)
 case ${1:-} in
 --demo) packages=("${demo[@]}") ;;
 "") ;;

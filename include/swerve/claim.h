@@ -135,6 +135,50 @@ int swerve_claim_available(const struct swerve_claim *claim);
 struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double timeout);
 
 /*
+ * swerve_claim_wait_fd - a descriptor to wait on, in an event loop, for the
+ * name to come free: how a coroutine waits for a claim without blocking
+ * its thread, and so every other coroutine of it.
+ *
+ *     while (swerve_claim_acquire(claim, 0) == NULL) {
+ *         if (errno != EWOULDBLOCK)
+ *             fail();
+ *         int fd = swerve_claim_wait_fd(claim);
+ *         if (fd < 0)
+ *             fail();
+ *         suspend until FD is readable, or give up at the caller's deadline
+ *     }
+ *
+ * Called after swerve_claim_acquire(claim, 0) failed with EWOULDBLOCK, it
+ * returns a descriptor that becomes readable once the name may have come
+ * free since that try: its holder released it (in any process), or ended
+ * (exited, or was killed: also before anybody reaps it), or an operator
+ * released it by force.  It is readable at once when the name is free
+ * already.  Readable means "try again": another may take the name first,
+ * and the try then fails with EWOULDBLOCK; call this function again and
+ * wait again.  Nothing else makes it readable: no timer, no polling; the
+ * timeout is the caller's (its event loop's timer).
+ *
+ * The descriptor is the library's: wait for it to become readable (poll,
+ * select, epoll, an event loop's reader), never read, write or close it.
+ * It keeps its number while the handle waits, and is closed by the
+ * swerve_claim_acquire() that takes the name, by swerve_claim_release()
+ * (which a waiter that gives up calls: it holds nothing, and stops
+ * waiting) and by swerve_claim_free(): an event loop stops watching it
+ * before those calls.  It is close-on-exec; the child of a fork makes one
+ * of its own, leaving its parent's alone.  While it waits, a handle has
+ * three descriptors open (this one and two behind it); with
+ * SWERVE_CLAIM_STORE, one: a database connection of its own, which waits
+ * in the server's queue.
+ *
+ * Returns the descriptor, or -1 with errno set to EALREADY (the handle
+ * holds the name: nothing to wait for), EMFILE or ENFILE (no descriptor
+ * left), ENOMEM, ENOSYS (a kernel older than Linux 5.3, without
+ * pidfd_open) or what swerve_claim_acquire() says of the claim directory
+ * or the database.  Since version SWERVECLAIM_1.3.
+ */
+int swerve_claim_wait_fd(struct swerve_claim *claim);
+
+/*
  * swerve_claim_held - whether this handle holds the name in this process.
  *
  * Returns 1 when it was acquired and not released since, else 0.  In a
@@ -224,7 +268,8 @@ int swerve_claim_draining(void);
  *
  * Returns 0, doing nothing when the handle holds nothing (an inherited
  * handle in a forked child included), or -1 with errno set on a system
- * error, in which case the handle still holds the name.
+ * error, in which case the handle still holds the name.  Either way it
+ * ends a wait: the descriptor swerve_claim_wait_fd() gave is closed.
  */
 int swerve_claim_release(struct swerve_claim *claim);
 
