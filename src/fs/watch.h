@@ -43,14 +43,20 @@ void scl_watch_notify(int dirfd, const char *watch_name);
 
 /* What one waiting handle has open: every descriptor -1 when closed. */
 struct scl_watch {
-    pid_t owner; /* the process they are open in; 0: none */
+    pid_t owner;  /* the process they are open in; 0: none */
     unsigned gen; /* the claim directory generation of the FIFO */
     int epfd, fifo, pidfd;
     struct scl_proc_id holder; /* the pidfd's process */
 };
 
 /* A watch with nothing open. */
-#define SCL_WATCH_NONE { 0, 0, -1, -1, -1, { 0, 0 } }
+#define SCL_WATCH_NONE                                                                                                 \
+    {                                                                                                                  \
+        0, 0, -1, -1, -1,                                                                                              \
+        {                                                                                                              \
+            0, 0                                                                                                       \
+        }                                                                                                              \
+    }
 
 /* Opens (or keeps) the epoll instance and FIFO WATCH_NAME of the claims
  * directory DIRFD of generation GEN, for process SELF (a watch another
