@@ -334,10 +334,7 @@ const struct scl_libpq *scl_pg_libpq(void)
 /* Whether descriptor session.fd is still the socket libpq opened. */
 static int socket_is_ours(void)
 {
-    struct stat st;
-
-    return session.fd >= 0 && fstat(session.fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == session.dev &&
-           st.st_ino == session.ino;
+    return scl_fd_is(session.fd, S_IFSOCK, session.dev, session.ino);
 }
 
 /* Also in a forked child, where nothing may be freed or locked: what the
@@ -731,6 +728,30 @@ static int connect_session(void)
     }
     params_free(&params);
     return 0;
+}
+
+/* Server messages on another connection: nothing to remember, nothing
+ * printed (the host's standard error is not ours). */
+static void ignore_notice(void *arg, const PGresult *res)
+{
+    (void)arg;
+    (void)res;
+}
+
+PGconn *scl_pg_connect_another(int64_t deadline)
+{
+    struct connect_params params;
+    PGconn *conn;
+
+    if (session.pq == NULL && (session.pq = scl_libpq()) == NULL)
+        return NULL;
+    if (params_make(&params, deadline) != 0)
+        return NULL;
+    conn = connect_with(&params);
+    params_free(&params);
+    if (conn != NULL)
+        session.pq->setNoticeReceiver(conn, ignore_notice, NULL);
+    return conn;
 }
 
 int scl_pg_current(pid_t self)
