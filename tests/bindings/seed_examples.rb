@@ -43,6 +43,17 @@ end
 
 # Runs the block with a plain fiber scheduler of the tests' own, then the
 # fibers it scheduled to their end.
+# The guide's "Releasing", the same in a process and in a coroutine.
+def guide_releasing
+  c = claim("leader")
+  c.acquire
+  puts "held: #{c.held?}"
+  c.release # give it up while the handle lives on
+  puts "held: #{c.held?}"
+  puts "available: #{c.available?}"
+  c.release # releasing what is not held does nothing
+end
+
 def with_tiny_scheduler
   Fiber.set_scheduler(TinyScheduler.new)
   yield
@@ -84,15 +95,7 @@ EXAMPLES = {
     first.release
     Process.wait(pid)
   end,
-  "guide-releasing" => lambda do
-    c = claim("leader")
-    c.acquire
-    puts "held: #{c.held?}"
-    c.release # give it up while the handle lives on
-    puts "held: #{c.held?}"
-    puts "available: #{c.available?}"
-    c.release # releasing what is not held does nothing
-  end,
+  "guide-releasing" => -> { guide_releasing },
   "class-1" => lambda do
     mine = claim("import")
     yours = claim("import") # two handles on one name conflict, also in one process
@@ -186,15 +189,7 @@ EXAMPLES = {
   end,
   "async-guide-releasing" => lambda do
     require "async"
-    Async do
-      c = claim("leader")
-      c.acquire
-      puts "held: #{c.held?}"
-      c.release # give it up while the handle lives on
-      puts "held: #{c.held?}"
-      puts "available: #{c.available?}"
-      c.release # releasing what is not held does nothing
-    end
+    Async { guide_releasing }
   end,
   # "Waiting for it" under a plain Fiber.set_scheduler.
   "scheduler-guide-waiting" => lambda do

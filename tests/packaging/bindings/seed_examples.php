@@ -33,6 +33,18 @@ function guide_waiting_coroutines(): void
     });
 }
 
+// The guide's "Releasing", the same in a process and in a coroutine.
+function guide_releasing(): void
+{
+    $claim = Swerve::claim('leader');
+    $claim->acquire();
+    echo 'held: ', var_export($claim->held(), true), "\n";
+    $claim->release();                         // give it up while the handle lives on
+    echo 'held: ', var_export($claim->held(), true), "\n";
+    echo 'available: ', var_export($claim->available(), true), "\n";
+    $claim->release();                         // releasing what is not held does nothing
+}
+
 $examples = [
     'guide-claims' => function () {
         [$ready_r, $ready_w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, 0);
@@ -75,15 +87,7 @@ $examples = [
         $claim = null;                             // released as $claim goes
         reap($pid);
     },
-    'guide-releasing' => function () {
-        $claim = Swerve::claim('leader');
-        $claim->acquire();
-        echo 'held: ', var_export($claim->held(), true), "\n";
-        $claim->release();                         // give it up while the handle lives on
-        echo 'held: ', var_export($claim->held(), true), "\n";
-        echo 'available: ', var_export($claim->available(), true), "\n";
-        $claim->release();                         // releasing what is not held does nothing
-    },
+    'guide-releasing' => 'guide_releasing',
     'class-1' => function () {
         $mine  = Swerve::claim('import');
         $yours = Swerve::claim('import');          // two handles on one name conflict, also in one process
@@ -177,15 +181,7 @@ $examples = [
     },
     'fibers-guide-releasing' => function () {
         require_once __DIR__ . '/fake_phasync.php';
-        phasync::run(function () {
-            $claim = Swerve::claim('leader');
-            $claim->acquire();
-            echo 'held: ', var_export($claim->held(), true), "\n";
-            $claim->release();                        // give it up while the handle lives on
-            echo 'held: ', var_export($claim->held(), true), "\n";
-            echo 'available: ', var_export($claim->available(), true), "\n";
-            $claim->release();                        // releasing what is not held does nothing
-        });
+        phasync::run(guide_releasing(...));
     },
     // "Waiting for it" under Revolt's API (Amp's loop): each coroutine a
     // callback of the loop, which runs it in a Fiber; sleeping is a
