@@ -54,6 +54,19 @@ def guide_releasing
   c.release # releasing what is not held does nothing
 end
 
+# Cancels a waiting fiber 0.1 s in (the block), then says what its
+# HANDLE holds and whether the descriptors are FDS again, then again once
+# the first holder has let go (it holds the name 0.4 s).
+def cancel_after_0_1s(handle, fds)
+  sleep 0.1
+  yield
+  puts "held: #{handle.held?}"
+  puts "descriptors as before: #{open_fds == fds}"
+  sleep 0.5 # the first has let go
+  puts "held after: #{handle.held?}"
+  puts "available after: #{handle.available?}"
+end
+
 def with_tiny_scheduler
   Fiber.set_scheduler(TinyScheduler.new)
   yield
@@ -278,15 +291,7 @@ EXAMPLES = {
         puts "second: stopped"
         raise
       end
-      Async do
-        sleep 0.1
-        second.stop
-        puts "held: #{handle.held?}"
-        puts "descriptors as before: #{open_fds == fds}"
-        sleep 0.5 # the first has let go
-        puts "held after: #{handle.held?}"
-        puts "available after: #{handle.available?}"
-      end
+      Async { cancel_after_0_1s(handle, fds) { second.stop } }
     end
   end,
   # The same under a plain Fiber.set_scheduler, an exception raised into
@@ -303,15 +308,7 @@ EXAMPLES = {
       rescue RuntimeError => e
         puts "second: #{e.message}"
       end
-      Fiber.schedule do
-        sleep 0.1
-        second.raise(RuntimeError, "cancelled")
-        puts "held: #{handle.held?}"
-        puts "descriptors as before: #{open_fds == fds}"
-        sleep 0.5 # the first has let go
-        puts "held after: #{handle.held?}"
-        puts "available after: #{handle.available?}"
-      end
+      Fiber.schedule { cancel_after_0_1s(handle, fds) { second.raise(RuntimeError, "cancelled") } }
     end
   end
 }.freeze
