@@ -164,7 +164,14 @@ final class Claim
             && ($waitFfi = Shim::waitFfi()) !== null) {
             return $this->acquireSuspending($timeout, $waiter, $ffi, $waitFfi);
         }
-        if (!Shim::isNull($ffi->swerve_claim_acquire($this->handle, $timeout))) {
+        return $this->outcome($ffi, $ffi->swerve_claim_acquire($this->handle, $timeout));
+    }
+
+    /** What swerve_claim_acquire() said, RESULT: this handle, null (held,
+     * or the time is up), or the failure, thrown. */
+    private function outcome(\FFI $ffi, $result): ?static
+    {
+        if (!Shim::isNull($result)) {
             return $this;
         }
         $errno = $ffi->__errno_location()[0];
@@ -209,14 +216,7 @@ final class Claim
             // php://fd is the CLI's only: elsewhere, block for the time left.
             $stream = \PHP_SAPI === 'cli' ? @\fopen("php://fd/$fd", 'r') : false;
             if ($stream === false) {
-                if (!Shim::isNull($ffi->swerve_claim_acquire($this->handle, $left))) {
-                    return $this;
-                }
-                $errno = $ffi->__errno_location()[0];
-                if ($errno === self::EWOULDBLOCK || $errno === self::ETIMEDOUT) {
-                    return null;
-                }
-                throw Shim::failure("acquire '$this->name'");
+                return $this->outcome($ffi, $ffi->swerve_claim_acquire($this->handle, $left));
             }
             $waited = false;
             try {
