@@ -1470,8 +1470,7 @@ static int plant_intact(const char *kind, const char *p, const char *t)
         return n == 8 && memcmp(buf, "planted\n", 8) == 0;
     }
     if (strcmp(kind, "hardlink-fifo") == 0)
-        return stat(target, &outside) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == outside.st_ino &&
-               st.st_nlink == 2;
+        return stat(target, &outside) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == outside.st_ino && st.st_nlink == 2;
     if (strcmp(kind, "dir") == 0)
         return S_ISDIR(st.st_mode) && st.st_nlink == 2;
     if (strcmp(kind, "socket") == 0)
@@ -1492,9 +1491,8 @@ static int force_release(const char *tool, const char *base, const char *name, d
     pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-        char *const args[] = {
-            (char *)tool, "--base", (char *)base, "release", "--force", "--server", pidbuf, (char *)name, NULL
-        };
+        char *const args[] = { (char *)tool, "--base", (char *)base, "release", "--force",
+                               "--server",   pidbuf,   (char *)name, NULL };
         char *const env[] = { "PATH=/usr/bin:/bin", "ASAN_OPTIONS=detect_leaks=0", NULL };
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 2); /* its warning that the holder is alive is expected */
@@ -1843,8 +1841,8 @@ static int wait_replace(char **argv)
         a = b;
         b = x;
     }
-    printf("released: first %.0f ms wakes %ld, second %.0f ms wakes %ld\n", (a.taken_at - released_at) * 1e3,
-           a.wakes, (b.taken_at - released_at) * 1e3, b.wakes);
+    printf("released: first %.0f ms wakes %ld, second %.0f ms wakes %ld\n", (a.taken_at - released_at) * 1e3, a.wakes,
+           (b.taken_at - released_at) * 1e3, b.wakes);
     if (!a.taken || !b.taken || a.overlap || b.overlap)
         printf("overlap or not taken: %d %d %d %d\n", a.taken, b.taken, a.overlap, b.overlap);
     REQUIRE(WIFEXITED(reap(w1, 10)) && WIFEXITED(reap(w2, 10)));
