@@ -472,11 +472,14 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
 static void fs_wait_end(struct scl_key *key)
 {
     pid_t self = scl_proc_self_pid();
+    int dirfd;
 
     if (key->watch_shown_by == self)
         scl_times_done_waiting(key->fname, self);
     key->watch_shown_by = 0;
-    scl_watch_close(&key->watch, self);
+    /* Its FIFO goes with its last waiter, from the directory it is in. */
+    dirfd = key->watch.owner == self && key->watch.gen == scl_dir_generation() ? scl_dir_claims_fd() : -1;
+    scl_watch_close(&key->watch, dirfd, key->watch_name, self);
 }
 
 /* A hold here is a link on disk: nothing takes it away but a release

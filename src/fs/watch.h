@@ -8,7 +8,9 @@
  *
  *   - the name's FIFO, claims/.wait.HASH (HASH: the first half of the
  *     SHA-256 of the claim's file name, in hex), open for reading and
- *     writing.  Whoever removes the claim (its release, its dead holder's
+ *     writing, made by the name's first waiter, removed by its last (a
+ *     shared flock() per waiter, which the last one can turn exclusive;
+ *     each wait looks again that it is still the FIFO at the name).  Whoever removes the claim (its release, its dead holder's
  *     clearing, release --force) writes a byte into it, which stays until
  *     a waiter takes it: every waiter of the name, in every process,
  *     shares the FIFO's one buffer, and whichever takes the bytes tries
@@ -84,7 +86,9 @@ void scl_watch_ready(struct scl_watch *w);
  * errno kept. */
 int scl_watch_consume(struct scl_watch *w, pid_t self);
 
-/* Closes what the watch has open in process SELF (forgets another's). */
-void scl_watch_close(struct scl_watch *w, pid_t self);
+/* Closes what the watch has open in process SELF (forgets another's),
+ * and removes its FIFO, WATCH_NAME of DIRFD, when no other waiter has it
+ * open (DIRFD -1: left where it is).  errno kept. */
+void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid_t self);
 
 #endif

@@ -13,6 +13,7 @@
 #include "swerve/claim.h"
 #include "clock.h"
 #include "namespace.h"
+#include "testdir.h"
 #include "wait_child.h"
 
 #include "run_suite.h"
@@ -429,6 +430,51 @@ START_TEST(test_the_host_reusing_the_numbers_is_left_alone)
 }
 END_TEST
 
+/* The waiters' FIFOs in the claims directory (the filesystem store). */
+static int fifos(void)
+{
+    char *dir = testdir_claim_dir(testdir_base), claims[4096];
+    int n;
+
+    ck_assert_ptr_nonnull(dir);
+    snprintf(claims, sizeof claims, "%s/claims", dir);
+    free(dir);
+    n = testdir_count_prefix(claims, ".wait.");
+    ck_assert_int_ge(n, 0);
+    return n;
+}
+
+/* A name's FIFO is made by its first waiter and goes with its last, so a
+ * server that waits for ever new names does not fill its directory. */
+START_TEST(test_the_last_waiter_removes_the_fifo)
+{
+    struct swerve_claim *holder_handle = handle_used_once("report"), *a, *b;
+
+    if (namespace_shared_store())
+        return; /* no FIFO there: a connection per waiter */
+    a = swerve_claim_new("report");
+    b = swerve_claim_new("report");
+    ck_assert_ptr_eq(swerve_claim_acquire(holder_handle, 0.0), holder_handle);
+    ck_assert_ptr_null(swerve_claim_acquire(a, 0.0));
+    ck_assert_int_ge(swerve_claim_wait_fd(a), 0);
+    ck_assert_ptr_null(swerve_claim_acquire(b, 0.0));
+    ck_assert_int_ge(swerve_claim_wait_fd(b), 0);
+    ck_assert_int_eq(fifos(), 1);
+    swerve_claim_free(a); /* b still waits: the FIFO stays */
+    ck_assert_int_eq(fifos(), 1);
+    ck_assert_int_eq(swerve_claim_release(b), 0); /* b gives up: the last */
+    ck_assert_int_eq(fifos(), 0);
+    ck_assert_ptr_null(swerve_claim_acquire(b, 0.0)); /* and waits anew: made again */
+    ck_assert_int_ge(swerve_claim_wait_fd(b), 0);
+    ck_assert_int_eq(fifos(), 1);
+    ck_assert_int_eq(swerve_claim_release(holder_handle), 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(b, 0.0), b); /* the taking acquire ends the wait */
+    ck_assert_int_eq(fifos(), 0);
+    swerve_claim_free(b);
+    swerve_claim_free(holder_handle);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create(namespace_shared_store() ? "wait_fd (PostgreSQL store)" : "wait_fd (filesystem store)");
@@ -445,6 +491,7 @@ int main(void)
     tcase_add_test(loop, test_cancel_leaves_nothing);
     tcase_add_test(loop, test_forked_child_waits_on_its_own);
     tcase_add_test(loop, test_the_host_reusing_the_numbers_is_left_alone);
+    tcase_add_test(loop, test_the_last_waiter_removes_the_fifo);
     suite_add_tcase(s, loop);
     return run_suite(s);
 }
