@@ -173,8 +173,9 @@ struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double tim
  * Returns the descriptor, or -1 with errno set to EALREADY (the handle
  * holds the name: nothing to wait for), EMFILE or ENFILE (no descriptor
  * left), ENOMEM, ENOSYS (a kernel older than Linux 5.3, without
- * pidfd_open) or what swerve_claim_acquire() says of the claim directory
- * or the database.  Since version SWERVECLAIM_1.3.
+ * pidfd_open), EEXIST or EBUSY (what stands at the name's FIFO in the
+ * claim directory is no FIFO, or stays locked: swerve_claim(3)) or what
+ * swerve_claim_acquire() says of the claim directory or the database.  Since version SWERVECLAIM_1.3.
  */
 int swerve_claim_wait_fd(struct swerve_claim *claim);
 
