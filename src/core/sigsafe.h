@@ -66,7 +66,10 @@ int scl_open_dir_at(int dirfd, const char *name);
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
 
 /* The same for a file of TYPE (S_IFREG, S_IFIFO: a FIFO opened this way
- * never blocks, as O_NONBLOCK is always given). */
+ * never blocks, as O_NONBLOCK is always given); one of any other TYPE
+ * than S_IFREG only when it has no other name (EINVAL): a FIFO of
+ * somebody else's linked in is not even opened, which its reader would
+ * see. */
 int scl_open_typed_at(int dirfd, const char *name, int flags, struct stat *st, mode_t type);
 
 /* Unlinks NAME of DIRFD only while it is still the inode DEV/INO (what

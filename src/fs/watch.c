@@ -42,24 +42,17 @@ void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX])
     out[n] = '\0';
 }
 
-/* Opens FIFO NAME of DIRFD with FLAGS, only when it is a FIFO with no
- * other name: never a device, a socket or a regular file somebody put
- * there, nor another FIFO of the system linked in (a root reaper writes
- * to it).  -1 with errno (EEXIST: something else stands there). */
+/* Opens FIFO NAME of DIRFD with FLAGS, never blocking, only when it is a
+ * FIFO with no other name (scl_open_typed_at()): never a device, a socket
+ * or a regular file somebody put there, nor another FIFO of the system
+ * linked in (a root reaper writes to it).  -1 with errno (EEXIST:
+ * something else stands there). */
 static int open_fifo(int dirfd, const char *name, int flags, struct stat *st)
 {
     int fd = scl_open_typed_at(dirfd, name, flags, st, S_IFIFO);
 
-    if (fd < 0) {
-        if (errno == EINVAL)
-            errno = EEXIST;
-        return -1;
-    }
-    if (st->st_nlink != 1) {
-        scl_close_quietly(fd);
+    if (fd < 0 && errno == EINVAL)
         errno = EEXIST;
-        return -1;
-    }
     return fd;
 }
 
