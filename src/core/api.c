@@ -93,6 +93,7 @@ SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
 
 static struct swerve_claim *taken(struct swerve_claim *claim, pid_t self, int saved_errno)
 {
+    scl_store()->wait_end(claim->key); /* an event loop's wait is over */
     claim->held_by = self;
     claim->held_era = atomic_load(&era);
     errno = saved_errno;
@@ -125,10 +126,26 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
     return NULL;
 }
 
+SCL_EXPORT int swerve_claim_wait_fd(struct swerve_claim *claim)
+{
+    int saved = errno, fd;
+    pid_t self = scl_proc_self_pid();
+
+    if (holds(claim, self) && scl_store()->held(claim->key)) {
+        errno = EALREADY;
+        return -1;
+    }
+    fd = scl_store()->wait_fd(claim->key, self);
+    if (fd >= 0)
+        errno = saved;
+    return fd;
+}
+
 SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
 {
     int saved = errno;
 
+    scl_store()->wait_end(claim->key); /* a waiter that gives up */
     if (!swerve_claim_held(claim))
         return 0;
     if (scl_store()->release(claim->key) != 0)

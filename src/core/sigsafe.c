@@ -141,26 +141,32 @@ int scl_unlink_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
     return unlinkat(dirfd, name, 0);
 }
 
-int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
+int scl_open_typed_at(int dirfd, const char *name, int flags, struct stat *st, mode_t type)
 {
     struct stat before;
     int fd;
 
     if (fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) != 0)
         return -1;
-    if (!S_ISREG(before.st_mode)) {
+    if ((before.st_mode & S_IFMT) != type) {
         errno = EINVAL;
         return -1;
     }
     fd = scl_openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
         return -1;
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_dev != before.st_dev || st->st_ino != before.st_ino) {
+    if (fstat(fd, st) != 0 || (st->st_mode & S_IFMT) != type || st->st_dev != before.st_dev ||
+        st->st_ino != before.st_ino) {
         scl_close_quietly(fd);
         errno = EINVAL; /* swapped between the look and the open */
         return -1;
     }
     return fd;
+}
+
+int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
+{
+    return scl_open_typed_at(dirfd, name, flags, st, S_IFREG);
 }
 
 void scl_close_quietly(int fd)

@@ -65,6 +65,10 @@ int scl_open_dir_at(int dirfd, const char *name);
  */
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
 
+/* The same for a file of TYPE (S_IFREG, S_IFIFO: a FIFO opened this way
+ * never blocks, as O_NONBLOCK is always given). */
+int scl_open_typed_at(int dirfd, const char *name, int flags, struct stat *st, mode_t type);
+
 /* Unlinks NAME of DIRFD only while it is still the inode DEV/INO (what
  * somebody put in its place in between stays): 0, or -1 with errno
  * (ESTALE: another inode stands there now).  Between the look and the

@@ -48,6 +48,14 @@ struct scl_store_ops {
      * signal does not end the wait.  How to wait is the store's: the
      * filesystem sleeps on a futex, PostgreSQL queues in the server. */
     int (*acquire_wait)(struct scl_key *key, pid_t self, int64_t deadline);
+    /* swerve_claim_wait_fd(): a descriptor that becomes readable once the
+     * name may have come free since try_acquire() last said EWOULDBLOCK
+     * for process SELF (at once when it is free now), or -1 with errno.
+     * The store's next try_acquire() of KEY takes what woke it. */
+    int (*wait_fd)(struct scl_key *key, pid_t self);
+    /* Closes what wait_fd() opened for KEY, if anything: the wait is over
+     * (the name was taken, or the waiter gave up). */
+    void (*wait_end)(struct scl_key *key);
     /* 0 when a hold the API recorded has been lost behind its back (the
      * session that held it ended), else 1.  No round trip: it is called
      * as often as the application likes. */

@@ -15,7 +15,7 @@ int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
 {
     if (scl_unlink_if_same(dirfd, fname, dev, ino) != 0)
         return -1;
-    scl_wake(fname); /* its waiters may take it */
+    scl_wake(dirfd, fname); /* its waiters may take it */
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "sigsafe.h"
 #include "times.h"
 #include "wake.h"
+#include "watch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -187,7 +188,7 @@ static int clear_claim(const char *fname, const char *tail, void *arg)
 
     (void)tail;
     if (scl_unlink_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0) {
-        scl_wake(fname);
+        scl_wake(c->dirfd, fname);
         record_end(c, fname);
         if (c->to_find > 0)
             c->to_find--;
@@ -409,7 +410,8 @@ static int visit_holder(const struct dirent64 *d, void *arg)
     if (p != NULL) {
         if (scl_parse_ull(&p, &pid) != 0 || *p != '\0' || pid == 0 || pid > (unsigned long long)SCL_PID_MAX)
             return 0; /* not a name of ours */
-    } else if (scl_after_prefix(d->d_name, SCL_HOLDER_NEW_PREFIX) == NULL) {
+    } else if (scl_after_prefix(d->d_name, SCL_HOLDER_NEW_PREFIX) == NULL &&
+               scl_after_prefix(d->d_name, SCL_WATCH_PREFIX) == NULL) {
         return 0; /* a claim, ".", ".." */
     }
     return v->fn(v->dirfd, (pid_t)pid, d->d_name, v->arg);

@@ -134,8 +134,9 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
                           const struct scl_hold_end *end);
 
 /*
- * Calls FN for every holder file (PID > 0) and every registration left in
- * progress (PID 0) in the claims directory; claims are skipped.  Stops at
+ * Calls FN for every holder file (PID > 0), and every registration left in
+ * progress and every waiters' FIFO (watch.h) (PID 0) in the claims
+ * directory; claims are skipped.  Stops at
  * the first non-zero return and passes it on; -1 with errno when the
  * directory cannot be read.
  */

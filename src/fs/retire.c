@@ -50,8 +50,8 @@ static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
 
     if (pid > 0)
         (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end);
-    else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-        (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished */
+    else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+        (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished, a waiters' FIFO */
     return 0;
 }
 

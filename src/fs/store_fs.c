@@ -17,6 +17,7 @@
 #include "store.h"
 #include "times.h"
 #include "wake.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,16 +63,18 @@ struct scl_key {
     size_t hash;               /* scl_name_hash(fname): its slot in wake */
     char *journal_line;        /* what the holder's journal records */
     size_t journal_len;
-    pid_t journaled_pid;    /* the process, and directory generation, */
-    unsigned journaled_gen; /* that journaled it already */
-    int revocations_known;  /* when the name was taken: 1 and the count */
-    unsigned revocations;   /* of forced releases (wake.h), or 0 */
-    uint64_t token;         /* this hold's fencing token */
-    int times_entry;        /* its entry in the journaling process's times page */
-    uint64_t history_hash;  /* scl_times_hash(fname): the name in pages of times and history */
-    int history_slot;       /* its slot in the journaling process's history */
-    int history_record;     /* this hold's record there, or -1 */
-    struct seen_live seen;  /* the holder this handle last found alive */
+    pid_t journaled_pid;                 /* the process, and directory generation, */
+    unsigned journaled_gen;              /* that journaled it already */
+    int revocations_known;               /* when the name was taken: 1 and the count */
+    unsigned revocations;                /* of forced releases (wake.h), or 0 */
+    uint64_t token;                      /* this hold's fencing token */
+    int times_entry;                     /* its entry in the journaling process's times page */
+    uint64_t history_hash;               /* scl_times_hash(fname): the name in pages of times and history */
+    int history_slot;                    /* its slot in the journaling process's history */
+    int history_record;                  /* this hold's record there, or -1 */
+    struct seen_live seen;               /* the holder this handle last found alive */
+    char watch_name[SCL_WATCH_NAME_MAX]; /* its waiters' FIFO (watch.h) */
+    struct scl_watch watch;              /* an event loop's wait (wait_fd) */
 };
 
 static struct scl_key *fs_key_new(const char *name, size_t len)
@@ -85,6 +88,8 @@ static struct scl_key *fs_key_new(const char *name, size_t len)
     key->hash = scl_name_hash(key->fname);
     key->history_hash = scl_times_hash(key->fname);
     key->history_record = -1;
+    scl_watch_name(key->fname, key->watch_name);
+    key->watch = (struct scl_watch)SCL_WATCH_NONE;
 
     /* A hashed name's journal line also carries the whole name, so that
      * tools can show what the application wrote. */
@@ -106,6 +111,7 @@ static struct scl_key *fs_key_new(const char *name, size_t len)
 
 static void fs_key_free(struct scl_key *key)
 {
+    scl_watch_close(&key->watch, scl_proc_self_pid());
     free(key->journal_line);
     free(key);
 }
@@ -311,6 +317,10 @@ static int fs_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
     struct scl_turn turn = { 0, 0 };
 
     (void)deadline; /* a try here is a few system calls, none of them waits */
+    /* An event loop's waiter takes its wake-ups before it tries: one that
+     * comes after the try wakes it again. */
+    if (scl_watch_consume(&key->watch, self))
+        key->seen.until = 0; /* the holder it remembers has ended */
     return try_acquire(key, self, &turn, 0);
 }
 
@@ -342,6 +352,7 @@ static int fs_release(struct scl_key *key)
                 return errno == ENOENT ? 0 : -1;
         }
         scl_wake_released(key->hash);
+        scl_watch_notify(dirfd, key->watch_name);
         return released(key);
     }
     /* Otherwise only while it still links to our holder file: release
@@ -422,6 +433,38 @@ static int fs_acquire_wait(struct scl_key *key, pid_t self, int64_t deadline)
         return 0;
     errno = failed;
     return -1;
+}
+
+static int fs_wait_fd(struct scl_key *key, pid_t self)
+{
+    struct scl_proc_id holder;
+    struct stat st;
+    int dirfd = -1;
+
+    /* EBUSY: another thread is opening the directory, for microseconds. */
+    for (int attempt = 0; attempt < BUSY_RETRIES && (dirfd = ready_for(key, self, 0)) < 0 && errno == EBUSY; attempt++)
+        sched_yield();
+    if (dirfd < 0 || scl_watch_open(&key->watch, dirfd, scl_dir_generation(), key->watch_name, self) != 0)
+        return -1;
+    /* Watched first, then looked at: whatever ends the hold after this
+     * look wakes the watch. */
+    if (scl_claim_holder(dirfd, key->fname, &holder, &st) != 0) {
+        if (errno == ENOENT)
+            scl_watch_ready(&key->watch); /* free already */
+        else if (errno != EINVAL)
+            return -1;
+        holder.pid = 0; /* EINVAL: not a holder's file, only its removal wakes */
+    } else if (holder.pid == self) {
+        holder.pid = 0; /* another handle of this process: its release wakes */
+    }
+    if (scl_watch_holder(&key->watch, &holder) != 0)
+        return -1;
+    return key->watch.epfd;
+}
+
+static void fs_wait_end(struct scl_key *key)
+{
+    scl_watch_close(&key->watch, scl_proc_self_pid());
 }
 
 /* A hold here is a link on disk: nothing takes it away but a release
@@ -742,6 +785,8 @@ const struct scl_store_ops scl_store_fs = {
     .available = fs_available,
     .token = fs_token,
     .acquire_wait = fs_acquire_wait,
+    .wait_fd = fs_wait_fd,
+    .wait_end = fs_wait_end,
     .held = fs_held,
     .drain_told = fs_drain_told,
     .at_load = fs_at_load,

@@ -4,6 +4,7 @@
 #include "proc.h"
 #include "sigsafe.h"
 #include "wake.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -175,9 +176,13 @@ static long wake_slot(struct slot *s)
     return wake_word(&s->seq, atomic_load(&s->mixed) ? INT_MAX : 1);
 }
 
-void scl_wake(const char *fname)
+void scl_wake(int dirfd, const char *fname)
 {
     struct slot *s = slot_at(scl_name_hash(fname), NULL);
+    char watch_name[SCL_WATCH_NAME_MAX];
+
+    scl_watch_name(fname, watch_name);
+    scl_watch_notify(dirfd, watch_name);
 
     /* The claim was unlinked before this load, and a waiter counts itself
      * in before it tries: either it sees the name free, or we see it. */

@@ -43,8 +43,9 @@ int scl_wake_revocations(unsigned *count);
  * the caller may not write the file). */
 int scl_wake_revoke(int topfd);
 
-/* Wakes whoever waits on claim file name FNAME. */
-void scl_wake(const char *fname);
+/* Wakes whoever waits on claim FNAME of the claims directory DIRFD, in
+ * acquire() or in an event loop (watch.h). */
+void scl_wake(int dirfd, const char *fname);
 
 /*
  * Turns, on a hot name.  A thread that releases a name others wait for

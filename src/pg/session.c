@@ -733,6 +733,30 @@ static int connect_session(void)
     return 0;
 }
 
+/* Server messages on another connection: nothing to remember, nothing
+ * printed (the host's standard error is not ours). */
+static void ignore_notice(void *arg, const PGresult *res)
+{
+    (void)arg;
+    (void)res;
+}
+
+PGconn *scl_pg_connect_another(int64_t deadline)
+{
+    struct connect_params params;
+    PGconn *conn;
+
+    if (session.pq == NULL && (session.pq = scl_libpq()) == NULL)
+        return NULL;
+    if (params_make(&params, deadline) != 0)
+        return NULL;
+    conn = connect_with(&params);
+    params_free(&params);
+    if (conn != NULL)
+        session.pq->setNoticeReceiver(conn, ignore_notice, NULL);
+    return conn;
+}
+
 int scl_pg_current(pid_t self)
 {
     if (session.conn != NULL && session.owner != self) {

@@ -134,6 +134,13 @@ enum scl_pg_statement {
  * session. */
 PGresult *scl_pg_run_prepared(enum scl_pg_statement which, const char *const *values);
 
+/* Another connection to the same server, as the session's is made
+ * (settings.h), ending its attempt by DEADLINE: for a statement that
+ * waits while the session goes on (an event loop's wait, store_pg.c).
+ * NULL with errno as scl_pg_open() says them.  Closed with the loaded
+ * libpq's finish(). */
+PGconn *scl_pg_connect_another(int64_t deadline);
+
 /* The connection itself (scl_pg_open() succeeded before). */
 PGconn *scl_pg_conn(void);
 

@@ -53,7 +53,27 @@
  * say yes). */
 #define LOCAL_RETRY_NS (20 * 1000 * 1000LL)
 
+/*
+ * An event loop's wait (swerve_claim_wait_fd()): a connection of the
+ * handle's own, whose one statement queues in the server for a shared
+ * lock on the claim's key and gives it back at once.  Its answer comes
+ * when the name is free: a release, a holder whose session ended (its
+ * process died, release --force ended it), so the connection's socket is
+ * what the loop watches.  Shared: the waiters of every process are let
+ * through together, and an exclusive request queued before them (a
+ * blocking acquire's) is served first.
+ */
+struct pg_watch {
+    pid_t owner;  /* the process the connection is open in; 0: none */
+    PGconn *conn; /* NULL: none */
+    int waiting;  /* its statement has not answered yet */
+};
+
+static const char watch_sql[] = "SELECT pg_advisory_lock_shared(1398231638, $1::int4), "
+                                "pg_advisory_unlock_shared(1398231638, $1::int4)";
+
 struct scl_key {
+    struct pg_watch watch;
     int32_t id;               /* in swerve_claim.names; 0 until known */
     unsigned id_generation;   /* the session it was looked up in: a failover
                                * may have lost the row, and given the id to
@@ -127,9 +147,41 @@ static struct scl_key *pg_key_new(const char *name, size_t len)
     return key;
 }
 
+static void close_watch(struct pg_watch *w)
+{
+    /* Another process's (a forked child's copy) is forgotten: its
+     * finish() would end the parent's wait. */
+    if (w->conn != NULL && w->owner == getpid())
+        scl_pg_libpq()->finish(w->conn);
+    *w = (struct pg_watch){ 0, NULL, 0 };
+}
+
 static void pg_key_free(struct scl_key *key)
 {
+    close_watch(&key->watch);
     free(key);
+}
+
+/* Before a try: takes the answer of the watch's statement, when it has
+ * come, so that the next wait asks anew; a connection that failed is
+ * closed (the next wait opens another). */
+static void consume_watch(struct pg_watch *w, pid_t self)
+{
+    const struct scl_libpq *pq;
+    PGresult *res;
+
+    if (w->owner != self || !w->waiting)
+        return;
+    pq = scl_pg_libpq();
+    if (pq->consumeInput(w->conn) == 0) {
+        close_watch(w);
+        return;
+    }
+    if (pq->isBusy(w->conn))
+        return; /* not answered: woken for nothing, it waits on */
+    while ((res = pq->getResult(w->conn)) != NULL)
+        pq->clear(res);
+    w->waiting = 0;
 }
 
 /* Runs SQL on the scope and NAME (binary bytea): the result, or NULL. */
@@ -345,6 +397,7 @@ static int pg_try_acquire(struct scl_key *key, pid_t self, int64_t deadline)
     int64_t until = deadline == 0 ? scl_monotonic_ns() + TRY_BOUND_NS : deadline;
     int r;
 
+    consume_watch(&key->watch, self);
     do {
         if (begin(key, self, 1, until) != 0)
             return -1;
@@ -498,6 +551,46 @@ static uint64_t pg_token(const struct scl_key *ckey)
     return key->token;
 }
 
+static int pg_wait_fd(struct scl_key *key, pid_t self)
+{
+    int64_t deadline = scl_monotonic_ns() + TRY_BOUND_NS;
+    struct pg_watch *w = &key->watch;
+    const struct scl_libpq *pq;
+    char id[16];
+    const char *values[1] = { id };
+
+    if (w->owner != self)
+        close_watch(w);
+    if (w->conn != NULL && w->waiting)
+        return scl_pg_libpq()->socket(w->conn);
+    /* The name's id, registered by the try that failed (or now). */
+    if (begin(key, self, 1, deadline) != 0)
+        return -1;
+    snprintf(id, sizeof id, "%d", (int)key->id);
+    finish(0);
+    pq = scl_pg_libpq();
+    if (w->conn != NULL && pq->status(w->conn) != SCL_CONNECTION_OK)
+        close_watch(w);
+    if (w->conn == NULL) {
+        if ((w->conn = scl_pg_connect_another(deadline)) == NULL)
+            return -1;
+        w->owner = self;
+    }
+    if (!pq->sendQueryParams(w->conn, watch_sql, 1, NULL, values, NULL, NULL, 0)) {
+        scl_debug("PostgreSQL store: cannot wait for a claim: %s", pq->errorMessage(w->conn));
+        close_watch(w);
+        errno = ECONNRESET;
+        return -1;
+    }
+    w->waiting = 1;
+    return pq->socket(w->conn);
+}
+
+static void pg_wait_end(struct scl_key *key)
+{
+    close_watch(&key->watch);
+}
+
 static int pg_held(const struct scl_key *key)
 {
     return scl_pg_alive() && key->held_generation == scl_pg_generation();
@@ -578,6 +671,8 @@ const struct scl_store_ops scl_store_pg = {
     .available = pg_available,
     .token = pg_token,
     .acquire_wait = pg_acquire_wait,
+    .wait_fd = pg_wait_fd,
+    .wait_end = pg_wait_end,
     .held = pg_held,
     .drain_told = pg_drain_told,
     .at_load = pg_at_load,

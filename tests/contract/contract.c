@@ -9,7 +9,7 @@
 
 #include "swerve/claim.h"
 #include "clock.h"
-#include "testdir.h"
+#include "namespace.h"
 #include "wait_child.h"
 
 #include "run_suite.h"
@@ -24,33 +24,6 @@
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
-
-static int shared_store(void)
-{
-    const char *store = getenv("SWERVE_CLAIM_STORE");
-
-    return store != NULL && *store != '\0';
-}
-
-/* A namespace of the test's own: a directory, or a scope in the database
- * (read by the library on its first call, after this). */
-static void setup(void)
-{
-    char scope[64];
-
-    if (!shared_store()) {
-        testdir_setup();
-        return;
-    }
-    snprintf(scope, sizeof scope, "contract-%d-%.0f", (int)getpid(), now_s() * 1e6);
-    ck_assert_int_eq(setenv("SWERVE_CLAIM_SCOPE", scope, 1), 0);
-}
-
-static void teardown(void)
-{
-    if (!shared_store())
-        testdir_teardown();
-}
 
 START_TEST(test_new_rejects_bad_names)
 {
@@ -146,7 +119,7 @@ START_TEST(test_token_grows_with_every_hold)
     ck_assert(dead > second);
     /* Free at once on disk; within milliseconds in a database, which ends
      * the dead child's session on its own time. */
-    ck_assert_ptr_eq(swerve_claim_acquire(b, shared_store() ? 5.0 : 0.0), b);
+    ck_assert_ptr_eq(swerve_claim_acquire(b, namespace_shared_store() ? 5.0 : 0.0), b);
     ck_assert(swerve_claim_token(b) > dead);
     close(report[0]);
     close(report[1]);
@@ -314,10 +287,10 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create(shared_store() ? "contract (PostgreSQL store)" : "contract (filesystem store)");
+    Suite *s = suite_create(namespace_shared_store() ? "contract (PostgreSQL store)" : "contract (filesystem store)");
     TCase *api = tcase_create("api");
 
-    tcase_add_checked_fixture(api, setup, teardown);
+    tcase_add_checked_fixture(api, namespace_setup, namespace_teardown);
     tcase_set_timeout(api, 60);
     tcase_add_test(api, test_new_rejects_bad_names);
     tcase_add_test(api, test_two_handles_conflict_in_one_process);

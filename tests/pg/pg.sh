@@ -25,6 +25,7 @@ export SWERVE_CLAIM_STORE=$SCL_PG_URL
 
 # ---- the contract, and what loading libpq may not do to a host
 check "the API contract holds (tests/contract, as role app)" "$SCL_HELPERS/contract/contract"
+check "an event loop's wait (tests/contract/wait_fd, as role app)" "$SCL_HELPERS/contract/wait_fd"
 check "the shim does not link libpq" bash -c "! ldd '$SCL_PRELOAD' | grep -q libpq"
 check "a process that never claims never loads libpq" \
     bash -c "[ \$(env LD_PRELOAD='$preload' sh -c 'grep -c libpq /proc/\$\$/maps') = 0 ]"

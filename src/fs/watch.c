@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include "sha256.h"
+#include "sigsafe.h"
+#include "watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* What a FIFO's bytes are read in, taking a wake-up: any number of them is
+ * one wake-up. */
+#define DRAIN_CHUNK 64
+/* How many reads one take of wake-ups makes at most: a writer that keeps
+ * writing (anybody who can reach the claims directory can) costs a
+ * waiter that many reads, and one more wake-up. */
+#define DRAIN_READS 16
+
+void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint8_t digest[SCL_SHA256_LEN];
+    size_t n = sizeof SCL_WATCH_PREFIX - 1;
+
+    scl_sha256(fname, scl_length(fname), digest);
+    for (size_t i = 0; i < n; i++)
+        out[i] = SCL_WATCH_PREFIX[i];
+    for (size_t i = 0; i < SCL_SHA256_LEN / 2; i++) {
+        out[n++] = hex[digest[i] >> 4];
+        out[n++] = hex[digest[i] & 15];
+    }
+    out[n] = '\0';
+}
+
+/* Opens FIFO NAME of DIRFD with FLAGS, only when it is a FIFO with no
+ * other name: never a device, a socket or a regular file somebody put
+ * there, nor another FIFO of the system linked in (a root reaper writes
+ * to it).  -1 with errno (EEXIST: something else stands there). */
+static int open_fifo(int dirfd, const char *name, int flags)
+{
+    struct stat st;
+    int fd = scl_open_typed_at(dirfd, name, flags, &st, S_IFIFO);
+
+    if (fd < 0) {
+        if (errno == EINVAL)
+            errno = EEXIST;
+        return -1;
+    }
+    if (st.st_nlink != 1) {
+        scl_close_quietly(fd);
+        errno = EEXIST;
+        return -1;
+    }
+    return fd;
+}
+
+void scl_watch_notify(int dirfd, const char *watch_name)
+{
+    int saved = errno, fd;
+
+    /* No reader: ENXIO; a full buffer: EAGAIN, and a wake-up is there. */
+    fd = open_fifo(dirfd, watch_name, O_WRONLY);
+    if (fd >= 0) {
+        (void)write(fd, "", 1);
+        scl_close_quietly(fd);
+    }
+    errno = saved;
+}
+
+/* Forgets W's descriptors without closing them (another process's). */
+static void forget(struct scl_watch *w)
+{
+    *w = (struct scl_watch)SCL_WATCH_NONE;
+}
+
+void scl_watch_close(struct scl_watch *w, pid_t self)
+{
+    if (w->owner == self) {
+        if (w->pidfd >= 0)
+            scl_close_quietly(w->pidfd);
+        if (w->fifo >= 0)
+            scl_close_quietly(w->fifo);
+        if (w->epfd >= 0)
+            scl_close_quietly(w->epfd);
+    }
+    forget(w);
+}
+
+static int watch_fd(int epfd, int fd)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* The FIFO WATCH_NAME of DIRFD, made when missing, open for reading and
+ * writing (so that it never reports a hang-up, and a waiter can wake
+ * itself), never blocking: -1 with errno. */
+static int fifo_at(int dirfd, const char *watch_name)
+{
+    int fd = open_fifo(dirfd, watch_name, O_RDWR);
+
+    if (fd >= 0 || errno != ENOENT)
+        return fd;
+    /* Any user who may reach the claims directory may wake its waiters
+     * (doc/security.md): the directories keep everybody else out. */
+    if (mkfifoat(dirfd, watch_name, 0666) != 0 && errno != EEXIST)
+        return -1;
+    fd = open_fifo(dirfd, watch_name, O_RDWR);
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0777) != 0666)
+            (void)fchmod(fd, 0666);
+    }
+    return fd;
+}
+
+int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *watch_name, pid_t self)
+{
+    if (w->owner != self)
+        forget(w);
+    else if (w->gen != gen)
+        scl_watch_close(w, self); /* a directory this process left */
+    if (w->owner == self)
+        return 0;
+    w->owner = self;
+    w->gen = gen;
+    if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (w->fifo = fifo_at(dirfd, watch_name)) < 0 ||
+        watch_fd(w->epfd, w->fifo) != 0) {
+        int saved = errno;
+        scl_watch_close(w, self);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+void scl_watch_ready(struct scl_watch *w)
+{
+    int saved = errno;
+
+    (void)write(w->fifo, "", 1); /* EAGAIN: it is readable already */
+    errno = saved;
+}
+
+/* Stops watching the holder's end. */
+static void unwatch_holder(struct scl_watch *w)
+{
+    if (w->pidfd < 0)
+        return;
+    (void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->pidfd, NULL);
+    scl_close_quietly(w->pidfd);
+    w->pidfd = -1;
+    w->holder.pid = 0;
+}
+
+int scl_watch_holder(struct scl_watch *w, const struct scl_proc_id *holder)
+{
+    int fd;
+
+    if (w->pidfd >= 0 && w->holder.pid == holder->pid && w->holder.start == holder->start)
+        return 0;
+    unwatch_holder(w);
+    if (holder->pid <= 0)
+        return 0;
+    fd = (int)syscall(SYS_pidfd_open, holder->pid, 0); /* close-on-exec, always */
+    if (fd < 0) {
+        if (errno != ESRCH)
+            return -1;
+        scl_watch_ready(w); /* gone, reaped already */
+        return 0;
+    }
+    if (watch_fd(w->epfd, fd) != 0) {
+        int saved = errno;
+        scl_close_quietly(fd);
+        errno = saved;
+        return -1;
+    }
+    w->pidfd = fd;
+    w->holder = *holder;
+    /* The pid was read before the pidfd was opened: the process may have
+     * ended in between, and another taken its pid. */
+    if (!scl_proc_alive(holder))
+        scl_watch_ready(w);
+    return 0;
+}
+
+int scl_watch_consume(struct scl_watch *w, pid_t self)
+{
+    struct epoll_event ev[2];
+    int saved = errno, n, ended = 0;
+
+    if (w->owner != self)
+        return 0;
+    n = epoll_wait(w->epfd, ev, 2, 0);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.fd == w->fifo) {
+            char bytes[DRAIN_CHUNK];
+            for (int reads = 0; reads < DRAIN_READS && read(w->fifo, bytes, sizeof bytes) == (ssize_t)sizeof bytes;
+                 reads++)
+                ;
+        } else if (ev[i].data.fd == w->pidfd) {
+            unwatch_holder(w);
+            ended = 1;
+        }
+    }
+    errno = saved;
+    return ended;
+}
