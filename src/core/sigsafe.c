@@ -169,6 +169,16 @@ int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
     return scl_open_typed_at(dirfd, name, flags, st, S_IFREG);
 }
 
+int scl_fd_is(int fd, mode_t type, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    int saved = errno, same;
+
+    same = fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_dev == dev && st.st_ino == ino;
+    errno = saved;
+    return same;
+}
+
 void scl_close_quietly(int fd)
 {
     int saved = errno;

@@ -85,6 +85,12 @@ struct dirent64;
 typedef int scl_entry_fn(const struct dirent64 *d, void *arg);
 int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
 
+/* 1 when FD is open on the inode DEV/INO, a file of TYPE (S_IFSOCK,
+ * S_IFIFO, ...), else 0; errno kept.  A descriptor the library keeps is
+ * checked so before each use: the host may have closed its number and
+ * opened its own there. */
+int scl_fd_is(int fd, mode_t type, dev_t dev, ino_t ino);
+
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);
 

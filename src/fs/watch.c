@@ -15,7 +15,7 @@
 
 /* What a FIFO's bytes are read in, taking a wake-up: any number of them is
  * one wake-up. */
-#define DRAIN_CHUNK 64
+#define DRAIN_CHUNK 512
 /* How many reads one take of wake-ups makes at most: a writer that keeps
  * writing (anybody who can reach the claims directory can) costs a
  * waiter that many reads, and one more wake-up. */
@@ -41,17 +41,16 @@ void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX])
  * other name: never a device, a socket or a regular file somebody put
  * there, nor another FIFO of the system linked in (a root reaper writes
  * to it).  -1 with errno (EEXIST: something else stands there). */
-static int open_fifo(int dirfd, const char *name, int flags)
+static int open_fifo(int dirfd, const char *name, int flags, struct stat *st)
 {
-    struct stat st;
-    int fd = scl_open_typed_at(dirfd, name, flags, &st, S_IFIFO);
+    int fd = scl_open_typed_at(dirfd, name, flags, st, S_IFIFO);
 
     if (fd < 0) {
         if (errno == EINVAL)
             errno = EEXIST;
         return -1;
     }
-    if (st.st_nlink != 1) {
+    if (st->st_nlink != 1) {
         scl_close_quietly(fd);
         errno = EEXIST;
         return -1;
@@ -61,10 +60,11 @@ static int open_fifo(int dirfd, const char *name, int flags)
 
 void scl_watch_notify(int dirfd, const char *watch_name)
 {
+    struct stat st;
     int saved = errno, fd;
 
     /* No reader: ENXIO; a full buffer: EAGAIN, and a wake-up is there. */
-    fd = open_fifo(dirfd, watch_name, O_WRONLY);
+    fd = open_fifo(dirfd, watch_name, O_WRONLY, &st);
     if (fd >= 0) {
         (void)write(fd, "", 1);
         scl_close_quietly(fd);
@@ -78,9 +78,22 @@ static void forget(struct scl_watch *w)
     *w = (struct scl_watch)SCL_WATCH_NONE;
 }
 
+/* 1 when W's descriptors are open in process SELF and still its own: the
+ * FIFO is the inode it opened, and the epoll instance watches it. */
+static int still_ours(const struct scl_watch *w, pid_t self)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = w->fifo };
+    int saved = errno, ours;
+
+    ours = w->owner == self && scl_fd_is(w->fifo, S_IFIFO, w->fifo_dev, w->fifo_ino) &&
+           epoll_ctl(w->epfd, EPOLL_CTL_MOD, w->fifo, &ev) == 0;
+    errno = saved;
+    return ours;
+}
+
 void scl_watch_close(struct scl_watch *w, pid_t self)
 {
-    if (w->owner == self) {
+    if (still_ours(w, self)) {
         if (w->pidfd >= 0)
             scl_close_quietly(w->pidfd);
         if (w->fifo >= 0)
@@ -100,10 +113,10 @@ static int watch_fd(int epfd, int fd)
 
 /* The FIFO WATCH_NAME of DIRFD, made when missing, open for reading and
  * writing (so that it never reports a hang-up, and a waiter can wake
- * itself), never blocking: -1 with errno. */
-static int fifo_at(int dirfd, const char *watch_name)
+ * itself), never blocking, its inode in *ST: -1 with errno. */
+static int fifo_at(int dirfd, const char *watch_name, struct stat *st)
 {
-    int fd = open_fifo(dirfd, watch_name, O_RDWR);
+    int fd = open_fifo(dirfd, watch_name, O_RDWR, st);
 
     if (fd >= 0 || errno != ENOENT)
         return fd;
@@ -111,18 +124,17 @@ static int fifo_at(int dirfd, const char *watch_name)
      * (doc/security.md): the directories keep everybody else out. */
     if (mkfifoat(dirfd, watch_name, 0666) != 0 && errno != EEXIST)
         return -1;
-    fd = open_fifo(dirfd, watch_name, O_RDWR);
-    if (fd >= 0) {
-        struct stat st;
-        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0777) != 0666)
-            (void)fchmod(fd, 0666);
-    }
+    fd = open_fifo(dirfd, watch_name, O_RDWR, st);
+    if (fd >= 0 && st->st_uid == geteuid() && (st->st_mode & 0777) != 0666)
+        (void)fchmod(fd, 0666);
     return fd;
 }
 
 int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *watch_name, pid_t self)
 {
-    if (w->owner != self)
+    struct stat st;
+
+    if (!still_ours(w, self))
         forget(w);
     else if (w->gen != gen)
         scl_watch_close(w, self); /* a directory this process left */
@@ -130,13 +142,19 @@ int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *wat
         return 0;
     w->owner = self;
     w->gen = gen;
-    if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (w->fifo = fifo_at(dirfd, watch_name)) < 0 ||
+    if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (w->fifo = fifo_at(dirfd, watch_name, &st)) < 0 ||
         watch_fd(w->epfd, w->fifo) != 0) {
         int saved = errno;
-        scl_watch_close(w, self);
+        if (w->fifo >= 0)
+            scl_close_quietly(w->fifo);
+        if (w->epfd >= 0)
+            scl_close_quietly(w->epfd);
+        forget(w);
         errno = saved;
         return -1;
     }
+    w->fifo_dev = st.st_dev;
+    w->fifo_ino = st.st_ino;
     return 0;
 }
 
@@ -197,6 +215,10 @@ int scl_watch_consume(struct scl_watch *w, pid_t self)
 
     if (w->owner != self)
         return 0;
+    if (!still_ours(w, self)) {
+        forget(w); /* the host closed them: the next wait opens others */
+        return 1;
+    }
     n = epoll_wait(w->epfd, ev, 2, 0);
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == w->fifo) {

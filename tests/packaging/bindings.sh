@@ -1,7 +1,8 @@
 #!/bin/bash
 # The Python (ctypes) and PHP (FFI) bindings under the shim: every example
 # of the Swerve claim pages prints the seed's output (draining: a leader
-# that lets go once its master's SIGTERM drains it), nothing goes to
+# that lets go once its master's SIGTERM drains it; the guide's PHP
+# coroutines also as Fibers of one process), nothing goes to
 # standard error, no claim directory is left; in Python, the guide's three
 # examples also as coroutines in one process as the seed writes them, in
 # asyncio's loop and uvloop's (acquire_async(): no coroutine stalls the
@@ -9,7 +10,8 @@
 # that releases, is SIGKILLed (reaped only after) or loses the name to
 # release --force, and one that gives up leaving nothing behind (#39); a
 # Python master that spawns its workers (multiprocessing, subprocess) runs
-# its report once; without the shim, each says so and exits 2.  python3 (with uvloop) and php (with FFI) are needed: scripts/
+# its report once; without the shim, each says so and exits 2.  python3
+# (with uvloop) and php (with FFI) are needed: scripts/
 # install-deps.sh installs them, and their absence is a failure here.
 set -u
 . "$(dirname "$0")/../lib/check.sh" || exit 99
@@ -20,30 +22,28 @@ preload=$lib
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$lib
 export ASAN_OPTIONS=detect_leaks=0
 
-# LOOP (Python): the coroutine form, in asyncio's loop or uvloop's;
-# EXPECTED: the expected output's name when it is not EXAMPLE's.
-run_example() { # LANGUAGE EXAMPLE [LOOP [EXPECTED]]
-    local base out err status what="$1 $2${3:+ in $3}" expected=${4:-$2}
+run_example() { # LANGUAGE EXAMPLE [EXPECTED: EXAMPLE's own by default]
+    local base out err status expected=${3:-$2}
     base=$(mktemp -d)
     out=$(mktemp) err=$(mktemp)
     case $1 in
     # (LD_PRELOAD on the interpreter, not on timeout, which would be the
     # master of what it runs)
     python) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SCL_TOOL="$tool" \
-                /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" ${3:+"$3"} >"$out" 2>"$err" ;;
+                /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
     php) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" \
              php -n -d extension=ffi -d ffi.enable=1 \
              "$src/tests/packaging/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
     esac
     status=$?
     if [ $status -ne 0 ]; then
-        fail "$what: status $status: $(cat "$err")"
+        fail "$1 $2: status $status: $(cat "$err")"
     elif ! diff -u "$src/tests/packaging/bindings/expected/$expected.txt" "$out" >&2; then
-        fail "$what: not the seed's output"
+        fail "$1 $2: not the seed's output"
     elif [ -s "$err" ]; then
-        fail "$what wrote to stderr: $(cat "$err")"
+        fail "$1 $2 wrote to stderr: $(cat "$err")"
     elif [ -n "$(ls -A "$base")" ]; then
-        fail "$what left $(ls -A "$base")"
+        fail "$1 $2 left $(ls -A "$base")"
     else
         pass
     fi
@@ -63,16 +63,31 @@ for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-
     [ $php -eq 1 ] && run_example php "$example"
 done
 run_example python context-manager
+# The guide's examples as written, Fibers of one process (issue 39): under
+# phasync's API, Revolt's and Swerve::setWaiter(), each on the tests' own
+# loop (fiber_loop.php); the first a process of its own that releases;
+# a waiter that gives up, and one cancelled, while the loop runs on.
+if [ $php -eq 1 ]; then
+    for example in guide-claims guide-waiting guide-releasing; do
+        run_example php "fibers-$example" "$example"
+    done
+    for how in revolt hook process; do
+        run_example php "fibers-guide-waiting-$how" guide-waiting
+    done
+    run_example php fibers-timeout
+    run_example php fibers-cancel
+fi
 
-# The coroutine forms (#39): one process, one loop, acquire_async().
+# The coroutine forms (#39): one process, one loop (LOOP-EXAMPLE: asyncio's
+# or uvloop's), acquire_async().
 for loop in asyncio uvloop; do
     for example in guide-claims guide-waiting guide-releasing context-manager; do
-        run_example python "$example" "$loop"
+        run_example python "$loop-$example" "$example"
     done
-    run_example python waiting-other-process "$loop" guide-waiting
-    run_example python waiting-holder-killed "$loop"
-    run_example python waiting-forced-release "$loop"
-    run_example python coroutine-cancel "$loop"
+    run_example python "$loop-waiting-other-process" guide-waiting
+    for example in waiting-holder-killed waiting-forced-release coroutine-cancel; do
+        run_example python "$loop-$example" "$example"
+    done
 done
 
 # A Python master that never forks (issue 38): its workers, started by

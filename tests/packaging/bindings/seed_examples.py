@@ -1,10 +1,11 @@
 """The Swerve claim pages' examples over the Python binding, printing what
-the seed prints.  With no LOOP, the guide's coroutines become worker
-processes; with LOOP (asyncio or uvloop), they are coroutines in this one
-process, as the seed writes them (phasync::go: a task, phasync::sleep:
-asyncio.sleep, acquire(timeout: T): await acquire_async(T), a claim that
-goes out of scope: del), and no coroutine may stall the loop 100 ms.
-usage: seed_examples.py EXAMPLE [LOOP]"""
+the seed prints.  EXAMPLE alone: the guide's coroutines become worker
+processes; LOOP-EXAMPLE (LOOP: asyncio or uvloop): they are coroutines in
+this one process, as the seed writes them (phasync::go: a task,
+phasync::sleep: asyncio.sleep, acquire(timeout: T): await
+acquire_async(T), a claim that goes out of scope: del), and no coroutine
+may stall the loop 100 ms.
+usage: seed_examples.py [LOOP-]EXAMPLE"""
 import asyncio
 import math
 import os
@@ -427,16 +428,17 @@ def coroutine_cancel(loop_name):
 
 if __name__ == "__main__":
     try:
-        if len(sys.argv) > 2:  # the coroutine forms, in LOOP
+        loop, _, example = sys.argv[1].partition("-")
+        if loop in ("asyncio", "uvloop"):  # the coroutine forms, in LOOP
             coroutines = {"guide-claims": guide_claims_coroutines, "guide-waiting": guide_waiting_coroutines,
                           "guide-releasing": guide_releasing_coroutines,
                           "context-manager": context_manager_coroutines}
-            if sys.argv[1] in coroutines:
-                run_coroutines(coroutines[sys.argv[1]](), sys.argv[2])
+            if example in coroutines:
+                run_coroutines(coroutines[example](), loop)
             else:
                 {"waiting-other-process": waiting_other_process, "waiting-holder-killed": waiting_holder_killed,
                  "waiting-forced-release": waiting_forced_release,
-                 "coroutine-cancel": coroutine_cancel}[sys.argv[1]](sys.argv[2])
+                 "coroutine-cancel": coroutine_cancel}[example](loop)
         else:
             {"guide-claims": guide_claims, "guide-waiting": guide_waiting, "guide-releasing": guide_releasing,
              "class-1": class_1, "class-2": class_2, "class-3": class_3,
