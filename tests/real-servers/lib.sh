@@ -479,3 +479,28 @@ nginx_report_server() { # PORT
     }
 CONF
 }
+
+# Coroutines that wait for a claim (#39, asgi_wait_app.py and
+# wait_probe.py): six concurrent /report on PORT, each waiting up to 5 s
+# for the claim and holding it 0.4 s, and a /ping every 50 ms meanwhile:
+# every report runs, no two overlap, no ping takes more than 100 ms.  The
+# probe's figures are printed.
+waiting_reports() { # PORT WHAT
+    local status
+    /usr/bin/python3 "$SCL_SRCDIR/tests/real-servers/wait_probe.py" "$1" >"$work/probe.out" 2>"$work/probe.err"
+    status=$?
+    echo "$2: $(tr '\n' ' ' <"$work/probe.out")"
+    check "$2: six waiting reports run one at a time, and no ping waits behind them (>100 ms)$(sed 's/^/; /' "$work/probe.err" | tr -d '\n')" \
+        test $status -eq 0
+}
+
+# Every answer of 8 to /loop on PORT names LOOP's loop (uvloop's, or
+# asyncio's own).
+runs_loop() { # PORT LOOP
+    local answers
+    answers=$(for _ in $(seq 8); do get "$1" /loop; done)
+    case $2 in
+    uvloop) [ "$(grep -c '^uvloop\.' <<<"$answers")" -eq 8 ] ;;
+    asyncio) [ "$(grep -c '^asyncio\.' <<<"$answers")" -eq 8 ] ;;
+    esac || { echo "loops: $answers" >&2; return 1; }
+}
