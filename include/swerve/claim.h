@@ -166,9 +166,9 @@ struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double tim
  * waiting) and by swerve_claim_free(): an event loop stops watching it
  * before those calls.  It is close-on-exec; the child of a fork makes one
  * of its own, leaving its parent's alone.  While it waits, a handle has
- * three descriptors open (this one and two behind it); with
- * SWERVE_CLAIM_STORE, one: a database connection of its own, which waits
- * in the server's queue.
+ * up to three descriptors open (this one, the name's FIFO behind it, and
+ * a pidfd of a holder in another process); with SWERVE_CLAIM_STORE, one:
+ * a database connection of its own, which waits in the server's queue.
  *
  * Returns the descriptor, or -1 with errno set to EALREADY (the handle
  * holds the name: nothing to wait for), EMFILE or ENFILE (no descriptor

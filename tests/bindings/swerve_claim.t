@@ -320,6 +320,25 @@ sub open_fds {
 # (the ticker's longest gap less this process's waits for a CPU in it, s;
 # max_raw_gap with them), ticks, wakes (how often the descriptor
 # was readable), end (the time it ended), error, and at_end->() results.
+# A child that takes NAME, says so, then runs THEN with the claim and the
+# writing end of the pipe it said it on, and ends: its pid, and the
+# reading end (once the claim is taken).
+sub forked_holder {
+    my ($name, $then) = @_;
+    pipe(my $ready_r, my $ready_w) or die "pipe: $!";
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        close $ready_r;
+        my $c = claim($name)->acquire or POSIX::_exit(1);
+        syswrite $ready_w, 'x';
+        $then->($c, $ready_w);
+        POSIX::_exit(0);
+    }
+    close $ready_w;
+    sysread $ready_r, my $byte, 1;
+    return ($pid, $ready_r);
+}
+
 sub wait_in_loop {
     my ($loop, $claim, $timeout, $setup, $at_end) = @_;
     my (@ticks, %r, $watch, $try, $deadline);
@@ -406,20 +425,13 @@ for my $name (sort keys %loops) {
     };
 
     subtest "$name: a holder in another process releases" => sub {
-        pipe(my $ready_r, my $ready_w) or die "pipe: $!";
-        my $pid = fork // die "fork: $!";
-        if ($pid == 0) {
-            close $ready_r;
-            my $c = claim("loop-fork")->acquire or POSIX::_exit(1);
-            syswrite $ready_w, 'x';
+        my ($pid, $ready_r) = forked_holder("loop-fork", sub {
+            my ($c, $ready_w) = @_;
             sleep 0.3;
             syswrite $ready_w, sprintf('%.6f', time);
             $c->release;
             sleep 0.5;
-            POSIX::_exit(0);
-        }
-        close $ready_w;
-        sysread $ready_r, my $byte, 1;
+        });
         my $fds    = open_fds();
         my $waiter = claim("loop-fork");
         my $r      = wait_in_loop($loop, $waiter, 5);
@@ -432,17 +444,7 @@ for my $name (sort keys %loops) {
     };
 
     subtest "$name: a holder in another process killed (SIGKILL, not reaped)" => sub {
-        pipe(my $ready_r, my $ready_w) or die "pipe: $!";
-        my $pid = fork // die "fork: $!";
-        if ($pid == 0) {
-            close $ready_r;
-            my $c = claim("loop-kill")->acquire or POSIX::_exit(1);
-            syswrite $ready_w, 'x';
-            sleep 30;
-            POSIX::_exit(0);
-        }
-        close $ready_w;
-        sysread $ready_r, my $byte, 1;
+        my ($pid) = forked_holder("loop-kill", sub { sleep 30 });
         my $fds    = open_fds();
         my $waiter = claim("loop-kill");
         my $killed_at;

@@ -19,16 +19,10 @@ import os
 import time
 
 import swerve_claim
+from asgi_app import answer, lifespan  # beside it: both servers put its directory on sys.path
 
 BLOCKING = os.environ.get("SCL_ACQUIRE") == "blocking"
 _waiting = [0]
-
-
-async def _answer(send, body):
-    data = body.encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())]})
-    await send({"type": "http.response.body", "body": data})
 
 
 async def _report():
@@ -48,14 +42,9 @@ async def _report():
 
 
 async def app(scope, receive, send):
-    if scope["type"] == "lifespan":  # said, so that neither server logs its absence
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
     if scope["type"] != "http":
         return
     path = scope["path"]
@@ -68,4 +57,4 @@ async def app(scope, receive, send):
         body = "%s.%s\n" % (loop.__module__, loop.__name__)
     else:
         body = "%d\n" % os.getpid()
-    await _answer(send, body)
+    await answer(send, body)

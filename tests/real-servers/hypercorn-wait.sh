@@ -36,21 +36,7 @@ stop() {
     check "no claim directory left after the stop" no_claim_dir_left
 }
 
-for loop in asyncio uvloop; do
-    start "$loop"
-    check "the workers run $loop's loop" runs_loop "$port" "$loop"
-    waiting_reports "$port" "hypercorn, $loop"
-    stop
-done
-
-# The control: the same probe, the claim taken with the blocking acquire.
-start asyncio blocking
-/usr/bin/python3 "$SCL_SRCDIR/tests/real-servers/wait_probe.py" "$port" >"$work/probe.out" 2>"$work/probe.err"
-echo "control, blocking acquire(5.0): $(tr '\n' ' ' <"$work/probe.out")"
-sed 's/^/control: /' "$work/probe.err"
-check "control: the blocking acquire(5.0) stalls the pings or gives reports up" \
-    grep -Eq 'pings took more than|reports ran' "$work/probe.err"
-stop
+waiting_reports_in_loops hypercorn asyncio uvloop
 
 check "no hypercorn process left" no_process_left "$SCL_SRCDIR/tests/real-servers/asgi_wait_app:app"
 check "the shim wrote nothing to hypercorn's log, no worker crashed" log_is_clean "$work/hypercorn.log"

@@ -504,3 +504,24 @@ runs_loop() { # PORT LOOP
     asyncio) [ "$(grep -c '^asyncio\.' <<<"$answers")" -eq 8 ] ;;
     esac || { echo "loops: $answers" >&2; return 1; }
 }
+
+# uvicorn-wait.sh's and hypercorn-wait.sh's rounds, with the caller's
+# start LOOP [blocking] and stop: waiting_reports under the loops FIRST and
+# SECOND, then the control, the same probe against the blocking
+# acquire(5.0) under FIRST, which must fail it.
+waiting_reports_in_loops() { # SERVER FIRST SECOND
+    local server=$1 loop
+    for loop in "$2" "$3"; do
+        start "$loop"
+        check "the workers run $loop's loop" runs_loop "$port" "$loop"
+        waiting_reports "$port" "$server, $loop"
+        stop
+    done
+    start "$2" blocking
+    /usr/bin/python3 "$SCL_SRCDIR/tests/real-servers/wait_probe.py" "$port" >"$work/probe.out" 2>"$work/probe.err"
+    echo "control, blocking acquire(5.0): $(tr '\n' ' ' <"$work/probe.out")"
+    sed 's/^/control: /' "$work/probe.err"
+    check "control: the blocking acquire(5.0) stalls the pings or gives reports up" \
+        grep -Eq 'pings took more than|reports ran' "$work/probe.err"
+    stop
+}

@@ -37,21 +37,7 @@ stop() {
     check "no claim directory left after the stop" no_claim_dir_left
 }
 
-for loop in uvloop asyncio; do
-    start "$loop"
-    check "the workers run $loop's loop" runs_loop "$port" "$loop"
-    waiting_reports "$port" "uvicorn, $loop"
-    stop
-done
-
-# The control: the same probe, the claim taken with the blocking acquire.
-start uvloop blocking
-/usr/bin/python3 "$SCL_SRCDIR/tests/real-servers/wait_probe.py" "$port" >"$work/probe.out" 2>"$work/probe.err"
-echo "control, blocking acquire(5.0): $(tr '\n' ' ' <"$work/probe.out")"
-sed 's/^/control: /' "$work/probe.err"
-check "control: the blocking acquire(5.0) stalls the pings or gives reports up" \
-    grep -Eq 'pings took more than|reports ran' "$work/probe.err"
-stop
+waiting_reports_in_loops uvicorn uvloop asyncio
 
 check "no uvicorn process left" no_process_left "--app-dir $SCL_SRCDIR/tests/real-servers"
 check "the shim wrote nothing to uvicorn's log, no worker crashed" log_is_clean "$work/uvicorn.log"
