@@ -54,24 +54,25 @@ async def answer(send, body):
     await send({"type": "http.response.body", "body": data})
 
 
-async def lifespan(receive, send):
-    """Answers the lifespan protocol, so that neither server logs its
-    absence."""
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+def serving(route):
+    """An ASGI app that serves HTTP with ROUTE (awaited with the scope: the
+    body to answer), and answers the lifespan protocol, so that neither
+    server logs its absence."""
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] == "http":
+            await answer(send, await route(scope))
+    return app
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        await lifespan(receive, send)
-        return
-    if scope["type"] != "http":
-        return
+async def _route(scope):
     path = scope["path"]
     query = parse_qs(scope.get("query_string", b"").decode())
     if path == "/report":  # ?seconds=N: how long the report takes (1.5)
@@ -116,4 +117,7 @@ async def app(scope, receive, send):
         body = "free" if swerve_claim.claim("nightly-report").available() else "held"
     else:
         body = "%d\n" % os.getpid()
-    await answer(send, body)
+    return body
+
+
+app = serving(_route)

@@ -19,7 +19,7 @@ import os
 import time
 
 import swerve_claim
-from asgi_app import answer, lifespan  # beside it: both servers put its directory on sys.path
+from asgi_app import serving  # beside it: both servers put its directory on sys.path
 
 BLOCKING = os.environ.get("SCL_ACQUIRE") == "blocking"
 _waiting = [0]
@@ -41,12 +41,7 @@ async def _report():
     return "ran %d %d %d\n" % (os.getpid(), start, end)
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        await lifespan(receive, send)
-        return
-    if scope["type"] != "http":
-        return
+async def _route(scope):
     path = scope["path"]
     if path == "/report":
         body = await _report()
@@ -57,4 +52,7 @@ async def app(scope, receive, send):
         body = "%s.%s\n" % (loop.__module__, loop.__name__)
     else:
         body = "%d\n" % os.getpid()
-    await answer(send, body)
+    return body
+
+
+app = serving(_route)
