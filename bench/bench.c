@@ -767,12 +767,15 @@ static void loop_run(struct evloop *l, double until, int until_taken)
 
     while (!(until_taken && l->waiting == 0)) {
         double now = now_s(), next = until;
-        int n;
+        int n, ms;
         if (now >= until)
             return;
         if (l->queued > 0 && l->co[l->queue[l->head]].due < next)
             next = l->co[l->queue[l->head]].due;
-        n = epoll_wait(l->ep, ev, 64, next > now ? (int)ceil((next - now) * 1e3) : 0);
+        ms = next > now ? (int)((next - now) * 1e3) : 0;
+        if (next > now && ms < (next - now) * 1e3)
+            ms++; /* rounded up, without libm's ceil() */
+        n = epoll_wait(l->ep, ev, 64, ms);
         if (n < 0 && errno != EINTR)
             die("epoll_wait");
         for (int e = 0; e < n; e++) {
