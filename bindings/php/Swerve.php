@@ -17,6 +17,15 @@
  *         lead_one_round();            // that a new worker takes it
  *     }
  *
+ * Inside a Fiber, a waiting acquire($timeout) suspends the Fiber, not the
+ * process, when it knows the event loop that runs it: phasync's (while
+ * phasync::run() runs), Revolt's (Amp's; when Revolt\EventLoop is loaded),
+ * or any other given to Swerve::setWaiter().  It waits on the descriptor of
+ * swerve_claim_wait_fd(3), which becomes readable when the name may have
+ * come free: no polling.  Outside a Fiber, with no loop known, in a SAPI
+ * other than the CLI (php://fd is the CLI's) or with a library older than
+ * SWERVECLAIM_1.3, it blocks the process as before.
+ *
  * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded; without FFI
  * (the extension missing, or ffi.enable off for this SAPI) it throws
  * Swerve\FfiUnavailable, which is not a ShimNotLoaded: an application that
@@ -76,6 +85,28 @@ final class Shim
         return self::$ffi;
     }
 
+    /** false: not looked up yet; null: the library has no swerve_claim_wait_fd. */
+    private static \FFI|false|null $waitFfi = false;
+
+    /**
+     * swerve_claim_wait_fd() (SWERVECLAIM_1.3) through an FFI of its own,
+     * since FFI::cdef() fails on a symbol it cannot resolve: null with a
+     * library older than 1.3.  It takes the handle as a void *, a pointer
+     * of the other FFI's type being incompatible with this one's.
+     */
+    public static function waitFfi(): ?\FFI
+    {
+        if (self::$waitFfi === false) {
+            self::ffi();
+            try {
+                self::$waitFfi = \FFI::cdef('int swerve_claim_wait_fd(void *claim);');
+            } catch (\FFI\Exception) {
+                self::$waitFfi = null;
+            }
+        }
+        return self::$waitFfi;
+    }
+
     /** FFI gives a NULL pointer back as PHP null. */
     public static function isNull($pointer): bool
     {
@@ -121,12 +152,26 @@ final class Claim
         return $r === 1;
     }
 
-    /** Take the name, trying every 20 ms for up to $timeout seconds when
-     *  another holds it; null when it is not taken. */
+    /** Take the name, waiting for up to $timeout seconds when another holds
+     *  it (INF: for ever); null when it is not taken.  Inside a Fiber run
+     *  by a known event loop (Swerve::setWaiter()), the wait suspends the
+     *  Fiber, not the process; an exception thrown into the Fiber while it
+     *  waits (a cancellation) ends the wait and comes out of here. */
     public function acquire(float $timeout = 0.0): ?static
     {
         $ffi = Shim::ffi();
-        if (!Shim::isNull($ffi->swerve_claim_acquire($this->handle, $timeout))) {
+        if ($timeout > 0.0 && \Fiber::getCurrent() !== null && ($waiter = Waiter::find()) !== null
+            && ($waitFfi = Shim::waitFfi()) !== null) {
+            return $this->acquireSuspending($timeout, $waiter, $ffi, $waitFfi);
+        }
+        return $this->outcome($ffi, $ffi->swerve_claim_acquire($this->handle, $timeout));
+    }
+
+    /** What swerve_claim_acquire() said, RESULT: this handle, null (held,
+     * or the time is up), or the failure, thrown. */
+    private function outcome(\FFI $ffi, $result): ?static
+    {
+        if (!Shim::isNull($result)) {
             return $this;
         }
         $errno = $ffi->__errno_location()[0];
@@ -134,6 +179,56 @@ final class Claim
             return null;
         }
         throw Shim::failure("acquire '$this->name'");
+    }
+
+    /**
+     * acquire($timeout) in a Fiber: try, and while another holds the name,
+     * suspend the Fiber until the descriptor of swerve_claim_wait_fd()
+     * is readable or the time is up, then try again (swerve_claim_wait_fd(3)).
+     * The loop watches a copy of the descriptor (php://fd dups it), closed
+     * before the next try or the release: the library closes its own there.
+     */
+    private function acquireSuspending(float $timeout, \Closure $waiter, \FFI $ffi, \FFI $waitFfi): ?static
+    {
+        $deadline = \hrtime(true) / 1e9 + $timeout;            // INF stays INF
+        for (;;) {
+            if (!Shim::isNull($ffi->swerve_claim_acquire($this->handle, 0.0))) {
+                return $this;
+            }
+            $errno = $ffi->__errno_location()[0];
+            if ($errno !== self::EWOULDBLOCK) {
+                if ($errno === self::ETIMEDOUT) {              // the database, slow to answer
+                    return null;
+                }
+                throw Shim::failure("acquire '$this->name'");
+            }
+            $fd = $waitFfi->swerve_claim_wait_fd($this->handle);
+            if ($fd < 0) {
+                $e = Shim::failure("acquire '$this->name': swerve_claim_wait_fd");
+                $ffi->swerve_claim_release($this->handle);    // ends what may have begun
+                throw $e;
+            }
+            $left = $deadline - \hrtime(true) / 1e9;
+            if ($left <= 0.0) {
+                $ffi->swerve_claim_release($this->handle);    // holds nothing: ends the wait
+                return null;
+            }
+            // php://fd is the CLI's only: elsewhere, block for the time left.
+            $stream = \PHP_SAPI === 'cli' ? @\fopen("php://fd/$fd", 'r') : false;
+            if ($stream === false) {
+                return $this->outcome($ffi, $ffi->swerve_claim_acquire($this->handle, $left));
+            }
+            $waited = false;
+            try {
+                $waiter($stream, $left, $fd);
+                $waited = true;
+            } finally {
+                \fclose($stream);
+                if (!$waited) {                                 // cancelled, or the loop failed
+                    $ffi->swerve_claim_release($this->handle);
+                }
+            }
+        }
     }
 
     /** Whether this handle holds the name: acquired and not released. */
@@ -177,8 +272,94 @@ final class Claim
     }
 }
 
+/**
+ * @internal How a Fiber waits for a stream to be readable, in the event
+ * loop that runs it: the one given to Swerve::setWaiter(), else phasync's
+ * while phasync::run() runs, else Revolt's when Revolt\EventLoop is loaded;
+ * null: none known, acquire() blocks.
+ */
+final class Waiter
+{
+    public static ?\Closure $waiter = null;
+
+    public static function find(): ?\Closure
+    {
+        if (self::$waiter !== null) {
+            return self::$waiter;
+        }
+        if (\class_exists('phasync', false) && \phasync::isRunning()) {
+            return self::phasync(...);
+        }
+        if (\class_exists('Revolt\EventLoop', false)) {
+            return self::revolt(...);
+        }
+        return null;
+    }
+
+    /** phasync::readable($stream, $timeout) suspends the coroutine until
+     *  the stream is readable, throwing phasync\TimeoutException when the
+     *  time is up first (phasync.php, phasync::readable() and ::stream()). */
+    private static function phasync($stream, float $timeout): void
+    {
+        try {
+            \phasync::readable($stream, \min($timeout, \PHP_FLOAT_MAX));
+        } catch (\phasync\TimeoutException) {
+        }
+    }
+
+    /** Revolt: a Suspension of this Fiber, resumed by a reader on the
+     *  stream or a timer, whichever is first; both cancelled before it
+     *  returns or throws. */
+    private static function revolt($stream, float $timeout): void
+    {
+        $suspension = \Revolt\EventLoop::getSuspension();
+        $woken = false;
+        $wake = static function () use (&$woken, $suspension): void {
+            if (!$woken) {
+                $woken = true;
+                $suspension->resume();
+            }
+        };
+        $reader = \Revolt\EventLoop::onReadable($stream, $wake);
+        $timer = \is_finite($timeout) ? \Revolt\EventLoop::delay($timeout, $wake) : null;
+        try {
+            $suspension->suspend();
+        } finally {
+            \Revolt\EventLoop::cancel($reader);
+            if ($timer !== null) {
+                \Revolt\EventLoop::cancel($timer);
+            }
+        }
+    }
+}
+
 final class Swerve
 {
+    /**
+     * How acquire($timeout) waits inside a Fiber, for an event loop other
+     * than phasync and Revolt (which it finds by itself); null: back to
+     * those.  Returns the waiter set before.
+     *
+     * acquire() calls $waiter($stream, $secondsLeft, $fd) in the Fiber
+     * that waits, with $stream a readable stream resource (a copy of the
+     * descriptor $fd, which acquire() closes once the waiter is back),
+     * and $secondsLeft > 0 (INF: no limit).  The waiter suspends the Fiber
+     * until $stream is readable or $secondsLeft have passed, and stops
+     * watching $stream (and $fd) before it returns or throws.  Returning
+     * early is harmless: acquire() tries again, and waits again for the
+     * time left.  What it throws (a cancellation) comes out of acquire(),
+     * which has released the handle first: it holds nothing, and waits no
+     * more.  For example, over stream_select() in a loop of one's own:
+     *
+     *     Swerve::setWaiter(fn ($stream, float $left) => $loop->readable($stream, $left));
+     */
+    public static function setWaiter(?callable $waiter): ?\Closure
+    {
+        $before = Waiter::$waiter;
+        Waiter::$waiter = $waiter === null ? null : \Closure::fromCallable($waiter);
+        return $before;
+    }
+
     /** A handle on $name, a name one worker at a time can hold. */
     public static function claim(string $name): Claim
     {

@@ -22,12 +22,34 @@ ctypes.CDLL(None) when the server runs under the shim:
         lead_one_round()                         # so a new worker takes it
     leader.release()
 
+In a coroutine (asyncio, uvloop; an ASGI app under uvicorn or hypercorn),
+acquire(timeout) would block the thread, and every other coroutine of the
+loop with it, the holder's too if it is one of them.  acquire_async(timeout)
+waits without blocking: it watches the descriptor swerve_claim_wait_fd(3)
+gives with the running loop's add_reader, and the loop's own timer ends
+the wait:
+
+    async def report():
+        claim = await swerve_claim.claim("import").acquire_async(timeout=5.0)
+        if claim:                   # None: still held by another after 5 s
+            await import_feed()
+            claim.release()
+
+    async with swerve_claim.claim("import", timeout=5.0) as held:
+        if held:                    # released as the block ends
+            await import_feed()
+
+A cancelled wait (task.cancel(), asyncio.wait_for's timeout, the loop
+shutting its tasks down) leaves nothing held and no descriptor open.
+
 Without the shim, claim() raises ShimNotLoaded: the caller decides what
 running without claims means.
 """
 
+import asyncio
 import ctypes
 import errno
+import math
 import os
 
 __all__ = ["Claim", "claim", "draining", "ShimNotLoaded"]
@@ -69,6 +91,10 @@ def _shim():
         drains = getattr(lib, "swerve_claim_draining", None)
         if drains is not None:
             drains.restype, drains.argtypes = ctypes.c_int, []
+        # Since SWERVECLAIM_1.3.
+        wait_fd = getattr(lib, "swerve_claim_wait_fd", None)
+        if wait_fd is not None:
+            wait_fd.restype, wait_fd.argtypes = ctypes.c_int, [ctypes.c_void_p]
         _lib = lib
     return _lib
 
@@ -80,7 +106,7 @@ def _os_error():
 
 class Claim:
     """A handle on a name; it claims nothing until acquire().  TIMEOUT is
-    what a `with` block waits for it."""
+    what a `with` or `async with` block waits for it."""
 
     def __init__(self, name, timeout=0.0):
         lib = _shim()
@@ -111,6 +137,54 @@ class Claim:
         if code in (errno.EWOULDBLOCK, errno.ETIMEDOUT):
             return None
         raise OSError(code, os.strerror(code))
+
+    async def acquire_async(self, timeout=0.0):
+        """acquire() for a coroutine: takes the name, waiting for up to
+        TIMEOUT seconds (0: tries once; math.inf: for ever) without blocking
+        the running event loop.  Returns self, or None when another holds
+        it.  It waits on swerve_claim_wait_fd(3)'s descriptor with the
+        loop's add_reader, woken when the holder lets go (a release in any
+        process, its death, a forced release), and tries again; the loop's
+        timer ends the wait.  Cancelled (or timed out), it stops watching
+        the descriptor and releases, which ends the wait and closes it; a
+        cancellation is raised again."""
+        if not hasattr(_lib, "swerve_claim_wait_fd"):
+            raise NotImplementedError("this libswerveclaim_preload.so has no swerve_claim_wait_fd")
+        timeout = float(timeout)
+        if not timeout >= 0.0:  # negative, or NaN: as acquire() says
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        done = expired = False
+        try:
+            while True:
+                if _lib.swerve_claim_acquire(self._handle, 0.0):
+                    done = True
+                    return self
+                code = ctypes.get_errno()
+                if code == errno.ETIMEDOUT:  # the database's round trips: as acquire() says
+                    return None
+                if code != errno.EWOULDBLOCK:
+                    raise OSError(code, os.strerror(code))
+                if expired or loop.time() >= deadline:
+                    return None
+                fd = _lib.swerve_claim_wait_fd(self._handle)
+                if fd < 0:
+                    raise _os_error()
+                woken = loop.create_future()
+                loop.add_reader(fd, _wake, woken, True)
+                timer = None if math.isinf(deadline) else loop.call_at(deadline, _wake, woken, False)
+                try:
+                    expired = not await woken  # the timer's: one last try
+                finally:
+                    # Before any acquire, release or free: they may close it.
+                    loop.remove_reader(fd)  # a closed loop's too: asyncio's and uvloop's say nothing
+                    if timer is not None:
+                        timer.cancel()
+        finally:
+            if not done:
+                # Holds nothing: ends the wait, closes the descriptor.
+                _lib.swerve_claim_release(self._handle)
 
     def held(self):
         """Whether this handle holds the name: acquired and not released."""
@@ -147,8 +221,20 @@ class Claim:
         self.release()
         return False
 
+    async def __aenter__(self):
+        return await self.acquire_async(self.timeout)
+
+    async def __aexit__(self, *exc):
+        self.release()
+        return False
+
     def __repr__(self):
         return "Claim(%r, held=%s)" % (self.name, self.held())
+
+
+def _wake(woken, readable):
+    if not woken.done():
+        woken.set_result(readable)
 
 
 def draining():
@@ -171,5 +257,6 @@ def draining():
 
 def claim(name, timeout=0.0):
     """Swerve::claim($name): a handle on NAME.  With TIMEOUT, a `with`
-    block waits that long for it."""
+    block (or an `async with` block, without blocking its loop) waits that
+    long for it."""
     return Claim(name, timeout)

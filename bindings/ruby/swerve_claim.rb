@@ -25,12 +25,22 @@
 #     lead_some_more until SwerveClaim.draining?   # a reload or a stop:
 #     leader.release               # let go, so that it does not wait
 #
+# Under a fiber scheduler (Fiber.set_scheduler; the async gem's tasks), a
+# waiting acquire(timeout) yields to the scheduler instead of blocking the
+# thread: it waits for the descriptor of swerve_claim_wait_fd(3) to be
+# readable (the name may have come free; no polling), with IO#wait_readable,
+# and tries again.  An exception raised into the waiting fiber (Async::Stop,
+# a timeout) ends the wait: the handle holds nothing.  Without a scheduler,
+# in a blocking fiber or with a library older than SWERVECLAIM_1.3, it
+# blocks the thread as before.
+#
 # Without the shim, SwerveClaim.claim raises SwerveClaim::ShimNotLoaded:
 # the caller decides what running without claims means.  A handle nobody
 # closes is freed (and what it holds released) by its finalizer, when the
 # garbage collector or the process's end gets to it: release, close or the
 # block form give a claim up when the program says.
 require "fiddle"
+require "io/wait"
 
 module SwerveClaim
   VERSION = "0.1.0"
@@ -50,7 +60,8 @@ module SwerveClaim
     swerve_claim_release: [[VOIDP], Fiddle::TYPE_INT, nil],
     swerve_claim_free: [[VOIDP], Fiddle::TYPE_VOID, nil],
     swerve_claim_token: [[VOIDP], -Fiddle::TYPE_INT64_T, "SWERVECLAIM_1.1"],
-    swerve_claim_draining: [[], Fiddle::TYPE_INT, "SWERVECLAIM_1.2"]
+    swerve_claim_draining: [[], Fiddle::TYPE_INT, "SWERVECLAIM_1.2"],
+    swerve_claim_wait_fd: [[VOIDP], Fiddle::TYPE_INT, "SWERVECLAIM_1.3"]
   }.freeze
   private_constant :VOIDP, :FUNCTIONS
 
@@ -85,6 +96,11 @@ module SwerveClaim
       raise SystemCallError.new("draining", errno) if result.negative?
 
       result == 1
+    end
+
+    # Whether this library has FUNCTION (a version node later than 1.0's).
+    def has?(function)
+      functions.key?(function)
     end
 
     # Calls FUNCTION: its result and errno as the call left it.
@@ -157,12 +173,17 @@ module SwerveClaim
       result == 1
     end
 
-    # Takes the name, trying every 20 ms for up to TIMEOUT seconds (0: once;
-    # Float::INFINITY: for ever).  The handle, or nil when another holds it.
+    # Takes the name, waiting up to TIMEOUT seconds while another holds it
+    # (0: tries once; Float::INFINITY: for ever).  The handle, or nil when
+    # another holds it.  In a non-blocking fiber under a fiber scheduler,
+    # the wait yields to the scheduler.
     def acquire(timeout = 0.0)
-      result, errno = SwerveClaim.call(:swerve_claim_acquire, handle, Float(timeout))
+      timeout = Float(timeout)
+      return acquire_yielding(timeout) if timeout.positive? && yielding?
+
+      result, errno = SwerveClaim.call(:swerve_claim_acquire, handle, timeout)
       return self unless result.null?
-      return nil if [Errno::EWOULDBLOCK::Errno, Errno::ETIMEDOUT::Errno].include?(errno)
+      return nil if GAVE_UP.include?(errno)
 
       raise SystemCallError.new("acquire '#{name}'", errno)
     end
@@ -217,8 +238,51 @@ module SwerveClaim
 
     private
 
+    GAVE_UP = [Errno::EWOULDBLOCK::Errno, Errno::ETIMEDOUT::Errno].freeze
+
     def handle
       @handle or raise IOError, "claim '#{name}' is closed"
+    end
+
+    # Whether a wait can yield: a fiber scheduler runs this (non-blocking)
+    # fiber, and the library has swerve_claim_wait_fd.
+    def yielding?
+      Fiber.respond_to?(:scheduler) && Fiber.scheduler && !Fiber.current.blocking? &&
+        SwerveClaim.has?(:swerve_claim_wait_fd)
+    end
+
+    # acquire(TIMEOUT) under a fiber scheduler: tries, and while another
+    # holds the name waits for the descriptor of swerve_claim_wait_fd() to
+    # be readable (IO#wait_readable yields to the scheduler), or the time
+    # to be up, then tries again (swerve_claim_wait_fd(3)).  The IO over the
+    # descriptor does not close it (the library does, in the next acquire
+    # or the release), and the scheduler has stopped watching it when
+    # wait_readable returns.  However the wait ends but by taking the name
+    # (the time is up, an exception), release ends it: nothing held.
+    def acquire_yielding(timeout)
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+      taken = false
+      loop do
+        result, errno = SwerveClaim.call(:swerve_claim_acquire, handle, 0.0)
+        return (taken = self) unless result.null?
+        return nil if errno == Errno::ETIMEDOUT::Errno # the database, slow to answer
+        raise SystemCallError.new("acquire '#{name}'", errno) unless errno == Errno::EWOULDBLOCK::Errno
+
+        fd, errno = SwerveClaim.call(:swerve_claim_wait_fd, handle)
+        raise SystemCallError.new("acquire '#{name}': swerve_claim_wait_fd", errno) if fd.negative?
+
+        left = deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        return nil unless left.positive?
+
+        io = IO.for_fd(fd, autoclose: false)
+        begin
+          io.wait_readable(left.infinite? ? nil : left)
+        ensure
+          io.close
+        end
+      end
+    ensure
+      SwerveClaim.call(:swerve_claim_release, @handle) if !taken && @handle
     end
   end
 end

@@ -40,6 +40,8 @@ struct swerve_claim_api {
     uint64_t (*token)(const struct swerve_claim *claim);
     /* Since SWERVECLAIM_1.2: NULL with an older library. */
     int (*draining)(void);
+    /* Since SWERVECLAIM_1.3: NULL with an older library. */
+    int (*wait_fd)(struct swerve_claim *claim);
 };
 
 /* The free function of the last successful load, for SWERVE_CLAIM_AUTO. */
@@ -57,6 +59,7 @@ static inline int swerve_claim_load(struct swerve_claim_api *api)
         SWERVE_CLAIM_LOOKUP_(release, "swerve_claim_release") && SWERVE_CLAIM_LOOKUP_(free, "swerve_claim_free")) {
         *(void **)&found.token = dlsym(RTLD_DEFAULT, "swerve_claim_token");
         *(void **)&found.draining = dlsym(RTLD_DEFAULT, "swerve_claim_draining");
+        *(void **)&found.wait_fd = dlsym(RTLD_DEFAULT, "swerve_claim_wait_fd");
         *api = found;
         swerve_claim_loaded_free_ = found.free;
         return 1;

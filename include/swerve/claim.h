@@ -166,15 +166,16 @@ struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double tim
  * waiting) and by swerve_claim_free(): an event loop stops watching it
  * before those calls.  It is close-on-exec; the child of a fork makes one
  * of its own, leaving its parent's alone.  While it waits, a handle has
- * three descriptors open (this one and two behind it); with
- * SWERVE_CLAIM_STORE, one: a database connection of its own, which waits
- * in the server's queue.
+ * up to three descriptors open (this one, the name's FIFO behind it, and
+ * a pidfd of a holder in another process); with SWERVE_CLAIM_STORE, one:
+ * a database connection of its own, which waits in the server's queue.
  *
  * Returns the descriptor, or -1 with errno set to EALREADY (the handle
  * holds the name: nothing to wait for), EMFILE or ENFILE (no descriptor
  * left), ENOMEM, ENOSYS (a kernel older than Linux 5.3, without
- * pidfd_open) or what swerve_claim_acquire() says of the claim directory
- * or the database.  Since version SWERVECLAIM_1.3.
+ * pidfd_open), EEXIST or EBUSY (what stands at the name's FIFO in the
+ * claim directory is no FIFO, or stays locked: swerve_claim(3)) or what
+ * swerve_claim_acquire() says of the claim directory or the database.  Since version SWERVECLAIM_1.3.
  */
 int swerve_claim_wait_fd(struct swerve_claim *claim);
 

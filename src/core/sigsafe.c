@@ -148,7 +148,10 @@ int scl_open_typed_at(int dirfd, const char *name, int flags, struct stat *st, m
 
     if (fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) != 0)
         return -1;
-    if ((before.st_mode & S_IFMT) != type) {
+    /* A FIFO (any TYPE but a regular file) with another name may be
+     * somebody else's linked in (fs.protected_hardlinks = 0): even its
+     * open is seen by its reader, so it is never opened. */
+    if ((before.st_mode & S_IFMT) != type || (type != S_IFREG && before.st_nlink != 1)) {
         errno = EINVAL;
         return -1;
     }
@@ -167,6 +170,16 @@ int scl_open_typed_at(int dirfd, const char *name, int flags, struct stat *st, m
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st)
 {
     return scl_open_typed_at(dirfd, name, flags, st, S_IFREG);
+}
+
+int scl_fd_is(int fd, mode_t type, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    int saved = errno, same;
+
+    same = fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_dev == dev && st.st_ino == ino;
+    errno = saved;
+    return same;
 }
 
 void scl_close_quietly(int fd)

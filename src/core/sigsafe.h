@@ -66,7 +66,10 @@ int scl_open_dir_at(int dirfd, const char *name);
 int scl_open_file_at(int dirfd, const char *name, int flags, struct stat *st);
 
 /* The same for a file of TYPE (S_IFREG, S_IFIFO: a FIFO opened this way
- * never blocks, as O_NONBLOCK is always given). */
+ * never blocks, as O_NONBLOCK is always given); one of any other TYPE
+ * than S_IFREG only when it has no other name (EINVAL): a FIFO of
+ * somebody else's linked in is not even opened, which its reader would
+ * see. */
 int scl_open_typed_at(int dirfd, const char *name, int flags, struct stat *st, mode_t type);
 
 /* Unlinks NAME of DIRFD only while it is still the inode DEV/INO (what
@@ -84,6 +87,12 @@ int scl_unlink_if_same(int dirfd, const char *name, dev_t dev, ino_t ino);
 struct dirent64;
 typedef int scl_entry_fn(const struct dirent64 *d, void *arg);
 int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
+
+/* 1 when FD is open on the inode DEV/INO, a file of TYPE (S_IFSOCK,
+ * S_IFIFO, ...), else 0; errno kept.  A descriptor the library keeps is
+ * checked so before each use: the host may have closed its number and
+ * opened its own there. */
+int scl_fd_is(int fd, mode_t type, dev_t dev, ino_t ino);
 
 /* close() that keeps errno: used on paths that must not disturb it. */
 void scl_close_quietly(int fd);

@@ -39,7 +39,7 @@ int inv_clear_dead(int claimsfd, int topfd, pid_t pid)
 
 int inv_remove_dir(const char *path)
 {
-    return scl_retire_path(path, 0, 0);
+    return scl_retire_path(path, 0, 0, SCL_RETIRE_ALL);
 }
 
 int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told)

@@ -959,6 +959,6 @@ void scl_dir_leave(int dirfd)
     if (scl_member_parent_is_live(dirfd))
         return;
     (void)scl_children_each(keep_for_successor, &s); /* bounded by the table of children */
-    if (!s.registered && scl_retire_path(dir_path, dir_dev, dir_ino) == 0)
+    if (!s.registered && scl_retire_path(dir_path, dir_dev, dir_ino, SCL_RETIRE_LEFTOVERS) == 0)
         scl_debug("removed claim directory %s", dir_path);
 }

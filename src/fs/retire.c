@@ -41,17 +41,22 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 struct removal {
     int topfd;
     const struct scl_hold_end *end;
+    unsigned leftovers; /* how many more it may unlink */
 };
 
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
 {
-    const struct removal *r = arg;
+    struct removal *r = arg;
     struct stat st;
 
     if (pid > 0)
         (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end);
-    else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+    else if (r->leftovers == 0)
+        return 1; /* planted past the bound: the directory stays */
+    else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        r->leftovers--;
         (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished, a waiters' FIFO */
+    }
     return 0;
 }
 
@@ -75,16 +80,16 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
  * their holds as ended by its removal, in its history if this process may
  * write it (mapped for the while: this may be another directory than its
  * own, swept). */
-static void clear_dead_for_removal(int topfd, int claimsfd)
+static void clear_dead_for_removal(int topfd, int claimsfd, unsigned leftovers)
 {
     struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_RETIRED, 0 };
-    const struct removal r = { topfd, &end };
+    struct removal r = { topfd, &end, leftovers };
 
-    (void)scl_holders_scan(claimsfd, visit_clear_dead, (void *)&r);
+    (void)scl_holders_scan(claimsfd, visit_clear_dead, &r);
     scl_history_unmap(end.history);
 }
 
-int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
+int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers)
 {
     int alive;
     struct stat st;
@@ -104,7 +109,7 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
             errno = EBUSY;
         return -1;
     }
-    clear_dead_for_removal(topfd, claimsfd);
+    clear_dead_for_removal(topfd, claimsfd, leftovers);
     if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
         return -1;
     scl_times_remove_left(topfd);
@@ -114,7 +119,7 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd)
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
 }
 
-int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino)
+int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers)
 {
     struct stat st;
     int topfd = scl_open_dir_at(basefd, name), claimsfd, r = -1;
@@ -124,7 +129,7 @@ int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino)
     if (ino == 0 || (fstat(topfd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)) {
         claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
         if (claimsfd >= 0) {
-            r = scl_retire(basefd, name, topfd, claimsfd);
+            r = scl_retire(basefd, name, topfd, claimsfd, leftovers);
             scl_close_quietly(claimsfd);
         }
     }
@@ -132,7 +137,7 @@ int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino)
     return r;
 }
 
-int scl_retire_path(const char *path, dev_t dev, ino_t ino)
+int scl_retire_path(const char *path, dev_t dev, ino_t ino, unsigned leftovers)
 {
     const char *name = strrchr(path, '/');
     char *parent;
@@ -150,7 +155,7 @@ int scl_retire_path(const char *path, dev_t dev, ino_t ino)
     scl_scratch_give(parent);
     if (basefd < 0)
         return -1;
-    r = scl_retire_named(basefd, name + 1, dev, ino);
+    r = scl_retire_named(basefd, name + 1, dev, ino, leftovers);
     scl_close_quietly(basefd);
     return r;
 }
@@ -168,8 +173,8 @@ static void remove_unfinished(int basefd, const char *name)
         return;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
-        const struct removal r = { topfd, NULL };
-        (void)scl_holders_scan(claimsfd, visit_clear_dead, (void *)&r);
+        struct removal r = { topfd, NULL, SCL_RETIRE_LEFTOVERS };
+        (void)scl_holders_scan(claimsfd, visit_clear_dead, &r);
         scl_close_quietly(claimsfd);
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
@@ -194,7 +199,7 @@ static void sweep_one(int basefd, const char *name)
             remove_unfinished(basefd, name);
         return;
     }
-    if (scl_retire_named(basefd, name, st.st_dev, st.st_ino) == 0)
+    if (scl_retire_named(basefd, name, st.st_dev, st.st_ino, SCL_RETIRE_LEFTOVERS) == 0)
         scl_debug("removed abandoned claim directory %s", name);
 }
 

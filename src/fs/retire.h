@@ -10,21 +10,30 @@
 
 #include "layout.h"
 
+#include <limits.h>
 #include <sys/types.h>
+
+/* How many leftovers of claims/ (".new.*" holder files never finished,
+ * ".wait.*" waiters' FIFOs) a removal unlinks at most: a worker may plant
+ * any number of them, and the library removes as a master ends, or as a
+ * server's first claim sweeps.  Past them the directory stays, as with
+ * any other file a worker plants; the tools (`gc`) unlink them all. */
+#define SCL_RETIRE_LEFTOVERS 4096u
+#define SCL_RETIRE_ALL       UINT_MAX
 
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead
  * holders are cleared first.  0 when removed, or -1 with errno (EBUSY: a
  * live member is left; EPERM: the top is another user's, and this process
  * could not take it out of a sticky base). */
-int scl_retire(int basefd, const char *name, int topfd, int claimsfd);
+int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers);
 
 /* The same, opening NAME and its claims directory: when INO is not 0,
  * only while NAME is still the directory DEV/INO. */
-int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino);
+int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers);
 
 /* The same for the claim directory at PATH (its parent opened by path). */
-int scl_retire_path(const char *path, dev_t dev, ino_t ino);
+int scl_retire_path(const char *path, dev_t dev, ino_t ino, unsigned leftovers);
 
 /* Removes this user's claim directories below BASEFD with no live member
  * left, and ".new" ones their maker abandoned over an hour ago. */

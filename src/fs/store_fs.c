@@ -75,6 +75,7 @@ struct scl_key {
     struct seen_live seen;               /* the holder this handle last found alive */
     char watch_name[SCL_WATCH_NAME_MAX]; /* its waiters' FIFO (watch.h) */
     struct scl_watch watch;              /* an event loop's wait (wait_fd) */
+    pid_t watch_shown_by;                /* the process whose page of times says so */
 };
 
 static struct scl_key *fs_key_new(const char *name, size_t len)
@@ -109,9 +110,11 @@ static struct scl_key *fs_key_new(const char *name, size_t len)
     return key;
 }
 
+static void fs_wait_end(struct scl_key *key);
+
 static void fs_key_free(struct scl_key *key)
 {
-    scl_watch_close(&key->watch, scl_proc_self_pid());
+    fs_wait_end(key);
     free(key->journal_line);
     free(key);
 }
@@ -459,12 +462,24 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
     }
     if (scl_watch_holder(&key->watch, &holder) != 0)
         return -1;
+    if (key->watch_shown_by != self) { /* for the tools, as a blocking wait is */
+        scl_times_waiting(key->fname, self);
+        key->watch_shown_by = self;
+    }
     return key->watch.epfd;
 }
 
 static void fs_wait_end(struct scl_key *key)
 {
-    scl_watch_close(&key->watch, scl_proc_self_pid());
+    pid_t self = scl_proc_self_pid();
+    int dirfd;
+
+    if (key->watch_shown_by == self)
+        scl_times_done_waiting(key->fname, self);
+    key->watch_shown_by = 0;
+    /* Its FIFO goes with its last waiter, from the directory it is in. */
+    dirfd = key->watch.owner == self && key->watch.gen == scl_dir_generation() ? scl_dir_claims_fd() : -1;
+    scl_watch_close(&key->watch, dirfd, key->watch_name, self);
 }
 
 /* A hold here is a link on disk: nothing takes it away but a release

@@ -8,18 +8,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sched.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /* What a FIFO's bytes are read in, taking a wake-up: any number of them is
  * one wake-up. */
-#define DRAIN_CHUNK 64
+#define DRAIN_CHUNK 512
 /* How many reads one take of wake-ups makes at most: a writer that keeps
  * writing (anybody who can reach the claims directory can) costs a
  * waiter that many reads, and one more wake-up. */
 #define DRAIN_READS 16
+/* How often a waiter opens a name's FIFO again while its last waiter is
+ * removing it. */
+#define JOIN_ATTEMPTS 8
 
 void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX])
 {
@@ -37,34 +42,27 @@ void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX])
     out[n] = '\0';
 }
 
-/* Opens FIFO NAME of DIRFD with FLAGS, only when it is a FIFO with no
- * other name: never a device, a socket or a regular file somebody put
- * there, nor another FIFO of the system linked in (a root reaper writes
- * to it).  -1 with errno (EEXIST: something else stands there). */
-static int open_fifo(int dirfd, const char *name, int flags)
+/* Opens FIFO NAME of DIRFD with FLAGS, never blocking, only when it is a
+ * FIFO with no other name (scl_open_typed_at()): never a device, a socket
+ * or a regular file somebody put there, nor another FIFO of the system
+ * linked in (a root reaper writes to it).  -1 with errno (EEXIST:
+ * something else stands there). */
+static int open_fifo(int dirfd, const char *name, int flags, struct stat *st)
 {
-    struct stat st;
-    int fd = scl_open_typed_at(dirfd, name, flags, &st, S_IFIFO);
+    int fd = scl_open_typed_at(dirfd, name, flags, st, S_IFIFO);
 
-    if (fd < 0) {
-        if (errno == EINVAL)
-            errno = EEXIST;
-        return -1;
-    }
-    if (st.st_nlink != 1) {
-        scl_close_quietly(fd);
+    if (fd < 0 && errno == EINVAL)
         errno = EEXIST;
-        return -1;
-    }
     return fd;
 }
 
 void scl_watch_notify(int dirfd, const char *watch_name)
 {
+    struct stat st;
     int saved = errno, fd;
 
     /* No reader: ENXIO; a full buffer: EAGAIN, and a wake-up is there. */
-    fd = open_fifo(dirfd, watch_name, O_WRONLY);
+    fd = open_fifo(dirfd, watch_name, O_WRONLY, &st);
     if (fd >= 0) {
         (void)write(fd, "", 1);
         scl_close_quietly(fd);
@@ -78,17 +76,42 @@ static void forget(struct scl_watch *w)
     *w = (struct scl_watch)SCL_WATCH_NONE;
 }
 
-void scl_watch_close(struct scl_watch *w, pid_t self)
+/* 1 when W's descriptors are open in process SELF and still its own: the
+ * FIFO is the inode it opened, and the epoll instance watches it. */
+static int still_ours(const struct scl_watch *w, pid_t self)
 {
-    if (w->owner == self) {
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = w->fifo };
+    int saved = errno, ours;
+
+    ours = w->owner == self && scl_fd_is(w->fifo, S_IFIFO, w->fifo_dev, w->fifo_ino) &&
+           epoll_ctl(w->epfd, EPOLL_CTL_MOD, w->fifo, &ev) == 0;
+    errno = saved;
+    return ours;
+}
+
+/* Gives up the FIFO FD, WATCH_NAME of DIRFD (-1: another directory's, or
+ * none to be had), removing it when no other waiter has it: its shared
+ * lock turned exclusive (a waiter that comes meanwhile finds it locked so,
+ * and opens the name again once it is gone). */
+static void leave_fifo(int fd, int dirfd, const char *watch_name, dev_t dev, ino_t ino)
+{
+    if (dirfd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        (void)scl_unlink_if_same(dirfd, watch_name, dev, ino);
+    scl_close_quietly(fd);
+}
+
+void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid_t self)
+{
+    int saved = errno;
+
+    if (still_ours(w, self)) {
         if (w->pidfd >= 0)
             scl_close_quietly(w->pidfd);
-        if (w->fifo >= 0)
-            scl_close_quietly(w->fifo);
-        if (w->epfd >= 0)
-            scl_close_quietly(w->epfd);
+        leave_fifo(w->fifo, dirfd, watch_name, w->fifo_dev, w->fifo_ino);
+        scl_close_quietly(w->epfd);
     }
     forget(w);
+    errno = saved;
 }
 
 static int watch_fd(int epfd, int fd)
@@ -100,10 +123,10 @@ static int watch_fd(int epfd, int fd)
 
 /* The FIFO WATCH_NAME of DIRFD, made when missing, open for reading and
  * writing (so that it never reports a hang-up, and a waiter can wake
- * itself), never blocking: -1 with errno. */
-static int fifo_at(int dirfd, const char *watch_name)
+ * itself), never blocking, its inode in *ST: -1 with errno. */
+static int fifo_at(int dirfd, const char *watch_name, struct stat *st)
 {
-    int fd = open_fifo(dirfd, watch_name, O_RDWR);
+    int fd = open_fifo(dirfd, watch_name, O_RDWR, st);
 
     if (fd >= 0 || errno != ENOENT)
         return fd;
@@ -111,29 +134,77 @@ static int fifo_at(int dirfd, const char *watch_name)
      * (doc/security.md): the directories keep everybody else out. */
     if (mkfifoat(dirfd, watch_name, 0666) != 0 && errno != EEXIST)
         return -1;
-    fd = open_fifo(dirfd, watch_name, O_RDWR);
-    if (fd >= 0) {
-        struct stat st;
-        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0777) != 0666)
-            (void)fchmod(fd, 0666);
-    }
+    fd = open_fifo(dirfd, watch_name, O_RDWR, st);
+    if (fd >= 0 && st->st_uid == geteuid() && (st->st_mode & 0777) != 0666)
+        (void)fchmod(fd, 0666);
     return fd;
+}
+
+/* 1 when WATCH_NAME of DIRFD is still the FIFO DEV/INO: its last waiter
+ * removes it as it leaves, and a worker may have put another there. */
+static int still_named(int dirfd, const char *watch_name, dev_t dev, ino_t ino)
+{
+    struct stat st;
+
+    return fstatat(dirfd, watch_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* The FIFO WATCH_NAME of DIRFD, for a waiter: open (fifo_at()), with a
+ * shared lock that tells its last waiter that others are there, and still
+ * at its name once the lock is held (so not being removed).  A name being
+ * removed is tried again, a few times: a worker that keeps the FIFO
+ * locked can keep the name's waiters from waiting in a loop (EBUSY), as
+ * holding the name keeps them from it.  -1 with errno. */
+static int join_fifo(int dirfd, const char *watch_name, struct stat *st)
+{
+    for (int attempt = 0; attempt < JOIN_ATTEMPTS; attempt++) {
+        int fd = fifo_at(dirfd, watch_name, st);
+        if (fd < 0)
+            return -1;
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0 && still_named(dirfd, watch_name, st->st_dev, st->st_ino))
+            return fd;
+        scl_close_quietly(fd);
+        sched_yield(); /* its last waiter is removing it: microseconds */
+    }
+    errno = EBUSY;
+    return -1;
 }
 
 int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *watch_name, pid_t self)
 {
-    if (w->owner != self)
+    struct stat st;
+    int fifo;
+
+    if (!still_ours(w, self))
         forget(w);
     else if (w->gen != gen)
-        scl_watch_close(w, self); /* a directory this process left */
-    if (w->owner == self)
+        scl_watch_close(w, -1, watch_name, self); /* a directory this process left */
+    if (w->owner == self && still_named(dirfd, watch_name, w->fifo_dev, w->fifo_ino))
         return 0;
-    w->owner = self;
-    w->gen = gen;
-    if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (w->fifo = fifo_at(dirfd, watch_name)) < 0 ||
-        watch_fd(w->epfd, w->fifo) != 0) {
+    /* None yet, or the FIFO at the name is another now (a worker put it
+     * there): the releases write to that one. */
+    if ((fifo = join_fifo(dirfd, watch_name, &st)) < 0)
+        return -1;
+    if (w->owner != self) {
+        if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+            int saved = errno;
+            scl_close_quietly(fifo);
+            forget(w);
+            errno = saved;
+            return -1;
+        }
+        w->owner = self;
+        w->gen = gen;
+    } else {
+        (void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->fifo, NULL);
+        leave_fifo(w->fifo, -1, watch_name, 0, 0);
+    }
+    w->fifo = fifo;
+    w->fifo_dev = st.st_dev;
+    w->fifo_ino = st.st_ino;
+    if (watch_fd(w->epfd, fifo) != 0) {
         int saved = errno;
-        scl_watch_close(w, self);
+        scl_watch_close(w, dirfd, watch_name, self);
         errno = saved;
         return -1;
     }
@@ -197,6 +268,10 @@ int scl_watch_consume(struct scl_watch *w, pid_t self)
 
     if (w->owner != self)
         return 0;
+    if (!still_ours(w, self)) {
+        forget(w); /* the host closed them: the next wait opens others */
+        return 1;
+    }
     n = epoll_wait(w->epfd, ev, 2, 0);
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == w->fifo) {

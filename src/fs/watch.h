@@ -8,7 +8,9 @@
  *
  *   - the name's FIFO, claims/.wait.HASH (HASH: the first half of the
  *     SHA-256 of the claim's file name, in hex), open for reading and
- *     writing.  Whoever removes the claim (its release, its dead holder's
+ *     writing, made by the name's first waiter, removed by its last (a
+ *     shared flock() per waiter, which the last one can turn exclusive;
+ *     each wait looks again that it is still the FIFO at the name).  Whoever removes the claim (its release, its dead holder's
  *     clearing, release --force) writes a byte into it, which stays until
  *     a waiter takes it: every waiter of the name, in every process,
  *     shares the FIFO's one buffer, and whichever takes the bytes tries
@@ -18,6 +20,11 @@
  *   - a pidfd of the holder the last try found (Linux 5.3), readable once
  *     it has ended, killed or not, reaped or not: nobody else writes the
  *     FIFO for a holder that died with nobody to clear it.
+ *
+ * The host may close the numbers behind the library's back (a daemon's
+ * closefrom()) and open its own there: each use checks first that they
+ * are still the watch's, and forgets them, never closing or reading what
+ * the host opened, when they are not.
  *
  * Only the waiter side allocates; scl_watch_notify() is async-signal-safe
  * (a reaper clearing a dead child's claims calls it) and keeps errno.
@@ -43,14 +50,19 @@ void scl_watch_notify(int dirfd, const char *watch_name);
 
 /* What one waiting handle has open: every descriptor -1 when closed. */
 struct scl_watch {
-    pid_t owner; /* the process they are open in; 0: none */
+    pid_t owner;  /* the process they are open in; 0: none */
     unsigned gen; /* the claim directory generation of the FIFO */
     int epfd, fifo, pidfd;
+    dev_t fifo_dev;            /* the FIFO's inode: the host may have closed the */
+    ino_t fifo_ino;            /* numbers (closefrom) and opened its own there */
     struct scl_proc_id holder; /* the pidfd's process */
 };
 
 /* A watch with nothing open. */
-#define SCL_WATCH_NONE { 0, 0, -1, -1, -1, { 0, 0 } }
+#define SCL_WATCH_NONE                                                                                                 \
+    {                                                                                                                  \
+        .epfd = -1, .fifo = -1, .pidfd = -1                                                                            \
+    }
 
 /* Opens (or keeps) the epoll instance and FIFO WATCH_NAME of the claims
  * directory DIRFD of generation GEN, for process SELF (a watch another
@@ -74,7 +86,9 @@ void scl_watch_ready(struct scl_watch *w);
  * errno kept. */
 int scl_watch_consume(struct scl_watch *w, pid_t self);
 
-/* Closes what the watch has open in process SELF (forgets another's). */
-void scl_watch_close(struct scl_watch *w, pid_t self);
+/* Closes what the watch has open in process SELF (forgets another's),
+ * and removes its FIFO, WATCH_NAME of DIRFD, when no other waiter has it
+ * open (DIRFD -1: left where it is).  errno kept. */
+void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid_t self);
 
 #endif

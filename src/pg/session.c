@@ -334,10 +334,7 @@ const struct scl_libpq *scl_pg_libpq(void)
 /* Whether descriptor session.fd is still the socket libpq opened. */
 static int socket_is_ours(void)
 {
-    struct stat st;
-
-    return session.fd >= 0 && fstat(session.fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == session.dev &&
-           st.st_ino == session.ino;
+    return scl_fd_is(session.fd, S_IFSOCK, session.dev, session.ino);
 }
 
 /* Also in a forked child, where nothing may be freed or locked: what the

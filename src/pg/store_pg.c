@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,7 +68,15 @@ struct pg_watch {
     pid_t owner;  /* the process the connection is open in; 0: none */
     PGconn *conn; /* NULL: none */
     int waiting;  /* its statement has not answered yet */
+    dev_t dev;    /* its socket's inode: the host may have closed the */
+    ino_t ino;    /* number (closefrom) and opened its own there */
 };
+
+/* 1 when W's connection is open in process SELF, on its own socket. */
+static int watch_is_ours(const struct pg_watch *w, pid_t self)
+{
+    return w->conn != NULL && w->owner == self && scl_fd_is(scl_pg_libpq()->socket(w->conn), S_IFSOCK, w->dev, w->ino);
+}
 
 static const char watch_sql[] = "SELECT pg_advisory_lock_shared(1398231638, $1::int4), "
                                 "pg_advisory_unlock_shared(1398231638, $1::int4)";
@@ -150,10 +159,12 @@ static struct scl_key *pg_key_new(const char *name, size_t len)
 static void close_watch(struct pg_watch *w)
 {
     /* Another process's (a forked child's copy) is forgotten: its
-     * finish() would end the parent's wait. */
-    if (w->conn != NULL && w->owner == getpid())
+     * finish() would end the parent's wait; so is one whose socket the
+     * host closed (finish() would write to what it opened there): a few
+     * kilobytes left behind. */
+    if (watch_is_ours(w, getpid()))
         scl_pg_libpq()->finish(w->conn);
-    *w = (struct pg_watch){ 0, NULL, 0 };
+    *w = (struct pg_watch){ .conn = NULL };
 }
 
 static void pg_key_free(struct scl_key *key)
@@ -172,6 +183,10 @@ static void consume_watch(struct pg_watch *w, pid_t self)
 
     if (w->owner != self || !w->waiting)
         return;
+    if (!watch_is_ours(w, self)) {
+        close_watch(w);
+        return;
+    }
     pq = scl_pg_libpq();
     if (pq->consumeInput(w->conn) == 0) {
         close_watch(w);
@@ -559,7 +574,7 @@ static int pg_wait_fd(struct scl_key *key, pid_t self)
     char id[16];
     const char *values[1] = { id };
 
-    if (w->owner != self)
+    if (w->conn != NULL && !watch_is_ours(w, self))
         close_watch(w);
     if (w->conn != NULL && w->waiting)
         return scl_pg_libpq()->socket(w->conn);
@@ -572,9 +587,19 @@ static int pg_wait_fd(struct scl_key *key, pid_t self)
     if (w->conn != NULL && pq->status(w->conn) != SCL_CONNECTION_OK)
         close_watch(w);
     if (w->conn == NULL) {
+        struct stat st;
         if ((w->conn = scl_pg_connect_another(deadline)) == NULL)
             return -1;
+        if (fstat(pq->socket(w->conn), &st) != 0) {
+            int err = errno;
+            pq->finish(w->conn);
+            w->conn = NULL;
+            errno = err;
+            return -1;
+        }
         w->owner = self;
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
     }
     if (!pq->sendQueryParams(w->conn, watch_sql, 1, NULL, values, NULL, NULL, 0)) {
         scl_debug("PostgreSQL store: cannot wait for a claim: %s", pq->errorMessage(w->conn));

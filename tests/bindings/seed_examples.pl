@@ -1,7 +1,8 @@
 # The Swerve claim pages' examples over the Perl binding, printing what the
-# seed prints (the guide's coroutines become worker processes; a claim that
-# goes out of scope is released by its DESTROY, a guard's scope is
-# Python's with block).
+# seed prints (the guide's coroutines become worker processes, and
+# guide-waiting-coroutines is "Waiting for it" as Mojo::IOLoop coroutines
+# in one process; a claim that goes out of scope is released by its
+# DESTROY, a guard's scope is Python's with block).
 # usage: perl -I bindings/perl seed_examples.pl EXAMPLE
 use strict;
 use warnings;
@@ -57,6 +58,30 @@ my %examples = (
         print "first: done\n";
         undef $first;                              # released as $first goes
         waitpid $pid, 0;
+    },
+    # The same as the seed writes it: two coroutines in one process, here
+    # Mojo::IOLoop's (promise chains); the second waits through acquire_p,
+    # whose descriptor lets the loop run the first meanwhile.
+    'guide-waiting-coroutines' => sub {
+        require Mojo::Promise;
+        my $first = Mojo::Promise->resolve->then(sub {
+            my $claim = claim('import')->acquire;
+            print "first: importing\n";
+            return Mojo::Promise->timer(0.2)->then(sub {
+                print "first: done\n";
+                undef $claim;                      # released as $claim goes
+            });
+        });
+        my $second = Mojo::Promise->resolve->then(sub {
+            print "second: waiting\n";
+            return claim('import')->acquire_p(5.0)->then(sub {    # waits on the claim's descriptor
+                my ($claim) = @_;
+                print "second: importing\n" if $claim;
+            });
+        });
+        my $error;
+        Mojo::Promise->all($first, $second)->catch(sub { $error = shift })->wait;
+        die $error if defined $error;
     },
     'guide-releasing' => sub {
         my $c = claim('leader');

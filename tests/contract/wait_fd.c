@@ -13,6 +13,7 @@
 #include "swerve/claim.h"
 #include "clock.h"
 #include "namespace.h"
+#include "testdir.h"
 #include "wait_child.h"
 
 #include "run_suite.h"
@@ -27,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -197,24 +200,34 @@ static pid_t force_release_later(const char *name, double delay_s)
     return child;
 }
 
-START_TEST(test_release_in_another_process_wakes_the_loop)
+/* Takes C in a loop of its own while what frees the name happens at
+ * 0.3 s: within WITHIN_S seconds, with the loop ticking all along, woken
+ * once or about (a wake-up another took, a holder that took the name
+ * again), not at every tick. */
+static void take_while_the_loop_runs(struct swerve_claim *c, double within_s)
 {
-    struct swerve_claim *c = handle_used_once("report");
     struct loop l;
-    pid_t child = holder("report", 0.3, RELEASES);
     double t0 = now_s(), waited;
     int wakeups;
 
     loop_open(&l);
     ck_assert_ptr_eq(acquire_in_loop(&l, c, 10.0, &wakeups), c);
     waited = now_s() - t0;
-    ck_assert_msg(waited >= 0.2 && waited < 2.0, "took the name %.3f s after a release at 0.3 s", waited);
-    ck_assert_msg(l.ticks >= 15, "the loop ticked %d times in %.3f s: the wait blocked it", l.ticks, waited);
-    ck_assert_msg(l.longest_gap < 0.1, "the loop stalled for %.3f s", l.longest_gap);
+    ck_assert_msg(waited >= 0.2 && waited < within_s, "took the name %.3f s after it came free at 0.3 s", waited);
+    ck_assert_msg(l.ticks >= 15 && l.longest_gap < 0.1, "the loop ticked %d times in %.3f s, stalled %.3f s", l.ticks,
+                  waited, l.longest_gap);
     ck_assert_msg(wakeups <= 3, "woke %d times for one release: it polls", wakeups);
     ck_assert_int_eq(swerve_claim_held(c), 1);
-    ck_assert_int_eq(wait_exit_code(child), 0);
     loop_close(&l);
+}
+
+START_TEST(test_release_in_another_process_wakes_the_loop)
+{
+    struct swerve_claim *c = handle_used_once("report");
+    pid_t child = holder("report", 0.3, RELEASES);
+
+    take_while_the_loop_runs(c, 2.0);
+    ck_assert_int_eq(wait_exit_code(child), 0);
     swerve_claim_free(c);
 }
 END_TEST
@@ -222,20 +235,11 @@ END_TEST
 START_TEST(test_unreaped_death_wakes_the_loop)
 {
     struct swerve_claim *c = handle_used_once("report");
-    struct loop l;
     pid_t child = holder("report", 0.3, IS_KILLED);
-    double t0 = now_s(), waited;
-    int wakeups;
 
-    loop_open(&l);
-    ck_assert_ptr_eq(acquire_in_loop(&l, c, 10.0, &wakeups), c);
-    waited = now_s() - t0;
+    take_while_the_loop_runs(c, 2.0);
     /* Reaped only now: its death alone woke the loop. */
     ck_assert_int_eq(wait_exit_code(child), 128 + SIGKILL);
-    ck_assert_msg(waited >= 0.2 && waited < 2.0, "took the name %.3f s after a death at 0.3 s", waited);
-    ck_assert_msg(l.ticks >= 15 && l.longest_gap < 0.1, "the loop ticked %d times, stalled %.3f s", l.ticks,
-                  l.longest_gap);
-    loop_close(&l);
     swerve_claim_free(c);
 }
 END_TEST
@@ -243,21 +247,12 @@ END_TEST
 START_TEST(test_forced_release_wakes_the_loop)
 {
     struct swerve_claim *c = handle_used_once("report");
-    struct loop l;
-    pid_t child = holder("report", 0, IS_FORCED), tool;
-    double t0 = now_s(), waited;
-    int wakeups;
+    pid_t child = holder("report", 0, IS_FORCED), tool = force_release_later("report", 0.3);
 
-    tool = force_release_later("report", 0.3);
-    loop_open(&l);
-    ck_assert_ptr_eq(acquire_in_loop(&l, c, 10.0, &wakeups), c);
-    waited = now_s() - t0;
-    ck_assert_msg(waited >= 0.2 && waited < 5.0, "took the name %.3f s after a forced release at 0.3 s", waited);
+    take_while_the_loop_runs(c, 5.0);
     ck_assert_int_eq(wait_exit_code(tool), 0);
-    ck_assert_msg(l.longest_gap < 0.1, "the loop stalled for %.3f s", l.longest_gap);
     kill(child, SIGKILL);
     (void)wait_exit_code(child);
-    loop_close(&l);
     swerve_claim_free(c);
 }
 END_TEST
@@ -385,6 +380,101 @@ START_TEST(test_forked_child_waits_on_its_own)
 }
 END_TEST
 
+/* The numbers open in this process, as a bit set up to FDS_MAX. */
+#define FDS_MAX 1024
+static void open_set(unsigned char set[FDS_MAX])
+{
+    memset(set, 0, FDS_MAX);
+    for (int fd = 0; fd < FDS_MAX; fd++)
+        set[fd] = fcntl(fd, F_GETFD) != -1;
+}
+
+/* A host that closes every descriptor it did not open (a daemon's
+ * closefrom()) and opens its own at those numbers: the library neither
+ * reads what the host's descriptors carry nor closes them. */
+START_TEST(test_the_host_reusing_the_numbers_is_left_alone)
+{
+    struct swerve_claim *c = handle_used_once("report");
+    pid_t child = holder("report", 0, IS_FORCED);
+    unsigned char before[FDS_MAX], after[FDS_MAX];
+    int host[2], taken = 0, waiting;
+    struct stat pipe_st, st;
+
+    ck_assert_int_eq(pipe(host), 0);
+    ck_assert_int_eq(write(host[1], "host", 4), 4);
+    ck_assert_int_eq(fstat(host[0], &pipe_st), 0);
+    open_set(before);
+    ck_assert_ptr_null(swerve_claim_acquire(c, 0.0));
+    ck_assert_int_ge(swerve_claim_wait_fd(c), 0);
+    open_set(after);
+    for (int fd = 0; fd < FDS_MAX; fd++)
+        if (after[fd] && !before[fd]) {
+            ck_assert_int_eq(dup2(host[0], fd), fd);
+            after[fd] = 2; /* the host's now */
+            taken++;
+        }
+    ck_assert_int_ge(taken, 1);
+    ck_assert_ptr_null(swerve_claim_acquire(c, 0.0)); /* a try takes a waiter's wake-ups */
+    ck_assert_int_eq(errno, EWOULDBLOCK);
+    swerve_claim_free(c); /* ends the wait: closes what is the library's */
+    ck_assert_int_eq(ioctl(host[0], FIONREAD, &waiting), 0);
+    ck_assert_msg(waiting == 4, "the host's pipe holds %d bytes of its 4", waiting);
+    for (int fd = 0; fd < FDS_MAX; fd++)
+        if (after[fd] == 2) {
+            ck_assert_msg(fstat(fd, &st) == 0, "descriptor %d, the host's, was closed", fd);
+            ck_assert_int_eq(st.st_ino, pipe_st.st_ino);
+            close(fd);
+        }
+    kill(child, SIGKILL);
+    (void)wait_exit_code(child);
+}
+END_TEST
+
+/* The waiters' FIFOs in the claims directory (the filesystem store). */
+static int fifos(void)
+{
+    char *dir = testdir_claim_dir(testdir_base), claims[4096];
+    int n;
+
+    ck_assert_ptr_nonnull(dir);
+    snprintf(claims, sizeof claims, "%s/claims", dir);
+    free(dir);
+    n = testdir_count_prefix(claims, ".wait.");
+    ck_assert_int_ge(n, 0);
+    return n;
+}
+
+/* A name's FIFO is made by its first waiter and goes with its last, so a
+ * server that waits for ever new names does not fill its directory. */
+START_TEST(test_the_last_waiter_removes_the_fifo)
+{
+    struct swerve_claim *holder_handle = handle_used_once("report"), *a, *b;
+
+    if (namespace_shared_store())
+        return; /* no FIFO there: a connection per waiter */
+    a = swerve_claim_new("report");
+    b = swerve_claim_new("report");
+    ck_assert_ptr_eq(swerve_claim_acquire(holder_handle, 0.0), holder_handle);
+    ck_assert_ptr_null(swerve_claim_acquire(a, 0.0));
+    ck_assert_int_ge(swerve_claim_wait_fd(a), 0);
+    ck_assert_ptr_null(swerve_claim_acquire(b, 0.0));
+    ck_assert_int_ge(swerve_claim_wait_fd(b), 0);
+    ck_assert_int_eq(fifos(), 1);
+    swerve_claim_free(a); /* b still waits: the FIFO stays */
+    ck_assert_int_eq(fifos(), 1);
+    ck_assert_int_eq(swerve_claim_release(b), 0); /* b gives up: the last */
+    ck_assert_int_eq(fifos(), 0);
+    ck_assert_ptr_null(swerve_claim_acquire(b, 0.0)); /* and waits anew: made again */
+    ck_assert_int_ge(swerve_claim_wait_fd(b), 0);
+    ck_assert_int_eq(fifos(), 1);
+    ck_assert_int_eq(swerve_claim_release(holder_handle), 0);
+    ck_assert_ptr_eq(swerve_claim_acquire(b, 0.0), b); /* the taking acquire ends the wait */
+    ck_assert_int_eq(fifos(), 0);
+    swerve_claim_free(b);
+    swerve_claim_free(holder_handle);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create(namespace_shared_store() ? "wait_fd (PostgreSQL store)" : "wait_fd (filesystem store)");
@@ -400,6 +490,8 @@ int main(void)
     tcase_add_test(loop, test_timeout_leaves_nothing);
     tcase_add_test(loop, test_cancel_leaves_nothing);
     tcase_add_test(loop, test_forked_child_waits_on_its_own);
+    tcase_add_test(loop, test_the_host_reusing_the_numbers_is_left_alone);
+    tcase_add_test(loop, test_the_last_waiter_removes_the_fifo);
     suite_add_tcase(s, loop);
     return run_suite(s);
 }

@@ -1,27 +1,35 @@
 #!/bin/bash
 # The Python (ctypes) and PHP (FFI) bindings under the shim: every example
 # of the Swerve claim pages prints the seed's output (draining: a leader
-# that lets go once its master's SIGTERM drains it), nothing goes to
-# standard error, no claim directory is left; a Python master that spawns
-# its workers (multiprocessing, subprocess) runs its report once; without the shim, each says
-# so and exits 2.  python3 and php (with FFI) are needed: scripts/
+# that lets go once its master's SIGTERM drains it; the guide's PHP
+# coroutines also as Fibers of one process), nothing goes to
+# standard error, no claim directory is left; in Python, the guide's three
+# examples also as coroutines in one process as the seed writes them, in
+# asyncio's loop and uvloop's (acquire_async(): no coroutine stalls the
+# loop 100 ms), a waiting coroutine woken by a holder in another process
+# that releases, is SIGKILLed (reaped only after) or loses the name to
+# release --force, and one that gives up leaving nothing behind (#39); a
+# Python master that spawns its workers (multiprocessing, subprocess) runs
+# its report once; without the shim, each says so and exits 2.  python3
+# (with uvloop) and php (with FFI) are needed: scripts/
 # install-deps.sh installs them, and their absence is a failure here.
 set -u
 . "$(dirname "$0")/../lib/check.sh" || exit 99
 src=${SCL_SRCDIR:?run through make check}
 lib=${SCL_PRELOAD:?run through make check}
+tool=${SCL_HELPERS:?run through make check}/../swerve-claim
 preload=$lib
 [ -n "${SCL_ASAN_RUNTIME:-}" ] && preload=$SCL_ASAN_RUNTIME:$lib
 export ASAN_OPTIONS=detect_leaks=0
 
-run_example() { # LANGUAGE EXAMPLE
-    local base out err status
+run_example() { # LANGUAGE EXAMPLE [EXPECTED: EXAMPLE's own by default]
+    local base out err status expected=${3:-$2}
     base=$(mktemp -d)
     out=$(mktemp) err=$(mktemp)
     case $1 in
     # (LD_PRELOAD on the interpreter, not on timeout, which would be the
     # master of what it runs)
-    python) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" \
+    python) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SCL_TOOL="$tool" \
                 /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
     php) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" \
              php -n -d extension=ffi -d ffi.enable=1 \
@@ -30,7 +38,7 @@ run_example() { # LANGUAGE EXAMPLE
     status=$?
     if [ $status -ne 0 ]; then
         fail "$1 $2: status $status: $(cat "$err")"
-    elif ! diff -u "$src/tests/packaging/bindings/expected/$2.txt" "$out" >&2; then
+    elif ! diff -u "$src/tests/packaging/bindings/expected/$expected.txt" "$out" >&2; then
         fail "$1 $2: not the seed's output"
     elif [ -s "$err" ]; then
         fail "$1 $2 wrote to stderr: $(cat "$err")"
@@ -55,6 +63,32 @@ for example in guide-claims guide-waiting guide-releasing class-1 class-2 class-
     [ $php -eq 1 ] && run_example php "$example"
 done
 run_example python context-manager
+# The guide's examples as written, Fibers of one process (issue 39): under
+# phasync's API, Revolt's and Swerve::setWaiter(), each on the tests' own
+# loop (fiber_loop.php); the first a process of its own that releases;
+# a waiter that gives up, and one cancelled, while the loop runs on.
+if [ $php -eq 1 ]; then
+    for example in guide-claims guide-waiting guide-releasing; do
+        run_example php "fibers-$example" "$example"
+    done
+    for how in revolt hook process; do
+        run_example php "fibers-guide-waiting-$how" guide-waiting
+    done
+    run_example php fibers-timeout
+    run_example php fibers-cancel
+fi
+
+# The coroutine forms (#39): one process, one loop (LOOP-EXAMPLE: asyncio's
+# or uvloop's), acquire_async().
+for loop in asyncio uvloop; do
+    for example in guide-claims guide-waiting guide-releasing context-manager; do
+        run_example python "$loop-$example" "$example"
+    done
+    run_example python "$loop-waiting-other-process" guide-waiting
+    for example in waiting-holder-killed waiting-forced-release coroutine-cancel; do
+        run_example python "$loop-$example" "$example"
+    done
+done
 
 # A Python master that never forks (issue 38): its workers, started by
 # multiprocessing's spawn and forkserver contexts or by subprocess (vfork
@@ -112,6 +146,22 @@ try:
     swerve_claim.claim(b"a\0b")
 except ValueError:
     print("ValueError")'
+# acquire_async() needs swerve_claim_wait_fd (SWERVECLAIM_1.3): over an
+# older library (here one that hides it) it says so, as token() does.
+expect "python: acquire_async() over a library without wait_fd is a NotImplementedError" \
+    "NotImplementedError: this libswerveclaim_preload.so has no swerve_claim_wait_fd" \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR=/tmp /usr/bin/python3 -c '
+import asyncio, swerve_claim
+class Older:
+    def __init__(self, lib): self.lib = lib
+    def __getattr__(self, name):
+        if name == "swerve_claim_wait_fd": raise AttributeError(name)
+        return getattr(self.lib, name)
+swerve_claim._lib = Older(swerve_claim._shim())
+try:
+    asyncio.run(swerve_claim.claim("older").acquire_async(1.0))
+except NotImplementedError as e:
+    print("NotImplementedError:", e)'
 # A copy of a handle would name the same C handle: whichever went first
 # would free it, and release the claim, under the other (Python crashed,
 # SIGSEGV, once the copy was collected; PHP's clone did the same).

@@ -47,22 +47,29 @@ async def _acquire(name, seconds):
     return None
 
 
-async def _answer(send, body):
+async def answer(send, body):
     data = body.encode()
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())]})
     await send({"type": "http.response.body", "body": data})
 
 
+async def lifespan(receive, send):
+    """Answers the lifespan protocol, so that neither server logs its
+    absence."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
 async def app(scope, receive, send):
-    if scope["type"] == "lifespan":  # said, so that neither server logs its absence
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
     if scope["type"] != "http":
         return
     path = scope["path"]
@@ -109,4 +116,4 @@ async def app(scope, receive, send):
         body = "free" if swerve_claim.claim("nightly-report").available() else "held"
     else:
         body = "%d\n" % os.getpid()
-    await _answer(send, body)
+    await answer(send, body)

@@ -479,3 +479,49 @@ nginx_report_server() { # PORT
     }
 CONF
 }
+
+# Coroutines that wait for a claim (#39, asgi_wait_app.py and
+# wait_probe.py): six concurrent /report on PORT, each waiting up to 5 s
+# for the claim and holding it 0.4 s, and a /ping every 50 ms meanwhile:
+# every report runs, no two overlap, no ping takes more than 100 ms.  The
+# probe's figures are printed.
+waiting_reports() { # PORT WHAT
+    local status
+    /usr/bin/python3 "$SCL_SRCDIR/tests/real-servers/wait_probe.py" "$1" >"$work/probe.out" 2>"$work/probe.err"
+    status=$?
+    echo "$2: $(tr '\n' ' ' <"$work/probe.out")"
+    check "$2: six waiting reports run one at a time, and no ping waits behind them (>100 ms)$(sed 's/^/; /' "$work/probe.err" | tr -d '\n')" \
+        test $status -eq 0
+}
+
+# Every answer of 8 to /loop on PORT names LOOP's loop (uvloop's, or
+# asyncio's own).
+runs_loop() { # PORT LOOP
+    local answers
+    answers=$(for _ in $(seq 8); do get "$1" /loop; done)
+    case $2 in
+    uvloop) [ "$(grep -c '^uvloop\.' <<<"$answers")" -eq 8 ] ;;
+    asyncio) [ "$(grep -c '^asyncio\.' <<<"$answers")" -eq 8 ] ;;
+    esac || { echo "loops: $answers" >&2; return 1; }
+}
+
+# uvicorn-wait.sh's and hypercorn-wait.sh's rounds, with the caller's
+# start LOOP [blocking] and stop: waiting_reports under the loops FIRST and
+# SECOND, then the control, the same probe against the blocking
+# acquire(5.0) under FIRST, which must fail it.
+waiting_reports_in_loops() { # SERVER FIRST SECOND
+    local server=$1 loop
+    for loop in "$2" "$3"; do
+        start "$loop"
+        check "the workers run $loop's loop" runs_loop "$port" "$loop"
+        waiting_reports "$port" "$server, $loop"
+        stop
+    done
+    start "$2" blocking
+    /usr/bin/python3 "$SCL_SRCDIR/tests/real-servers/wait_probe.py" "$port" >"$work/probe.out" 2>"$work/probe.err"
+    echo "control, blocking acquire(5.0): $(tr '\n' ' ' <"$work/probe.out")"
+    sed 's/^/control: /' "$work/probe.err"
+    check "control: the blocking acquire(5.0) stalls the pings or gives reports up" \
+        grep -Eq 'pings took more than|reports ran' "$work/probe.err"
+    stop
+}

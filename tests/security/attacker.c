@@ -17,14 +17,21 @@
 #include "require.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <stdint.h>
 #include <time.h>
@@ -1259,6 +1266,650 @@ static int history_tamper(char **argv)
     return 0;
 }
 
+/* ----------------------------------------------------- attacks 25 to 28 */
+
+/* swerve_claim_wait_fd() (SWERVECLAIM_1.3): the loader has no field for
+ * it yet. */
+typedef int wait_fd_fn(struct swerve_claim *claim);
+
+static wait_fd_fn *wait_fd_api(void)
+{
+    wait_fd_fn *f;
+
+    *(void **)&f = dlsym(RTLD_DEFAULT, "swerve_claim_wait_fd");
+    REQUIRE(f != NULL);
+    return f;
+}
+
+/* The path of the waiters' FIFO of claim NAME: T/wait-names has a line
+ * "NAME .wait.HASH" for it, which the driver computed with sha256sum from
+ * the claim's file name, as any worker can. */
+static void wait_path(const char *t, const char *name, char *out, size_t cap)
+{
+    char path[4200], line[256], claims[4096];
+    size_t n = strlen(name);
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/wait-names", t);
+    REQUIRE((f = fopen(path, "r")) != NULL);
+    claims_dir(claims, sizeof claims);
+    out[0] = '\0';
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, name, n) == 0 && line[n] == ' ')
+            snprintf(out, cap, "%s/%s", claims, line + n + 1);
+    }
+    fclose(f);
+    REQUIRE(out[0] != '\0');
+}
+
+/* Waits (at most 10 s) until a FIFO is at PATH: a waiter made it. */
+static void wait_for_fifo(const char *path)
+{
+    struct stat st;
+
+    for (int i = 0; i < 1000 && (lstat(path, &st) != 0 || !S_ISFIFO(st.st_mode)); i++)
+        usleep(10000);
+    REQUIRE(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+}
+
+/* What an event loop's waiter saw: written by the waiter to its master. */
+struct loop_result {
+    int taken, overlap;
+    long wakes, rounds;
+    double taken_at, cpu, wall;
+};
+
+/* CPU seconds this process has used. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+
+    REQUIRE(getrusage(RUSAGE_SELF, &ru) == 0);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* An event loop's wait for NAME, as the header's protocol says: a try,
+ * then the descriptor of swerve_claim_wait_fd() polled for at most
+ * ROUND_MS (the caller's own deadline: it then tries again), until the
+ * name is taken or LIMIT seconds have passed.  R says how it went; the
+ * handle holding the name, or NULL. */
+static struct swerve_claim *loop_take(const char *name, int round_ms, double limit, struct loop_result *r)
+{
+    wait_fd_fn *wait_fd = wait_fd_api();
+    struct swerve_claim *c = api.new_claim(name);
+    double t0 = now_s(), c0 = cpu_s();
+
+    REQUIRE(c != NULL);
+    memset(r, 0, sizeof *r);
+    while (api.acquire(c, 0) == NULL) {
+        struct pollfd p = { .events = POLLIN };
+        int n;
+        REQUIRE(errno == EWOULDBLOCK);
+        if (now_s() - t0 > limit) {
+            api.free(c);
+            c = NULL;
+            break;
+        }
+        REQUIRE((p.fd = wait_fd(c)) >= 0);
+        n = poll(&p, 1, round_ms);
+        REQUIRE(n >= 0 || errno == EINTR);
+        r->wakes += n > 0;
+        r->rounds++;
+    }
+    r->taken = c != NULL;
+    r->taken_at = now_s();
+    r->wall = r->taken_at - t0;
+    r->cpu = cpu_s() - c0;
+    return c;
+}
+
+/* A worker that dropped to the attacker's uid (which clears the setting)
+ * ends with its master: a master a check killed leaves none behind. */
+static void tied_to_master(void)
+{
+    REQUIRE(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0);
+    if (getppid() == 1)
+        _exit(1);
+}
+
+/* What a worker plants in place of a name's FIFO. */
+static const char *const plant_kinds[] = {
+    "symlink-fifo", "symlink-file", "file", "hardlink-fifo", "dir", "socket", "fifo-noreader", "fifo-full",
+};
+
+/* T's outside object KIND points at. */
+static void plant_target(const char *kind, const char *t, char *out, size_t cap)
+{
+    if (strcmp(kind, "symlink-fifo") == 0 || strcmp(kind, "hardlink-fifo") == 0)
+        snprintf(out, cap, "%s/rootfifo", t);
+    else if (strcmp(kind, "symlink-file") == 0)
+        snprintf(out, cap, "%s/rootfile", t);
+    else
+        snprintf(out, cap, "%s/oth/fifo", t);
+}
+
+/* A worker's plant of KIND at P (the FIFO's name: no waiter has made it
+ * yet).  fifo-full keeps the FIFO open and full: the caller stays. */
+static void plant_at(const char *kind, const char *p, const char *t)
+{
+    char target[4200];
+
+    plant_target(kind, t, target, sizeof target);
+    (void)unlink(p);
+    if (strncmp(kind, "symlink-", 8) == 0) {
+        REQUIRE(symlink(target, p) == 0);
+    } else if (strcmp(kind, "file") == 0) {
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        REQUIRE(fd >= 0 && write(fd, "planted\n", 8) == 8);
+        close(fd);
+    } else if (strcmp(kind, "hardlink-fifo") == 0) {
+        /* fs.protected_hardlinks lets nobody link a FIFO of another's,
+         * root's or not: said, and where the link is refused the master
+         * makes it, as a worker could where the setting is 0. */
+        char other[4200];
+        snprintf(other, sizeof other, "%s/oth/fifo", t);
+        if (link(other, p) == 0) {
+            say("foreign-fifo-link linked");
+            REQUIRE(unlink(p) == 0);
+        } else {
+            printf("foreign-fifo-link refused %s\n", strerror(errno));
+        }
+        if (link(target, p) == 0) {
+            say("root-fifo-link linked");
+        } else {
+            printf("root-fifo-link refused %s\n", strerror(errno));
+        }
+        fflush(stdout);
+    } else if (strcmp(kind, "dir") == 0) {
+        REQUIRE(mkdir(p, 0755) == 0);
+    } else if (strcmp(kind, "socket") == 0) {
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        char dir[4200];
+        /* Bound by its name in claims/: the path is longer than sun_path. */
+        snprintf(dir, sizeof dir, "%s", p);
+        *strrchr(dir, '/') = '\0';
+        REQUIRE(chdir(dir) == 0);
+        snprintf(a.sun_path, sizeof a.sun_path, "%s", strrchr(p, '/') + 1);
+        REQUIRE(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 1) == 0);
+        close(fd);
+    } else {
+        REQUIRE(mkfifo(p, 0666) == 0);
+        if (strcmp(kind, "fifo-full") == 0) {
+            static char block[4096];
+            int fd = open(p, O_RDWR | O_NONBLOCK);
+            REQUIRE(fd >= 0);
+            while (write(fd, block, sizeof block) > 0)
+                ;
+            REQUIRE(errno == EAGAIN); /* kept open, and full, by the caller */
+        }
+    }
+}
+
+/* 1 when what was planted at P is still as planted. */
+static int plant_intact(const char *kind, const char *p, const char *t)
+{
+    char target[4200], buf[4200];
+    struct stat st, outside;
+    ssize_t n;
+    int fd;
+
+    plant_target(kind, t, target, sizeof target);
+    if (lstat(p, &st) != 0)
+        return 0;
+    if (strncmp(kind, "symlink-", 8) == 0) {
+        n = readlink(p, buf, sizeof buf - 1);
+        return S_ISLNK(st.st_mode) && n > 0 && (buf[n] = '\0', strcmp(buf, target) == 0);
+    }
+    if (strcmp(kind, "file") == 0) {
+        if (!S_ISREG(st.st_mode) || st.st_size != 8 || (fd = open(p, O_RDONLY | O_NOFOLLOW)) < 0)
+            return 0;
+        n = read(fd, buf, sizeof buf);
+        close(fd);
+        return n == 8 && memcmp(buf, "planted\n", 8) == 0;
+    }
+    if (strcmp(kind, "hardlink-fifo") == 0)
+        return stat(target, &outside) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == outside.st_ino && st.st_nlink == 2;
+    if (strcmp(kind, "dir") == 0)
+        return S_ISDIR(st.st_mode) && st.st_nlink == 2;
+    if (strcmp(kind, "socket") == 0)
+        return S_ISSOCK(st.st_mode);
+    return S_ISFIFO(st.st_mode);
+}
+
+/* Runs root's `swerve-claim release --force` of NAME in the master's
+ * server: its status; *MS how long it took. */
+static int force_release(const char *tool, const char *base, const char *name, double *ms)
+{
+    char pidbuf[24];
+    double t0 = now_s();
+    pid_t pid;
+    int status;
+
+    snprintf(pidbuf, sizeof pidbuf, "%d", (int)getpid());
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char *const args[] = { (char *)tool, "--base", (char *)base, "release", "--force",
+                               "--server",   pidbuf,   (char *)name, NULL };
+        char *const env[] = { "PATH=/usr/bin:/bin", "ASAN_OPTIONS=detect_leaks=0", NULL };
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 2); /* its warning that the holder is alive is expected */
+        execve(tool, args, env);
+        _exit(127);
+    }
+    status = reap(pid, 20);
+    *ms = (now_s() - t0) * 1e3;
+    return status;
+}
+
+/* A worker of UID that takes NAME and waits to be killed; returns once
+ * it holds it, with *DEAD as worker_with_pipe() gives it.  RELEASE, when
+ * not -1, is a pipe's read end: a byte there, and it releases the name
+ * (then waits on). */
+static pid_t holding_worker(uid_t uid, const char *name, int *dead, int release)
+{
+    int ready[2];
+    char byte;
+    pid_t pid;
+
+    REQUIRE(pipe(ready) == 0);
+    pid = worker_with_pipe(uid, dead);
+    if (pid == 0) {
+        struct swerve_claim *c = take(name);
+        REQUIRE(write(ready[1], "h", 1) == 1);
+        tied_to_master();
+        if (release >= 0) {
+            REQUIRE(read(release, &byte, 1) == 1);
+            REQUIRE(api.release(c) == 0);
+        }
+        sleep(60);
+        _exit(0);
+    }
+    close(ready[1]);
+    REQUIRE(read(ready[0], &byte, 1) == 1);
+    close(ready[0]);
+    return pid;
+}
+
+/*
+ * wait-plant UID T TOOL BASE KINDS: for each plant of KINDS (a comma
+ * list of plant_kinds; the claim is named after it), a worker of UID
+ * plants it in place of the claim's waiters' FIFO; a worker holding the
+ * claim is killed and reaped (the root master clears it and wakes its
+ * waiters), a second one loses it to root's `release --force`, and the
+ * master takes and releases it.  Each writes into the name's FIFO when a
+ * FIFO of its own is there.  The master says how long each took
+ * ("reaped KIND MS", "forced KIND MS STATUS") and whether the plant is
+ * as planted ("intact KIND 1"), then "ending WALL-NS" before it ends and
+ * removes its directory.
+ */
+static int wait_plant(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1], *tool = argv[2], *base = argv[3];
+    pid_t stays[sizeof plant_kinds / sizeof plant_kinds[0]];
+    size_t n_stays = 0;
+    char kinds[256], *save = NULL;
+    struct swerve_claim *mine = take("m");
+
+    snprintf(kinds, sizeof kinds, "%s", argv[4]);
+    for (char *kind = strtok_r(kinds, ",", &save); kind != NULL; kind = strtok_r(NULL, ",", &save)) {
+        char p[4200], byte;
+        int ready[2], dead, status;
+        double ms;
+        pid_t planter, holder;
+
+        wait_path(t, kind, p, sizeof p);
+        REQUIRE(pipe(ready) == 0);
+        planter = fork();
+        REQUIRE(planter >= 0);
+        if (planter == 0) {
+            become(uid);
+            tied_to_master();
+            plant_at(kind, p, t);
+            REQUIRE(write(ready[1], "p", 1) == 1);
+            if (strcmp(kind, "fifo-full") == 0)
+                sleep(60); /* keeps the FIFO full until the master kills it */
+            _exit(0);
+        }
+        close(ready[1]);
+        REQUIRE(read(ready[0], &byte, 1) == 1);
+        close(ready[0]);
+        if (strcmp(kind, "fifo-full") == 0)
+            stays[n_stays++] = planter;
+        else
+            REQUIRE(WIFEXITED(reap(planter, 10)));
+        if (strcmp(kind, "hardlink-fifo") == 0 && access(p, F_OK) != 0) {
+            char target[4200];
+            plant_target(kind, t, target, sizeof target);
+            REQUIRE(link(target, p) == 0);
+            say("root-fifo-link made by the master, as a worker could with fs.protected_hardlinks = 0");
+        }
+
+        holder = holding_worker(uid, kind, &dead, -1);
+        REQUIRE(kill(holder, SIGKILL) == 0);
+        printf("reaped %s %.1f ms\n", kind, time_reap(holder, dead, &status));
+        fflush(stdout);
+        REQUIRE(free_now(kind)); /* cleared; the master's own release wakes too */
+
+        holder = holding_worker(uid, kind, &dead, -1);
+        status = force_release(tool, base, kind, &ms);
+        printf("forced %s %.1f ms %d\n", kind, ms, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        REQUIRE(kill(holder, SIGKILL) == 0);
+        (void)time_reap(holder, dead, &status);
+        REQUIRE(free_now(kind));
+        printf("intact %s %d\n", kind, plant_intact(kind, p, t));
+        fflush(stdout);
+    }
+    for (size_t i = 0; i < n_stays; i++) {
+        REQUIRE(kill(stays[i], SIGKILL) == 0);
+        (void)reap(stays[i], 10);
+    }
+    REQUIRE(api.release(mine) == 0);
+    api.free(mine);
+    printf("ending %lld\n", wall_ns());
+    fflush(stdout);
+    return 0;
+}
+
+/* fifo-watch GO PATH...: not preloaded.  Holds each FIFO PATH open for
+ * reading (so that a writer's open of it succeeds), says "watching", and
+ * once GO exists (at most 60 s) says "PATH bytes N hup H" of each: the
+ * bytes written into it, and whether a writer opened and closed it. */
+static int fifo_watch(char **argv)
+{
+    int fds[8], n = 0;
+
+    for (char **p = argv + 1; *p != NULL && n < 8; p++, n++)
+        REQUIRE((fds[n] = open(*p, O_RDONLY | O_NONBLOCK)) >= 0);
+    say("watching");
+    for (int i = 0; i < 6000 && access(argv[0], F_OK) != 0; i++)
+        usleep(10000);
+    for (int i = 0; i < n; i++) {
+        struct pollfd p = { .fd = fds[i], .events = POLLIN };
+        char buf[4096];
+        long bytes = 0;
+        ssize_t got;
+        REQUIRE(poll(&p, 1, 0) >= 0);
+        while ((got = read(fds[i], buf, sizeof buf)) > 0)
+            bytes += got;
+        printf("%s bytes %ld hup %d\n", argv[i + 1], bytes, (p.revents & POLLHUP) != 0);
+    }
+    fflush(stdout);
+    return 0;
+}
+
+/*
+ * wait-flood UID T SECONDS: a worker of UID holds "flooded"; another
+ * waits for it from an event loop (wait_fd, polled 5 s at a time); a
+ * third keeps the name's FIFO full (1 MiB when the pipe may grow so far)
+ * for SECONDS, then the holder releases it while the flood goes on.  The
+ * master says what the flooder wrote, what was left in the FIFO, how
+ * often the waiter woke and tried, its CPU and the flooder's, and how
+ * long after the release the waiter took the name.
+ */
+static int wait_flood(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    double flood_s = atof(argv[2]), released_at;
+    int go[2], got[2], stop[2], flood[2], dead, status;
+    struct loop_result r;
+    struct {
+        long written, left, pipe_size;
+        double cpu, wall;
+    } f;
+    char p[4200];
+    pid_t holder, waiter, flooder;
+
+    (void)take("m");
+    wait_path(t, "flooded", p, sizeof p);
+    REQUIRE(pipe(go) == 0 && pipe(got) == 0 && pipe(stop) == 0 && pipe(flood) == 0);
+    holder = holding_worker(uid, "flooded", &dead, go[0]);
+    waiter = fork();
+    REQUIRE(waiter >= 0);
+    if (waiter == 0) {
+        struct swerve_claim *c;
+        become(uid);
+        tied_to_master();
+        c = loop_take("flooded", 5000, 30, &r);
+        REQUIRE(write(got[1], &r, sizeof r) == (ssize_t)sizeof r);
+        if (c != NULL)
+            api.free(c);
+        _exit(0);
+    }
+    wait_for_fifo(p); /* the waiter made it */
+    flooder = fork();
+    REQUIRE(flooder >= 0);
+    if (flooder == 0) {
+        static char block[64 * 1024];
+        double t0 = now_s(), c0;
+        int fd;
+        become(uid);
+        tied_to_master();
+        signal(SIGPIPE, SIG_IGN); /* the waiter closes the FIFO as it takes the name */
+        c0 = cpu_s();
+        memset(&f, 0, sizeof f);
+        REQUIRE((fd = open(p, O_WRONLY | O_NONBLOCK)) >= 0);
+        (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+        f.pipe_size = fcntl(fd, F_GETPIPE_SZ);
+        while (now_s() - t0 < 60) {
+            struct pollfd w[2] = { { .fd = fd, .events = POLLOUT }, { .fd = stop[0], .events = POLLIN } };
+            ssize_t n = write(fd, block, sizeof block);
+            if (n > 0) {
+                f.written += n;
+                continue;
+            }
+            if (errno == EPIPE) { /* no reader: nobody waits any more */
+                REQUIRE(poll(w, 2, 100) >= 0 || errno == EINTR);
+                if (w[1].revents != 0)
+                    break;
+                continue;
+            }
+            REQUIRE(errno == EAGAIN);
+            REQUIRE(poll(w, 2, 100) >= 0 || errno == EINTR);
+            if (w[1].revents != 0)
+                break;
+        }
+        REQUIRE(ioctl(fd, FIONREAD, &status) == 0); /* left: nobody took it */
+        f.left = status;
+        f.cpu = cpu_s() - c0;
+        f.wall = now_s() - t0;
+        REQUIRE(write(flood[1], &f, sizeof f) == (ssize_t)sizeof f);
+        _exit(0);
+    }
+    close(got[1]);
+    close(flood[1]);
+    usleep((useconds_t)(flood_s * 1e6));
+    /* The holder's release, as the flood goes on. */
+    released_at = now_s();
+    REQUIRE(write(go[1], "r", 1) == 1);
+    alarm(10);
+    REQUIRE(read(got[0], &r, sizeof r) == (ssize_t)sizeof r);
+    alarm(0);
+    REQUIRE(write(stop[1], "s", 1) == 1);
+    alarm(10);
+    REQUIRE(read(flood[0], &f, sizeof f) == (ssize_t)sizeof f);
+    alarm(0);
+    REQUIRE(WIFEXITED(reap(waiter, 10)) && WIFEXITED(reap(flooder, 10)));
+    REQUIRE(kill(holder, SIGKILL) == 0);
+    (void)time_reap(holder, dead, &status);
+    printf("flood wrote %ld bytes, %ld left, pipe %ld bytes, flooder cpu %.3f s over %.3f s\n", f.written, f.left,
+           f.pipe_size, f.cpu, f.wall);
+    printf("waiter taken %d, wakes %ld, tries %ld, cpu %.3f s over %.3f s\n", r.taken, r.wakes, r.rounds + 1, r.cpu,
+           r.wall);
+    printf("per try %.0f bytes\n", (double)(f.written - f.left) / (double)(r.rounds + 1));
+    printf("taken after release %.1f ms\n", r.taken ? (r.taken_at - released_at) * 1e3 : -1.0);
+    return 0;
+}
+
+/* A worker of UID that waits for NAME from an event loop (ROUND_MS at a
+ * time), then holds it 200 ms, with T/inside-NAME made O_EXCL for the
+ * while (so two holders at once are seen), releases it, writes its
+ * loop_result to TO, and lives on for LINGER_MS (its end would wake the
+ * next waiter, which watches it as the holder). */
+static pid_t loop_worker(uid_t uid, const char *name, int round_ms, const char *t, int to, int linger_ms)
+{
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        struct loop_result r;
+        struct swerve_claim *c;
+        char inside[4200];
+        become(uid);
+        tied_to_master();
+        c = loop_take(name, round_ms, 30, &r);
+        if (c != NULL) {
+            int fd;
+            snprintf(inside, sizeof inside, "%s/inside-%s", t, name);
+            fd = open(inside, O_WRONLY | O_CREAT | O_EXCL, 0600);
+            r.overlap = fd < 0;
+            usleep(200000);
+            if (fd >= 0) {
+                close(fd);
+                REQUIRE(unlink(inside) == 0);
+            }
+            REQUIRE(api.release(c) == 0);
+            api.free(c);
+        }
+        REQUIRE(write(to, &r, sizeof r) == (ssize_t)sizeof r);
+        usleep((useconds_t)linger_ms * 1000);
+        _exit(0);
+    }
+    return pid;
+}
+
+/* A worker of UID that unlinks the FIFO P and makes another there. */
+static void replace_fifo(uid_t uid, const char *p)
+{
+    pid_t pid = fork();
+
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        become(uid);
+        REQUIRE(unlink(p) == 0 && mkfifo(p, 0666) == 0);
+        _exit(0);
+    }
+    REQUIRE(WIFEXITED(reap(pid, 10)));
+}
+
+/* Reads a loop_result from FD (at most 40 s). */
+static void read_result(int fd, struct loop_result *r)
+{
+    alarm(40);
+    REQUIRE(read(fd, r, sizeof *r) == (ssize_t)sizeof *r);
+    alarm(0);
+}
+
+/*
+ * wait-replace UID T: a worker of UID holds "swapped", two more wait for
+ * it from event loops (3 s rounds); a fourth replaces the name's FIFO
+ * (unlink, mkfifo) under them; the holder releases.  Then a worker holds
+ * "swapped2", another waits, the FIFO is replaced again, and the holder
+ * is killed.  The master says after how long each waiter took its name
+ * ("released: first MS wakes N, second MS wakes N"; "killed: MS wakes
+ * N"), and "overlap" if two held one name at once.
+ */
+static int wait_replace(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    int go[2], res[2], dead, status;
+    struct loop_result a, b;
+    double released_at;
+    char p[4200];
+    pid_t holder, w1, w2;
+
+    (void)take("m");
+    REQUIRE(pipe(go) == 0 && pipe(res) == 0);
+    wait_path(t, "swapped", p, sizeof p);
+    holder = holding_worker(uid, "swapped", &dead, go[0]);
+    w1 = loop_worker(uid, "swapped", 3000, t, res[1], 4000);
+    w2 = loop_worker(uid, "swapped", 3000, t, res[1], 4000);
+    wait_for_fifo(p);
+    usleep(300000); /* both wait */
+    replace_fifo(uid, p);
+    released_at = now_s();
+    REQUIRE(write(go[1], "r", 1) == 1);
+    read_result(res[0], &a);
+    read_result(res[0], &b);
+    if (b.taken_at < a.taken_at) {
+        struct loop_result x = a;
+        a = b;
+        b = x;
+    }
+    printf("released: first %.0f ms wakes %ld, second %.0f ms wakes %ld\n", (a.taken_at - released_at) * 1e3, a.wakes,
+           (b.taken_at - released_at) * 1e3, b.wakes);
+    if (!a.taken || !b.taken || a.overlap || b.overlap)
+        printf("overlap or not taken: %d %d %d %d\n", a.taken, b.taken, a.overlap, b.overlap);
+    REQUIRE(WIFEXITED(reap(w1, 10)) && WIFEXITED(reap(w2, 10)));
+    REQUIRE(kill(holder, SIGKILL) == 0);
+    (void)time_reap(holder, dead, &status);
+
+    wait_path(t, "swapped2", p, sizeof p);
+    holder = holding_worker(uid, "swapped2", &dead, -1);
+    w1 = loop_worker(uid, "swapped2", 3000, t, res[1], 0);
+    wait_for_fifo(p);
+    usleep(300000);
+    replace_fifo(uid, p);
+    released_at = now_s();
+    REQUIRE(kill(holder, SIGKILL) == 0);
+    (void)time_reap(holder, dead, &status);
+    read_result(res[0], &a);
+    printf("killed: %.0f ms wakes %ld\n", (a.taken_at - released_at) * 1e3, a.wakes);
+    if (!a.taken || a.overlap)
+        printf("overlap or not taken: %d %d\n", a.taken, a.overlap);
+    REQUIRE(WIFEXITED(reap(w1, 10)));
+    return 0;
+}
+
+/*
+ * wait-entries UID N PREFIX: a worker of UID plants N entries named
+ * PREFIX* in claims/ (".wait.", waiters' FIFOs, or ".new.", unfinished
+ * holder files: both are the directory's to remove; hard
+ * links of regular files of its own, 50,000 a file, and a thousand
+ * FIFOs), and ends; the master says "ending WALL-NS" and ends, which
+ * removes its directory.
+ */
+static int wait_entries(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    long planted = atol(argv[1]);
+    const char *prefix = argv[2];
+    pid_t pid;
+
+    (void)take("m");
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char claims[4096], path[4200], name[64];
+        become(uid);
+        claims_dir(claims, sizeof claims);
+        for (long i = 0; i < 1000 && i < planted; i++) {
+            snprintf(path, sizeof path, "%s/%sfifo%07ld", claims, prefix, i);
+            REQUIRE(mkfifo(path, 0666) == 0);
+        }
+        for (long i = 0; i * 50000 < planted - 1000; i++) {
+            long links = planted - 1000 - i * 50000 < 50000 ? planted - 1000 - i * 50000 : 50000;
+            int fd;
+            snprintf(name, sizeof name, "%sfile%ld", prefix, i);
+            snprintf(path, sizeof path, "%s/%s", claims, name);
+            REQUIRE((fd = open(path, O_WRONLY | O_CREAT, 0644)) >= 0);
+            close(fd);
+            snprintf(path, sizeof path, "%sp%ld.", prefix, i);
+            plant_links(name, path, links - 1);
+        }
+        _exit(0);
+    }
+    REQUIRE(WIFEXITED(reap(pid, 120)));
+    printf("ending %lld\n", wall_ns());
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1288,12 +1939,17 @@ int main(int argc, char **argv)
         { "plant-place", 2, 1, plant_place },
         { "squat-place", 3, 1, squat_place },
         { "history-tamper", 2, 1, history_tamper },
+        { "wait-plant", 5, 1, wait_plant },
+        { "fifo-watch", -1, 0, fifo_watch },
+        { "wait-flood", 3, 1, wait_flood },
+        { "wait-replace", 2, 1, wait_replace },
+        { "wait-entries", 3, 1, wait_entries },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
         if (strcmp(argv[1], scenarios[i].name) != 0)
             continue;
-        if (argc - 2 != scenarios[i].args)
+        if (scenarios[i].args >= 0 ? argc - 2 != scenarios[i].args : argc - 2 < 2)
             break;
         if (scenarios[i].needs_shim && !swerve_claim_load(&api)) {
             fprintf(stderr, "attacker: libswerveclaim_preload.so is not loaded\n");

@@ -24,7 +24,7 @@ pids=()
 secure_lib=
 cleanup() {
     kill_pids "${pids[@]}"
-    for m in "$top/a8/base" "$top/a14/base"; do
+    for m in "$top/a8/base" "$top/a14/base" "$top/a28/base"; do
         mountpoint -q "$m" && umount "$m"
     done
     [ -n "$secure_lib" ] && rm -f "$secure_lib"
@@ -944,6 +944,168 @@ attack_24() {
     fi
     touch "$t/go"
     wait "$master" && pass || fail "24: the master failed: $(cat "$t/out")"
+}
+
+# The names of the waiters' FIFOs (swerve_claim_wait_fd(), src/fs/watch.h)
+# of claims NAME...: ".wait." and the first 16 bytes of the SHA-256 of the
+# claim's file name, in hex, as any worker can work them out (each NAME
+# here is its own file name).  Into T/wait-names, "NAME .wait.HASH".
+wait_names() { # T NAME...
+    local t=$1 n
+    shift
+    for n; do
+        echo "$n .wait.$(printf %s "$n" | sha256sum | cut -c1-32)"
+    done >"$t/wait-names"
+}
+# Milliseconds from the wall-clock "WORD NS" line of FILE to NS_END.
+ms_since() { # FILE WORD NS_END
+    local from
+    from=$(sed -n "s/^$2 //p" "$1")
+    [ -n "$from" ] && echo $((($3 - from) / 1000000))
+}
+# Is the number N below BOUND (N a decimal, empty when it was not said)?
+below() { # N BOUND
+    awk -v n="$1" -v b="$2" 'BEGIN { exit !(n != "" && n + 0 >= 0 && n + 0 < b + 0) }'
+}
+
+# 25. The waiters' FIFO of a name (claims/.wait.HASH): whoever removes
+# the claim writes a byte into it, and a root master does as it reaps a
+# worker that held the name, and root's `release --force` does.  A worker
+# plants, before any waiter made the FIFO, a symlink to a root FIFO (that
+# a reader holds open) or to a root file, a regular file, a hard link to
+# that root FIFO (fs.protected_hardlinks lets nobody link another's FIFO,
+# root's or a user's 0666 one: where it refuses, the master makes the
+# link, as a worker could where the setting is 0), a directory, a UNIX
+# socket, a FIFO nobody reads, a FIFO it keeps full.
+# The reap, the forced release and the master's own release must not
+# write into, or open, anything outside; nor change the plant; nor block.
+# The plants the directory's removal takes away (regular files, FIFOs)
+# must not keep the directory.
+attack_25() {
+    local group kinds t status ended ms k line
+    for group in removable kept; do
+        case $group in
+        removable) kinds=file,hardlink-fifo,fifo-noreader,fifo-full ;;
+        kept) kinds=symlink-fifo,symlink-file,dir,socket ;;
+        esac
+        t=$top/a25$group
+        base=$(base_dir "a25$group")
+        chmod 755 "$t"
+        mkfifo -m 600 "$t/rootfifo"
+        echo precious >"$t/rootfile"
+        install -d -m 755 -o "$att" "$t/oth"
+        chown "$oth" "$t/oth"
+        as_user "$oth" mkfifo -m 666 "$t/oth/fifo"
+        # shellcheck disable=SC2086 # the kinds are words
+        wait_names "$t" ${kinds//,/ }
+        setsid timeout -s KILL 120 "$attacker" fifo-watch "$t/watch-go" "$t/rootfifo" "$t/oth/fifo" >"$t/watch" 2>&1 &
+        watcher=$!
+        pids+=($watcher)
+        wait_line "$t/watch" watching || fail "25: the FIFO readers did not start: $(cat "$t/watch")"
+        shimmed "$base" 120 "$attacker" wait-plant "$att_uid" "$t" "$tool" "$base" "$kinds" >"$t/out" 2>&1
+        status=$?
+        ended=$(now_ns)
+        touch "$t/watch-go"
+        wait "$watcher"
+        sed -n 's/^\(reaped\|forced\|root-fifo-link\|foreign-fifo-link\) /25: &/p' "$t/out"
+        [ "$status" -eq 0 ] && grep -qx 'ok wait-plant' "$t/out" && pass ||
+            fail "25: the root master failed or blocked (status $status) beside planted FIFOs: $(tail -n 3 "$t/out")"
+        for k in ${kinds//,/ }; do
+            below "$(sed -n "s/^reaped $k \([0-9.]*\) ms$/\1/p" "$t/out")" 1000 && pass ||
+                fail "25: reaping a worker beside a $k plant did not end within 1 s"
+            line=$(sed -n "s/^forced $k //p" "$t/out")
+            [ "${line##* }" = 0 ] && below "${line%% ms*}" 10000 && pass ||
+                fail "25: root's release --force beside a $k plant failed or took 10 s: ${line:-none}"
+            grep -qx "intact $k 1" "$t/out" && pass || fail "25: the $k plant was changed (or removed) by root"
+        done
+        for k in rootfifo oth/fifo; do
+            grep -qx "$t/$k bytes 0 hup 0" "$t/watch" && pass ||
+                fail "25: root wrote into, or opened and closed, $t/$k through a plant: $(grep -F "$t/$k " "$t/watch")"
+        done
+        echo precious | cmp -s - "$t/rootfile" && [ -p "$t/rootfifo" ] && [ -p "$t/oth/fifo" ] && pass ||
+            fail "25: root changed an object outside its directory"
+        ms=$(ms_since "$t/out" ending "$ended")
+        echo "25: the master's end (its directory's removal) beside the $group plants took ${ms:-?} ms"
+        below "$ms" 2000 && pass || fail "25: the master's end beside the $group plants took ${ms:-?} ms"
+        if [ "$group" = removable ]; then
+            [ -z "$(find "$base" -mindepth 1 -maxdepth 1 -name 'swerve-claim.*')" ] && [ "$(stat -c %h "$t/oth/fifo")" = 1 ] &&
+                pass || fail "25: the directory was not removed with its planted FIFOs and files: $(find "$base" -mindepth 1 | head -n 20)"
+        else
+            echo "25: a symlink, a directory or a socket at a FIFO's name keeps the directory, as any file a worker plants: $(find "$base" -mindepth 1 -maxdepth 1 -name 'swerve-claim.*' | wc -l) left"
+        fi
+    done
+}
+
+# 26. A worker floods the FIFO of a name another worker waits for from an
+# event loop, keeping it full (1 MiB: a pipe grows so far for anybody):
+# each of the waiter's tries takes a bounded number of bytes (a try's
+# reads are capped), and the waiter still takes the name when its holder
+# releases it, the flood going on.  The waiter's CPU and the flooder's
+# are said: a FIFO kept readable wakes its waiters for as long as it is.
+attack_26() {
+    local t=$top/a26 ms per
+    base=$(base_dir a26)
+    chmod 777 "$t"
+    wait_names "$t" flooded
+    shimmed "$base" 120 "$attacker" wait-flood "$att_uid" "$t" 2 >"$t/out" 2>&1 && grep -qx 'ok wait-flood' "$t/out" &&
+        pass || fail "26: the flood scenario failed: $(tail -n 3 "$t/out")"
+    sed -n 's/^\(flood\|waiter\|per try\|taken\) /26: &/p' "$t/out"
+    ms=$(sed -n 's/^taken after release \([-0-9.]*\) ms$/\1/p' "$t/out")
+    below "$ms" 1000 && pass || fail "26: under a flood, the waiter did not take the name within 1 s of its release (${ms:-?} ms)"
+    per=$(sed -n 's/^per try \([0-9]*\) bytes$/\1/p' "$t/out")
+    below "$per" 65537 && pass || fail "26: a try of the waiter took ${per:-?} bytes of the flood (the bound is 64 KiB)"
+    grep -qE '^flood wrote [0-9]{7,} bytes' "$t/out" && pass || fail "26: the flooder did not flood: $(grep '^flood' "$t/out")"
+}
+
+# 27. A worker replaces the FIFO of a name (unlink, mkfifo) under two
+# workers that wait for it from event loops (3 s rounds, their own
+# deadline): the holder's release then writes into the new FIFO, which
+# they never opened, and so does the first taker's.  What it does is what
+# holding the name does: they wait out their rounds.  It must never let
+# two hold the name at once, and a holder's death still wakes a waiter at
+# once (the pidfd of the holder it watches).
+attack_27() {
+    local t=$top/a27 ms
+    base=$(base_dir a27)
+    chmod 777 "$t"
+    wait_names "$t" swapped swapped2
+    shimmed "$base" 120 "$attacker" wait-replace "$att_uid" "$t" >"$t/out" 2>&1 && grep -qx 'ok wait-replace' "$t/out" &&
+        pass || fail "27: the replace scenario failed: $(tail -n 3 "$t/out")"
+    sed -n 's/^\(released\|killed\|overlap\).*/27: &/p' "$t/out"
+    ! grep -q '^overlap' "$t/out" && grep -q '^released: ' "$t/out" && pass ||
+        fail "27: two held the name at once, or a waiter never took it: $(grep '^overlap' "$t/out")"
+    ms=$(sed -n 's/^killed: \([0-9]*\) ms.*/\1/p' "$t/out")
+    below "$ms" 1000 && pass || fail "27: a holder's death did not wake its waiter at once beside a replaced FIFO (${ms:-?} ms)"
+}
+
+# 28. A worker plants 200,000 names ".wait.*" in claims/ (on a tmpfs;
+# hard links of regular files of its own, and FIFOs): the root master's
+# end, which removes its directory and what it knows to be the
+# directory's leftovers (waiters' FIFOs, unfinished registrations), must
+# stay bounded: it may leave the directory (as any file a worker plants
+# does), not take time that grows with the planted names.  The same with
+# ".new.*", the other leftover the removal unlinks (unfinished holder
+# files), which a worker could plant before waiters' FIFOs came.
+attack_28() {
+    local t=$top/a28 ended ms n prefix
+    mkdir -p "$t/base"
+    mount -t tmpfs -o size=1g,mode=1777 tmpfs "$t/base" || { fail "28: cannot mount a tmpfs"; return; }
+    for run in "0 .wait." "200000 .wait." "200000 .new."; do
+        n=${run% *}
+        prefix=${run#* }
+        shimmed "$t/base" 300 "$attacker" wait-entries "$att_uid" "$n" "$prefix" >"$t/out" 2>&1
+        ended=$(now_ns)
+        grep -qx 'ok wait-entries' "$t/out" && pass || fail "28: the planting failed: $(tail -n 3 "$t/out")"
+        ms=$(ms_since "$t/out" ending "$ended")
+        echo "28: the root master's end beside $n planted $prefix* entries took ${ms:-?} ms; directory left: $(ls -A "$t/base" | wc -l)"
+        if [ "$n" -eq 0 ]; then
+            [ -z "$(ls -A "$t/base")" ] && pass || fail "28: the directory stayed with nothing planted"
+        else
+            below "$ms" 1000 && pass || fail "28: the root master's end beside $n planted $prefix* entries took ${ms:-?} ms"
+        fi
+        rm -rf "${t:?}/base/"*
+    done
+    umount "$t/base"
 }
 
 # A setuid-root program must not take its settings from the environment

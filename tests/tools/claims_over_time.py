@@ -7,7 +7,10 @@ bounded; it ends by itself after 30 s (tool.sh kills it sooner, by pid).
   kept_at T         when this process had taken 'kept' and 'spare' (epoch
                     seconds)
   busy_waiter PID   a child waiting (up to 20 s) for 'busy'
+  busy_loop_waiter PID  a child waiting for 'busy' as an event loop does,
+                    on swerve_claim_wait_fd()'s descriptor
 """
+import ctypes
 import os
 import sys
 import time
@@ -51,6 +54,21 @@ other = swerve_claim.Claim(b"other")
 assert other.acquire()
 other.release()
 say("busy_waiter", child(lambda: take(b"busy", timeout=20)))
+
+
+def wait_in_a_loop(name):
+    lib = ctypes.CDLL(None, use_errno=True)
+    lib.swerve_claim_new.restype = ctypes.c_void_p
+    lib.swerve_claim_acquire.restype = ctypes.c_void_p
+    lib.swerve_claim_acquire.argtypes = [ctypes.c_void_p, ctypes.c_double]
+    lib.swerve_claim_wait_fd.argtypes = [ctypes.c_void_p]
+    claim = lib.swerve_claim_new(name)
+    assert not lib.swerve_claim_acquire(claim, 0.0)
+    assert lib.swerve_claim_wait_fd(claim) >= 0  # then its loop would sleep on it
+    return claim
+
+
+say("busy_loop_waiter", child(lambda: wait_in_a_loop(b"busy")))
 time.sleep(0.3)
 say("ready", 1)
 time.sleep(30)

@@ -274,8 +274,8 @@ timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_l
 pids+=($!)
 for _ in $(seq 200); do grep -q '^ready' "$timeline" 2>/dev/null && break; sleep 0.05; done
 fact() { awk -v k="$1" '$1 == k { print $2 }' "$timeline"; }
-busy_holder=$(fact busy_holder) busy_waiter=$(fact busy_waiter)
-pids+=(${busy_holder:-} ${busy_waiter:-})
+busy_holder=$(fact busy_holder) busy_waiter=$(fact busy_waiter) busy_loop_waiter=$(fact busy_loop_waiter)
+pids+=(${busy_holder:-} ${busy_waiter:-} ${busy_loop_waiter:-})
 check "claims_over_time.py got ready" grep -q '^ready' "$timeline"
 # The epoch seconds of claim $1's SINCE, from the raw table.
 since_of() {
@@ -295,6 +295,8 @@ check "list --name shows the name's waiters too" \
     bash -c "'$tool' --base '$base' list --name busy --raw --noheadings -o TYPE,PID | grep -qx 'waiter $busy_waiter'"
 check "list -p shows what that process waits for" \
     bash -c "'$tool' --base '$base' list -p $busy_waiter --raw --noheadings -o TYPE,NAME | grep -qx 'waiter busy'"
+check "a process waiting in an event loop (swerve_claim_wait_fd) is a waiter too" \
+    bash -c "'$tool' --base '$base' list -p ${busy_loop_waiter:-0} --raw --noheadings -o TYPE,NAME | grep -qx 'waiter busy'"
 # A process that execs while one of its threads waits waits no more.
 exec_base=$lone/exec-base
 mkdir "$exec_base"

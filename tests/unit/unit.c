@@ -1095,7 +1095,7 @@ START_TEST(test_left_page_does_not_keep_the_directory)
     fd = open(page, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    ck_assert_int_eq(scl_retire_path(dir, 0, 0), 0);
+    ck_assert_int_eq(scl_retire_path(dir, 0, 0, SCL_RETIRE_ALL), 0);
     ck_assert_int_eq(testdir_count(testdir_base), 0);
     free(page);
     free(dir);

@@ -1,7 +1,9 @@
 package Swerve::Claim;
 
 # Swerve claims for Perl: a name one process at a time can hold across a
-# whole prefork server (Starman, Net::Server::PreFork, Apache + mod_perl).
+# whole prefork server (Starman, Net::Server::PreFork, Apache + mod_perl),
+# and, through a descriptor to wait on, from an event loop (Mojo::IOLoop,
+# IO::Async, AnyEvent) without blocking it.
 # The functions come from libswerveclaim_preload.so, found through
 # FFI::Platypus->new(api => 2)->lib(undef) (the program and what it has
 # loaded, LD_PRELOAD included) when the server runs under the shim.  POD at
@@ -11,7 +13,7 @@ use strict;
 use warnings;
 
 use Carp ();
-use Errno qw(EWOULDBLOCK ETIMEDOUT);
+use Errno qw(EWOULDBLOCK ETIMEDOUT EINVAL EBUSY);
 use Exporter qw(import);
 use FFI::Platypus 2.00;
 
@@ -30,6 +32,7 @@ my @FUNCTIONS = (
     [ swerve_claim_free      => ['opaque'],           'void',   '' ],
     [ swerve_claim_token     => ['opaque'],           'uint64', 'SWERVECLAIM_1.1' ],
     [ swerve_claim_draining  => [],                   'int',    'SWERVECLAIM_1.2' ],
+    [ swerve_claim_wait_fd   => ['opaque'],           'int',    'SWERVECLAIM_1.3' ],
 );
 
 my $loaded;
@@ -99,14 +102,88 @@ sub available {
     return $r == 1;
 }
 
-# Takes the name, trying every 20 ms for up to TIMEOUT seconds (0: once;
-# 9**9**9: for ever).  The handle, or undef when another holds it.
+# Takes the name, trying every 20 ms for up to TIMEOUT seconds (0: once,
+# without blocking: the try of an event loop's wait; 9**9**9: for ever).
+# The handle, or undef when another holds it.
 sub acquire {
     my ($self, $timeout) = @_;
     return $self if defined Swerve::Claim::C::swerve_claim_acquire($self->{handle}, $timeout // 0);
     my $errno = $! + 0;
     return undef if $errno == EWOULDBLOCK || $errno == ETIMEDOUT;
     _fail("acquire '$self->{name}'", $errno);
+}
+
+# The descriptor to wait on after acquire(0) returned undef: readable once
+# the name may have come free since that try (swerve_claim_wait_fd(3)).
+# The library's: watch it, never read, write or close it, and stop
+# watching it before acquire, release or the handle's end, which close it.
+sub wait_fd {
+    my $self = shift;
+    Carp::croak('this libswerveclaim_preload.so has no swerve_claim_wait_fd')
+        unless defined &Swerve::Claim::C::swerve_claim_wait_fd;
+    my $fd = Swerve::Claim::C::swerve_claim_wait_fd($self->{handle});
+    _fail("wait_fd '$self->{name}'", $! + 0) if $fd < 0;
+    return $fd;
+}
+
+# A Mojo::Promise of the name: resolved with the handle once it is taken,
+# with undef after TIMEOUT seconds (0: one try; 9**9**9: no limit) or once
+# release() ends the wait, rejected with a Swerve::Claim::Error; meanwhile
+# Mojo::IOLoop's singleton runs everything else.
+sub acquire_p {
+    my ($self, $timeout) = @_;
+    require Mojo::IOLoop;
+    require Mojo::Promise;
+    $timeout //= 0;
+    my $promise = Mojo::Promise->new;
+    my $name    = $self->{name};
+    return $promise->reject(Swerve::Claim::Error->new("acquire_p '$name'", EINVAL))
+        unless $timeout >= 0;    # NaN too
+    return $promise->reject(Swerve::Claim::Error->new("acquire_p '$name': already waiting", EBUSY))
+        if $self->{wait};
+    my $reactor = Mojo::IOLoop->singleton->reactor;
+    my ($fh, $timer, $try);
+    # Stops watching: our copy of the descriptor leaves the loop, then is
+    # closed (the library's own is left to the library).
+    my $unwatch = sub {
+        return unless $fh;
+        $reactor->remove($fh);
+        close $fh;
+        undef $fh;
+    };
+    # Ends the wait, once (Mojo::Promise ignores a second settling).
+    my $settle = sub {
+        my ($how, $value) = @_;
+        $unwatch->();
+        $reactor->remove($timer) if defined $timer;
+        undef $timer;
+        undef $try;    # the closures' cycle
+        delete $self->{wait};
+        $promise->$how($value);
+    };
+    $try = sub {
+        $unwatch->();    # before acquire, which closes the library's descriptor
+        my ($got, $fd);
+        return $settle->(reject => $@)
+            unless eval { $got = $self->acquire(0); $got || $timeout == 0 || defined($fd = $self->wait_fd) };
+        return $settle->(resolve => $got) if $got || $timeout == 0;    # undef: one try, not taken
+        # A copy, so that closing ours (a Perl handle closes its descriptor
+        # as it goes) leaves the library's open.
+        if (!open($fh, '<&', $fd)) {
+            my $error = Swerve::Claim::Error->new("acquire_p '$name': dup", $! + 0);
+            undef $fh;
+            eval { $self->release };    # ends the library's wait (and settles)
+            return $settle->(reject => $error);
+        }
+        $reactor->io($fh => sub { $try->() if $try })->watch($fh, 1, 0);
+    };
+    $self->{wait} = sub { $settle->(resolve => undef) };
+    $try->();
+    # The timer stops watching, then release() ends the library's wait,
+    # which settles the promise with undef.
+    $timer = $reactor->timer($timeout => sub { undef $timer; eval { $self->release; 1 } or $settle->(reject => $@) })
+        if $try && $timeout != 9**9**9;
+    return $promise;
 }
 
 # Whether this handle holds the name: acquired and not released.
@@ -121,9 +198,11 @@ sub token {
     return Swerve::Claim::C::swerve_claim_token($self->{handle});
 }
 
-# Gives the name up; does nothing when nothing is held.
+# Gives the name up; does nothing when nothing is held.  Ends a wait:
+# acquire_p's promise resolves with undef.
 sub release {
     my $self = shift;
+    $self->{wait}->() if $self->{wait};    # it unwatches its descriptor first
     _fail("release '$self->{name}'", $! + 0) if Swerve::Claim::C::swerve_claim_release($self->{handle}) != 0;
     return;
 }
@@ -228,7 +307,36 @@ True when nobody holds the name now; claims nothing.
 =item acquire([$timeout])
 
 Takes the name, trying every 20 ms for up to C<$timeout> seconds (default 0:
-once).  Returns the handle, or C<undef> when another holds it.
+once).  Returns the handle, or C<undef> when another holds it.  A waiting
+acquire blocks the process: in an event loop, use C<acquire(0)>, the
+non-blocking try, with C<wait_fd> (L</"IN AN EVENT LOOP">), or C<acquire_p>.
+
+=item wait_fd
+
+After C<acquire(0)> returned C<undef>: a file descriptor number that becomes
+readable once the name may have come free since that try (its holder
+released it, in any process, or ended, also killed and not yet reaped, or
+an operator released it by force; at once when it is free already).
+Readable means "try C<acquire(0)> again"; another may take the name first,
+and then you call C<wait_fd> again.  Nothing else makes it readable: the
+timeout is your loop's timer.  Dies with a C<Swerve::Claim::Error>
+(C<EALREADY> when this handle holds the name); croaks when the library is
+older than SWERVECLAIM_1.3.
+
+The descriptor is the library's: watch it, never read, write or close it,
+and stop watching it before C<acquire>, C<release> or the end of the handle,
+which close it.  A waiter that gives up calls C<release>: it holds nothing,
+and that ends the wait (the descriptor is closed).
+
+=item acquire_p([$timeout])
+
+With L<Mojolicious> loaded: a L<Mojo::Promise> resolved with the handle once
+it takes the name, or with C<undef> after C<$timeout> seconds (default 0:
+one try; C<9**9**9>: no limit) or when C<release> ends the wait; rejected
+with a C<Swerve::Claim::Error>.  It waits on C<wait_fd> in
+C<< Mojo::IOLoop->singleton >>, which runs everything else meanwhile.  One
+at a time per handle (a second one is rejected with C<EBUSY>).  With
+L<Future::AsyncAwait>, C<< my $claim = await claim('import')->acquire_p(5) >>.
 
 =item held
 
@@ -261,6 +369,83 @@ it). Draining releases nothing: a long-lived holder asks now and then and
 releases its claim itself, so that a reload does not wait for it.
 
 =back
+
+=head1 IN AN EVENT LOOP
+
+A waiting C<acquire($timeout)> blocks the whole process, and every other
+request, timer or coroutine of its event loop with it.  In an event loop
+(Mojolicious, IO::Async, AnyEvent, hypnotoad's workers), wait like this,
+as libpq's C<PQsocket> is waited on:
+
+    until ($claim->acquire(0)) {           # the try: never blocks
+        my $fd = $claim->wait_fd;          # dies on a system error
+        # wait until $fd is readable, or give up: $claim->release
+    }
+
+The loop needs to be told to watch the descriptor for reading, and to stop
+before the next C<acquire> (or C<release>), which closes it.  Mojo::IOLoop
+and IO::Async watch Perl handles, and a Perl handle closes its descriptor
+when it goes: give them a copy (C<< open(my $fh, '<&', $fd) >>, a dup that
+is readable when the library's is) and close the copy as you stop watching.
+Never C<< open(my $fh, '<&=', $fd) >> nor C<< IO::Handle->new_from_fd >>: they
+wrap the library's own descriptor, and close it as they go.  With
+Mojo::IOLoop:
+
+    use Mojo::IOLoop;
+    use Swerve::Claim qw(claim);
+
+    # Calls $cb->($claim) once it holds the name, $cb->(undef) after
+    # $timeout seconds; the loop runs everything else meanwhile.
+    sub acquire_later {
+        my ($claim, $timeout, $cb) = @_;
+        my $reactor = Mojo::IOLoop->singleton->reactor;
+        my ($fh, $timer, $try);
+        my $unwatch = sub { $reactor->remove($fh), close $fh if $fh; undef $fh };
+        my $done = sub { $unwatch->(); $reactor->remove($timer); undef $try; $cb->(@_) };
+        $try = sub {
+            $unwatch->();                  # before acquire, which closes it
+            return $done->($claim) if $claim->acquire(0);
+            open($fh, '<&', $claim->wait_fd) or die "dup: $!";
+            $reactor->io($fh => sub { $try->() if $try })->watch($fh, 1, 0);
+        };
+        $timer = $reactor->timer($timeout => sub {
+            $unwatch->();
+            $claim->release;               # gives up: ends the library's wait
+            $done->(undef);
+        });
+        $try->();
+    }
+
+    my $claim = claim('import');
+    acquire_later($claim, 5, sub {
+        my ($held) = @_;
+        print $held ? "importing\n" : "gave up\n";
+        $claim->release;
+        Mojo::IOLoop->stop;
+    });
+    Mojo::IOLoop->start;
+
+C<acquire_p> is that, as a promise:
+
+    claim('import')->acquire_p(5)->then(sub {
+        my ($claim) = @_;
+        return unless $claim;              # undef: gave up after 5 s
+        import_feed();
+        $claim->release;
+    });
+
+In a Mojolicious action, C<< $c->render_later >> first (or return the promise
+from an async action); the worker serves its other requests while the
+action waits.
+
+With IO::Async, the same copy of the descriptor:
+C<< $loop->watch_io(handle => $fh, on_read_ready => $try) >>, and
+C<< $loop->unwatch_io(handle => $fh, on_read_ready => 1); close $fh >> before
+the next try.  AnyEvent takes the number itself, no copy:
+C<< my $w = AnyEvent->io(fh => $fd, poll => 'r', cb => $try) >>, and
+C<undef $w> before the next try.
+
+=head1 ERRORS
 
 A system call's failure dies with a C<Swerve::Claim::Error> (C<errno>,
 C<message>; it stringifies to the message).  Without the shim preloaded,
