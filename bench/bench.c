@@ -42,7 +42,8 @@
  *      another process holds (one name, and as many names), the loop's
  *      longest stall meanwhile (a 10 ms timerfd ticks in it) and how long
  *      putting them to sleep took; the wake-up after the holder's
- *      SIGKILL, nobody reaping it; and a pair on a name waited on before.
+ *      SIGKILL, nobody reaping it; and a pair on a name waited on before
+ *      next to one never waited on.
  *      It runs in the preloaded child, so it prints before 5.
  *
  * CPU time is read from /proc/self/schedstat (nanoseconds of run time):
@@ -656,10 +657,6 @@ static void bench_reaping(void)
 #define FDS_PER_WAITER 3
 #define FDS_SPARE      64
 
-/* swerve_claim_wait_fd(), looked up by itself: claim-loader.h's table
- * predates it.  NULL with a library older than SWERVECLAIM_1.3. */
-static int (*wait_fd)(struct swerve_claim *claim);
-
 /* A coroutine that waits for its claim: with wait_fd, or by retrying
  * acquire(c, 0) every 20 ms on the loop's timer, as the seed does. */
 struct co {
@@ -744,7 +741,7 @@ static void co_step(struct evloop *l, int i)
         l->queue[(l->head + l->queued++) % l->n] = i;
         return;
     }
-    if ((k->fd = wait_fd(k->c)) < 0)
+    if ((k->fd = api.wait_fd(k->c)) < 0)
         die("swerve_claim_wait_fd");
     if (epoll_ctl(l->ep, EPOLL_CTL_ADD, k->fd, &ev) != 0)
         die("epoll_ctl ADD");
@@ -1105,9 +1102,9 @@ static void bench_loop_many(void)
     }
 }
 
-/* The pair of section 1 on a name waited on before, whose FIFO stays in
- * the claims directory with nobody reading it (each release opens it,
- * and fails), next to a name never waited on (one fstatat finds none). */
+/* The pair of section 1 on a name waited on before (a FIFO was made for
+ * its waiters, who have gone), next to a name never waited on: each
+ * release looks for the FIFO, which should cost the same on both. */
 static void bench_loop_pairs(void)
 {
     double plain[ROUNDS], waited[ROUNDS], ratio[ROUNDS];
@@ -1127,7 +1124,7 @@ static void bench_loop_pairs(void)
     }
     printf("6d. uncontended pair, median of %d rounds x %d pairs, alternated\n", ROUNDS, PAIRS);
     printf("   a name never waited on   %8.0f ns\n", median(plain, ROUNDS));
-    printf("   a name waited on before  %8.0f ns   (its FIFO stays, nobody reading)\n", median(waited, ROUNDS));
+    printf("   a name waited on before  %8.0f ns   (its waiters, and their FIFO, gone)\n", median(waited, ROUNDS));
     printf("   ratio                    %8.2f   (median of per-round ratios)\n", median(ratio, ROUNDS));
     api.free(fresh);
     api.free(old);
@@ -1135,10 +1132,9 @@ static void bench_loop_pairs(void)
 
 static void bench_loop(void)
 {
-    *(void **)&wait_fd = dlsym(RTLD_DEFAULT, "swerve_claim_wait_fd");
     printf("6. waiting from an event loop (swerve_claim_wait_fd), beside a coroutine of the same epoll loop\n"
            "   that retries acquire(c, 0) every 20 ms on the loop's timer (the seed's retry)\n");
-    if (wait_fd == NULL) {
+    if (api.wait_fd == NULL) {
         printf("   skipped: the library has no swerve_claim_wait_fd (older than SWERVECLAIM_1.3)\n");
         return;
     }
