@@ -33,7 +33,18 @@
  *      the shim: three workers (this program again), asked in turn for one
  *      iteration each, thousands of times, and the medians (and p99) of
  *      each side compared.  The empty library shows what preloading any
- *      library costs; the shim's hooks are what it adds on top.
+ *      library costs; the shim's hooks are what it adds on top;
+ *   6. waiting from an event loop (swerve_claim_wait_fd), each figure next
+ *      to a coroutine of the same epoll loop that retries acquire(c, 0)
+ *      every 20 ms on the loop's timer (the seed's retry): the wake-up
+ *      after a release in another process (p50, p99, max); the CPU of a
+ *      process whose loop has 100 and 1,000 coroutines waiting on names
+ *      another process holds (one name, and as many names), the loop's
+ *      longest stall meanwhile (a 10 ms timerfd ticks in it) and how long
+ *      putting them to sleep took; the wake-up after the holder's
+ *      SIGKILL, nobody reaping it; and a pair on a name waited on before
+ *      next to one never waited on.
+ *      It runs in the preloaded child, so it prints before 5.
  *
  * CPU time is read from /proc/self/schedstat (nanoseconds of run time):
  * getrusage() is sampled at the scheduler tick on many kernels, which
@@ -53,6 +64,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
@@ -61,6 +74,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -630,6 +644,506 @@ static void bench_reaping(void)
     close(ready[1]);
 }
 
+/* ------------------------------------ 6. waiting from an event loop */
+
+#define WAKE_ROUNDS    200
+#define DEATH_ROUNDS   30
+#define RETRY_S        0.020
+#define TICK_S         0.010
+#define STEADY_SECONDS 2.0
+#define WAIT_BOUND_S   5.0
+/* Descriptors a waiting handle has open (claim.h), and what else a
+ * process of the bench keeps open. */
+#define FDS_PER_WAITER 3
+#define FDS_SPARE      64
+
+/* A coroutine that waits for its claim: with wait_fd, or by retrying
+ * acquire(c, 0) every 20 ms on the loop's timer, as the seed does. */
+struct co {
+    struct swerve_claim *c;
+    int fd;          /* the descriptor the loop watches for it, or -1 */
+    double due;      /* retrying: when it tries next */
+    double taken_at; /* 0 until it has the name */
+};
+
+/* One epoll loop, as asyncio's or libuv's: descriptors, a queue of timers
+ * (every retry waits the same 20 ms, so the queue is in due order), and
+ * the loop's other work, a 10 ms timerfd whose largest gap between two
+ * ticks shows how long the loop stalled. */
+struct evloop {
+    int ep, tick, retry;
+    struct co *co;
+    int n, waiting;
+    int *queue, head, queued; /* a ring of N coroutine numbers */
+    long tries;               /* acquire(c, 0) calls */
+    double last_tick, worst_gap;
+};
+
+static void loop_open(struct evloop *l, int n, int retry)
+{
+    struct itimerspec every = { { 0, (long)(TICK_S * 1e9) }, { 0, (long)(TICK_S * 1e9) } };
+    struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+
+    memset(l, 0, sizeof *l);
+    l->n = n;
+    l->retry = retry;
+    if ((l->co = calloc((size_t)n + 1, sizeof *l->co)) == NULL ||
+        (l->queue = calloc((size_t)n + 1, sizeof(int))) == NULL)
+        die("malloc");
+    if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+        (l->tick = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
+        timerfd_settime(l->tick, 0, &every, NULL) != 0 || epoll_ctl(l->ep, EPOLL_CTL_ADD, l->tick, &ev) != 0)
+        die("the event loop");
+    for (int i = 0; i < n; i++)
+        l->co[i].fd = -1;
+    l->last_tick = now_s();
+}
+
+/* Gives up every wait still going (the loop stops watching first), frees
+ * the handles, closes the loop. */
+static void loop_close(struct evloop *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (l->co[i].fd >= 0 && epoll_ctl(l->ep, EPOLL_CTL_DEL, l->co[i].fd, NULL) != 0)
+            die("epoll_ctl DEL");
+        if (l->co[i].c != NULL && api.release(l->co[i].c) != 0)
+            die("release");
+        api.free(l->co[i].c);
+    }
+    close(l->tick);
+    close(l->ep);
+    free(l->co);
+    free(l->queue);
+}
+
+/* Coroutine I runs: one try, then either it has the name, or it sleeps
+ * until its descriptor is readable, or for 20 ms. */
+static void co_step(struct evloop *l, int i)
+{
+    struct co *k = &l->co[i];
+    struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)i + 1 };
+
+    if (k->fd >= 0) { /* before the acquire, which may close it */
+        if (epoll_ctl(l->ep, EPOLL_CTL_DEL, k->fd, NULL) != 0)
+            die("epoll_ctl DEL");
+        k->fd = -1;
+    }
+    l->tries++;
+    if (api.acquire(k->c, 0.0) == k->c) {
+        k->taken_at = now_s();
+        l->waiting--;
+        return;
+    }
+    if (errno != EWOULDBLOCK)
+        die("acquire(c, 0)");
+    if (l->retry) {
+        k->due = now_s() + RETRY_S;
+        l->queue[(l->head + l->queued++) % l->n] = i;
+        return;
+    }
+    if ((k->fd = api.wait_fd(k->c)) < 0)
+        die("swerve_claim_wait_fd");
+    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, k->fd, &ev) != 0)
+        die("epoll_ctl ADD");
+}
+
+/* Starts coroutine I on handle C: its first try. */
+static void co_start(struct evloop *l, int i, struct swerve_claim *c)
+{
+    l->co[i].c = c;
+    l->co[i].taken_at = 0;
+    l->waiting++;
+    co_step(l, i);
+}
+
+/* Runs the loop until UNTIL, or (UNTIL_TAKEN) until every coroutine has
+ * its name.  Timeouts in whole milliseconds, rounded up, as asyncio's. */
+static void loop_run(struct evloop *l, double until, int until_taken)
+{
+    struct epoll_event ev[64];
+
+    while (!(until_taken && l->waiting == 0)) {
+        double now = now_s(), next = until;
+        int n, ms;
+        if (now >= until)
+            return;
+        if (l->queued > 0 && l->co[l->queue[l->head]].due < next)
+            next = l->co[l->queue[l->head]].due;
+        ms = next > now ? (int)((next - now) * 1e3) : 0;
+        if (next > now && ms < (next - now) * 1e3)
+            ms++; /* rounded up, without libm's ceil() */
+        n = epoll_wait(l->ep, ev, 64, ms);
+        if (n < 0 && errno != EINTR)
+            die("epoll_wait");
+        for (int e = 0; e < n; e++) {
+            if (ev[e].data.u64 == 0) {
+                uint64_t expirations;
+                if (read(l->tick, &expirations, sizeof expirations) == (ssize_t)sizeof expirations) {
+                    now = now_s();
+                    if (now - l->last_tick > l->worst_gap)
+                        l->worst_gap = now - l->last_tick;
+                    l->last_tick = now;
+                }
+            } else {
+                co_step(l, (int)(ev[e].data.u64 - 1));
+            }
+        }
+        now = now_s();
+        while (l->queued > 0 && l->co[l->queue[l->head]].due <= now) {
+            int i = l->queue[l->head];
+            l->head = (l->head + 1) % l->n;
+            l->queued--;
+            co_step(l, i);
+        }
+    }
+}
+
+/* What the holder process is told, and stamps. */
+struct holder_page {
+    double hold_s;   /* how long it holds once the waiter sleeps */
+    double ended_at; /* just before its release, or its SIGKILL */
+};
+
+/* 5 to 25 ms, spread evenly over the rounds: the release falls anywhere
+ * in a 20 ms retry's period. */
+static double hold_time(int round)
+{
+    return 0.005 + 0.020 * (double)((round * 37) % 100) / 100.0;
+}
+
+/* A process that holds NAME when sent a byte (answering on READY), and
+ * on 'r' waits the page's hold time, stamps and releases it; ends at EOF. */
+static pid_t releasing_holder(const char *name, struct holder_page *page, int cmd[2], int ready[2])
+{
+    pid_t pid;
+
+    if (pipe(cmd) != 0 || pipe(ready) != 0)
+        die("pipe");
+    if ((pid = fork()) < 0)
+        die("fork");
+    if (pid == 0) {
+        struct swerve_claim *c = api.new_claim(name);
+        char what;
+        close(cmd[1]);
+        close(ready[0]);
+        while (read(cmd[0], &what, 1) == 1) {
+            if (what != 'r') {
+                if (api.acquire(c, 0.0) != c)
+                    die("the holder's acquire");
+                send_byte(ready[1]);
+            } else {
+                struct timespec hold = { 0, (long)(page->hold_s * 1e9) };
+                nanosleep(&hold, NULL);
+                page->ended_at = now_s();
+                api.release(c);
+            }
+        }
+        _exit(0);
+    }
+    close(cmd[0]);
+    close(ready[1]);
+    return pid;
+}
+
+/* A process that holds NAME, says so on READY, and after 'k' on CMD
+ * waits the page's hold time, stamps and SIGKILLs itself: nobody reaps
+ * it until the waiter has the name. */
+static pid_t dying_holder(const char *name, struct holder_page *page, int cmd[2])
+{
+    int ready[2];
+    pid_t pid;
+
+    if (pipe(cmd) != 0 || pipe(ready) != 0)
+        die("pipe");
+    if ((pid = fork()) < 0)
+        die("fork");
+    if (pid == 0) {
+        struct swerve_claim *c = api.new_claim(name);
+        char what;
+        close(cmd[1]);
+        if (api.acquire(c, 0.0) != c)
+            die("the holder's acquire");
+        send_byte(ready[1]);
+        if (read(cmd[0], &what, 1) == 1) {
+            struct timespec hold = { 0, (long)(page->hold_s * 1e9) };
+            nanosleep(&hold, NULL);
+            page->ended_at = now_s();
+            (void)syscall(SYS_kill, getpid(), SIGKILL); /* the kill hook sees nothing */
+        }
+        _exit(0);
+    }
+    close(cmd[0]);
+    close(ready[1]);
+    wait_byte(ready[0]);
+    close(ready[0]);
+    return pid;
+}
+
+/* One coroutine of a fresh loop waits for NAME (RETRY: by 20 ms retries)
+ * while the holder is told to end it with CMD_BYTE; the seconds from the
+ * holder's stamp to the waiter's acquire, or NAN when it never came. */
+static double one_wake(const char *name, int retry, struct holder_page *page, int cmd, char cmd_byte)
+{
+    struct evloop l;
+    double latency;
+
+    loop_open(&l, 1, retry);
+    co_start(&l, 0, api.new_claim(name));
+    if (write(cmd, &cmd_byte, 1) != 1) /* the coroutine sleeps by now */
+        die("write");
+    loop_run(&l, now_s() + WAIT_BOUND_S, 1);
+    latency = l.co[0].taken_at > 0 ? l.co[0].taken_at - page->ended_at : NAN;
+    loop_close(&l);
+    return latency;
+}
+
+/* The NAN of a wait that never ended sort last, as the longest. */
+static void print_wakes(const char *label, double *v, int n, const char *target)
+{
+    int missed = 0;
+
+    for (int i = 0; i < n; i++)
+        if (isnan(v[i])) {
+            v[i] = INFINITY;
+            missed++;
+        }
+    printf("   %-22s p50 %7.3f ms   p99 %7.3f ms   max %7.3f ms%s", label, percentile(v, n, 0.5) * 1e3,
+           percentile(v, n, 0.99) * 1e3, percentile(v, n, 1.0) * 1e3, target);
+    if (missed > 0)
+        printf("   (%d of %d never woke within %.0f s)", missed, n, WAIT_BOUND_S);
+    printf("\n");
+}
+
+static void bench_loop_wake(void)
+{
+    struct holder_page *page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    double by_fd[WAKE_ROUNDS], by_retry[WAKE_ROUNDS];
+    int cmd[2], ready[2];
+    pid_t holder;
+
+    if (page == MAP_FAILED)
+        die("mmap");
+    holder = releasing_holder("bench-loop-wake", page, cmd, ready);
+    for (int r = 0; r < 2 * WAKE_ROUNDS; r++) {
+        /* Alternate the order so neither side always runs first. */
+        int retry = (r % 2) ^ ((r / 2) % 2);
+        page->hold_s = hold_time(r / 2);
+        send_byte(cmd[1]); /* hold it */
+        wait_byte(ready[0]);
+        (retry ? by_retry : by_fd)[r / 2] = one_wake("bench-loop-wake", retry, page, cmd[1], 'r');
+    }
+    close(cmd[1]);
+    close(ready[0]);
+    if (waitpid(holder, NULL, 0) != holder)
+        die("waitpid");
+    printf("6a. wake-up after a release in another process: from the holder's stamp just before its release to\n"
+           "    the waiter's acquire, %d rounds a side, alternated, held 5-25 ms once the waiter sleeps\n",
+           WAKE_ROUNDS);
+    print_wakes("wait_fd", by_fd, WAKE_ROUNDS, "   (target p50 <= 1, p99 <= 5)");
+    print_wakes("20 ms retry", by_retry, WAKE_ROUNDS, "");
+    printf("   ratio retry / wait_fd  p50 %7.1f      p99 %7.1f\n",
+           percentile(by_retry, WAKE_ROUNDS, 0.5) / percentile(by_fd, WAKE_ROUNDS, 0.5),
+           percentile(by_retry, WAKE_ROUNDS, 0.99) / percentile(by_fd, WAKE_ROUNDS, 0.99));
+    munmap(page, sizeof *page);
+}
+
+static void bench_loop_death(void)
+{
+    struct holder_page *page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    double by_fd[DEATH_ROUNDS], by_retry[DEATH_ROUNDS];
+
+    if (page == MAP_FAILED)
+        die("mmap");
+    for (int r = 0; r < 2 * DEATH_ROUNDS; r++) {
+        int retry = (r % 2) ^ ((r / 2) % 2), cmd[2];
+        pid_t holder;
+        page->hold_s = hold_time(r / 2);
+        holder = dying_holder("bench-loop-death", page, cmd);
+        (retry ? by_retry : by_fd)[r / 2] = one_wake("bench-loop-death", retry, page, cmd[1], 'k');
+        close(cmd[1]);
+        if (waitpid(holder, NULL, 0) != holder) /* reaped only now */
+            die("waitpid");
+    }
+    printf("6c. wake-up after the holder's SIGKILL, nobody reaping it: from its stamp just before the kill to\n"
+           "    the waiter's acquire, %d rounds a side, alternated\n",
+           DEATH_ROUNDS);
+    print_wakes("wait_fd", by_fd, DEATH_ROUNDS, "   (target <= 100)");
+    print_wakes("20 ms retry", by_retry, DEATH_ROUNDS, "");
+    munmap(page, sizeof *page);
+}
+
+/* A process holding N names (NAMES of them distinct: 1 or N, named
+ * PREFIX-i) until the pipe it returns closes. */
+static pid_t hold_names(const char *prefix, int names, int *release_fd)
+{
+    int ready[2], release[2];
+    char name[64], byte;
+    pid_t pid;
+
+    if (pipe(ready) != 0 || pipe(release) != 0)
+        die("pipe");
+    if ((pid = fork()) < 0)
+        die("fork");
+    if (pid == 0) {
+        close(release[1]);
+        for (int i = 0; i < names; i++) {
+            snprintf(name, sizeof name, "%s-%d", prefix, i);
+            if (api.acquire(api.new_claim(name), 0.0) == NULL)
+                die("holding the names");
+        }
+        send_byte(ready[1]);
+        (void)!read(release[0], &byte, 1);
+        _exit(0); /* its exit releases them all */
+    }
+    close(ready[1]);
+    close(release[0]);
+    wait_byte(ready[0]);
+    close(ready[0]);
+    *release_fd = release[1];
+    return pid;
+}
+
+/* The CPU of the loop alone, with nothing but its tick: the floor. */
+static double loop_alone_cpu;
+
+/* N coroutines of one loop wait for the names PREFIX-i (NAMES distinct,
+ * 1 or N) another process holds; or none but the tick (N 0).  Prints
+ * the CPU of this process over STEADY_SECONDS (run time per wall time),
+ * the loop's longest stall, the tries meanwhile, and how long the N
+ * first tries (and wait_fd calls) took. */
+static void steady_row(const char *label, int n, int names, int retry)
+{
+    char prefix[32], name[64];
+    struct evloop l;
+    int release = -1;
+    pid_t holder = 0;
+    double t0, c0, put, cpu, wall;
+
+    snprintf(prefix, sizeof prefix, "bench-many-%d-%d", n, names);
+    if (n > 0)
+        holder = hold_names(prefix, names, &release);
+    loop_open(&l, n > 0 ? n : 1, retry);
+    t0 = now_s();
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s-%d", prefix, i % names);
+        co_start(&l, i, api.new_claim(name));
+    }
+    put = now_s() - t0;
+    loop_run(&l, now_s() + 0.2, 0); /* settles */
+    l.tries = 0;
+    l.worst_gap = 0;
+    c0 = cpu_s();
+    t0 = now_s();
+    loop_run(&l, t0 + STEADY_SECONDS, 0);
+    wall = now_s() - t0;
+    cpu = (cpu_s() - c0) / wall;
+    if (n == 0)
+        loop_alone_cpu = cpu;
+    printf("   %-34s %6.2f%% of a core", label, cpu * 100);
+    if (n > 0)
+        printf(" (%+6.2f)", (cpu - loop_alone_cpu) * 100);
+    else
+        printf("          ");
+    printf("   stall %6.2f ms   %6.0f tries/s", l.worst_gap > TICK_S ? (l.worst_gap - TICK_S) * 1e3 : 0.0,
+           (double)l.tries / wall);
+    if (n > 0)
+        printf("   put to sleep in %.1f ms", put * 1e3);
+    printf("\n");
+    loop_close(&l);
+    if (holder > 0) {
+        close(release);
+        if (waitpid(holder, NULL, 0) != holder)
+            die("waitpid");
+    }
+}
+
+static void bench_loop_many(void)
+{
+    static const int counts[] = { 100, 1000 };
+    struct rlimit lim;
+    char label[64];
+
+    printf("6b. coroutines waiting in one epoll loop for names another process holds: this process's CPU\n"
+           "    (run time / wall time over %.0f s), the loop's longest stall (largest gap between its 10 ms\n"
+           "    ticks, less 10 ms; target: <= 1%% of a core, stall <= 5 ms), acquire tries a second meanwhile;\n"
+           "    in parentheses, the CPU above the loop alone's\n",
+           STEADY_SECONDS);
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+        die("getrlimit");
+    if (lim.rlim_cur < lim.rlim_max) {
+        rlim_t was = lim.rlim_cur;
+        lim.rlim_cur = lim.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &lim) == 0)
+            printf("    (RLIMIT_NOFILE's soft limit raised from %llu to the hard one, %llu:\n"
+                   "    a waiting handle keeps %d descriptors open)\n",
+                   (unsigned long long)was, (unsigned long long)lim.rlim_max, FDS_PER_WAITER);
+        else
+            printf("    (RLIMIT_NOFILE's soft limit stays %llu: raising it to %llu failed: %s)\n",
+                   (unsigned long long)was, (unsigned long long)lim.rlim_max, strerror(errno));
+        (void)getrlimit(RLIMIT_NOFILE, &lim);
+    } else {
+        printf("    (RLIMIT_NOFILE's soft limit is the hard one already, %llu: a waiting handle keeps %d\n"
+               "    descriptors open)\n",
+               (unsigned long long)lim.rlim_cur, FDS_PER_WAITER);
+    }
+    steady_row("the loop alone (the tick)", 0, 1, 0);
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        for (int distinct = 0; distinct < 2; distinct++) {
+            int n = counts[k], names = distinct ? n : 1;
+            snprintf(label, sizeof label, "%d on %s, wait_fd", n, distinct ? "as many names" : "one name");
+            if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < (rlim_t)(n * FDS_PER_WAITER + FDS_SPARE))
+                printf("   %-34s skipped: needs about %d descriptors, RLIMIT_NOFILE allows %llu\n", label,
+                       n * FDS_PER_WAITER + FDS_SPARE, (unsigned long long)lim.rlim_cur);
+            else
+                steady_row(label, n, names, 0);
+            snprintf(label, sizeof label, "%d on %s, 20 ms retry", n, distinct ? "as many names" : "one name");
+            steady_row(label, n, names, 1);
+        }
+    }
+}
+
+/* The pair of section 1 on a name waited on before (a FIFO was made for
+ * its waiters, who have gone), next to a name never waited on: each
+ * release looks for the FIFO, which should cost the same on both. */
+static void bench_loop_pairs(void)
+{
+    double plain[ROUNDS], waited[ROUNDS], ratio[ROUNDS];
+    struct swerve_claim *fresh = api.new_claim("bench-loop-pair"), *old = api.new_claim("bench-loop-wake");
+
+    claim_pairs(fresh);
+    claim_pairs(old);
+    for (int r = 0; r < ROUNDS; r++) {
+        if (r % 2 == 0) {
+            plain[r] = claim_pairs(fresh);
+            waited[r] = claim_pairs(old);
+        } else {
+            waited[r] = claim_pairs(old);
+            plain[r] = claim_pairs(fresh);
+        }
+        ratio[r] = waited[r] / plain[r];
+    }
+    printf("6d. uncontended pair, median of %d rounds x %d pairs, alternated\n", ROUNDS, PAIRS);
+    printf("   a name never waited on   %8.0f ns\n", median(plain, ROUNDS));
+    printf("   a name waited on before  %8.0f ns   (its waiters, and their FIFO, gone)\n", median(waited, ROUNDS));
+    printf("   ratio                    %8.2f   (median of per-round ratios)\n", median(ratio, ROUNDS));
+    api.free(fresh);
+    api.free(old);
+}
+
+static void bench_loop(void)
+{
+    printf("6. waiting from an event loop (swerve_claim_wait_fd), beside a coroutine of the same epoll loop\n"
+           "   that retries acquire(c, 0) every 20 ms on the loop's timer (the seed's retry)\n");
+    if (api.wait_fd == NULL) {
+        printf("   skipped: the library has no swerve_claim_wait_fd (older than SWERVECLAIM_1.3)\n");
+        return;
+    }
+    bench_loop_wake();
+    bench_loop_many();
+    bench_loop_death();
+    bench_loop_pairs();
+}
+
 /* ------------------------------------------- 5. fork and exec loops */
 
 /* CLOSES dup()+close() pairs: a host closing its connections, under the
@@ -948,5 +1462,6 @@ int main(int argc, char **argv)
     bench_hot();
     bench_handoff();
     bench_reaping();
+    bench_loop();
     return 0;
 }
