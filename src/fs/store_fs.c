@@ -76,6 +76,8 @@ struct scl_key {
     char watch_name[SCL_WATCH_NAME_MAX]; /* its waiters' FIFO (watch.h) */
     struct scl_watch watch;              /* an event loop's wait (wait_fd) */
     pid_t watch_shown_by;                /* the process whose page of times says so */
+    pid_t watch_counted_by;              /* the process counted in its wake slot, */
+    unsigned watch_counted_gen;          /* in the wake file of that generation */
 };
 
 static struct scl_key *fs_key_new(const char *name, size_t len)
@@ -355,7 +357,8 @@ static int fs_release(struct scl_key *key)
                 return errno == ENOENT ? 0 : -1;
         }
         scl_wake_released(key->hash);
-        scl_watch_notify(dirfd, key->watch_name);
+        if (scl_wake_may_be_watched(key->hash))
+            scl_watch_notify(dirfd, key->watch_name);
         return released(key);
     }
     /* Otherwise only while it still links to our holder file: release
@@ -449,6 +452,10 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
         sched_yield();
     if (dirfd < 0 || scl_watch_open(&key->watch, dirfd, scl_dir_generation(), key->watch_name, self) != 0)
         return -1;
+    if (key->watch_counted_by != self && scl_wake_watching(key->hash, 1)) {
+        key->watch_counted_by = self; /* a release now looks for the FIFO */
+        key->watch_counted_gen = scl_dir_generation();
+    }
     /* Watched first, then looked at: whatever ends the hold after this
      * look wakes the watch. */
     if (scl_claim_holder(dirfd, key->fname, &holder, &st) != 0) {
@@ -477,6 +484,9 @@ static void fs_wait_end(struct scl_key *key)
     if (key->watch_shown_by == self)
         scl_times_done_waiting(key->fname, self);
     key->watch_shown_by = 0;
+    if (key->watch_counted_by == self && scl_wake_is_mapped(key->watch_counted_gen))
+        (void)scl_wake_watching(key->hash, -1);
+    key->watch_counted_by = 0;
     /* Its FIFO goes with its last waiter, from the directory it is in. */
     dirfd = key->watch.owner == self && key->watch.gen == scl_dir_generation() ? scl_dir_claims_fd() : -1;
     scl_watch_close(&key->watch, dirfd, key->watch_name, self);
@@ -735,8 +745,10 @@ static void hand_to_user(void *arg)
         struct stat st;
         int holder = scl_dir_is_member(self) ? scl_member_open_own_holder(dirfd, O_RDONLY, &st) : -1;
         int topfd = scl_dir_top_fd();
-        if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
-            scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
+        /* The user's waiters cannot map the wake file: releases look for
+         * their FIFOs always. */
+        if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || scl_wake_note_others(topfd) != 0 ||
+            (scl_dir_is_member(self) && holder < 0) || scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
             scl_debug("cannot hand the claim directory to uid %d: %m", (int)uid);
         if (holder >= 0)
             scl_close_quietly(holder);

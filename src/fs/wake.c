@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,8 +19,11 @@
 #include <unistd.h>
 
 #define SLOTS 1024
-/* The last slot's counter is not a name's: it counts forced releases. */
-#define REVOCATIONS (SLOTS - 1)
+/* The last slot is not a name's: its seq counts forced releases, and its
+ * name says whether users other than the file's owner were let in
+ * (OTHERS_LET_IN). */
+#define REVOCATIONS   (SLOTS - 1)
+#define OTHERS_LET_IN 1u
 
 /* How long a thread that takes a name others wait for may take it again
  * without waking them, and how long it then keeps off it (turns, in
@@ -42,7 +46,7 @@ struct slot {
     _Atomic int64_t yield_end;  /* until then the yielder keeps off */
     _Atomic int64_t watched;    /* the turn_end a waiter sleeps until */
     _Atomic uint32_t watch_seq; /* the watcher's futex word */
-    uint32_t pad;               /* a cache line each */
+    _Atomic uint32_t in_loops;  /* waiters in event loops (watch.h); a cache line each */
 };
 
 _Static_assert(sizeof(struct slot) == 64, "a slot is a cache line");
@@ -127,11 +131,13 @@ int scl_wake_revocations(unsigned *count)
     return 0;
 }
 
-int scl_wake_revoke(int topfd)
+/* Writes VALUE at byte AT of the wake file of the claim directory TOPFD,
+ * which only its owner maps (another user's process could truncate it
+ * under the mapping): 0, or -1 with errno. */
+static int write_word(int topfd, off_t at, uint32_t (*value)(uint32_t was))
 {
-    const off_t at = (off_t)(REVOCATIONS * sizeof(struct slot));
     struct stat st;
-    uint32_t count;
+    uint32_t word;
     int fd, r = -1;
 
     fd = scl_open_file_at(topfd, SCL_WAKE_FILE, O_RDWR, &st);
@@ -139,15 +145,55 @@ int scl_wake_revoke(int topfd)
         return errno == ENOENT ? 0 : -1; /* nobody can have it mapped */
     if (st.st_size != (off_t)MAP_SIZE || st.st_nlink != 1) {
         r = 0; /* nobody maps it: another size, or another file's link */
-    } else if (pread(fd, &count, sizeof count, at) == (ssize_t)sizeof count) {
-        /* Written, not mapped: the file is not the caller's to map (its
-         * owner could truncate it under the mapping).  Two forced releases
-         * at once may both write the same count: one change is enough. */
-        count++;
-        r = pwrite(fd, &count, sizeof count, at) == (ssize_t)sizeof count ? 0 : -1;
+    } else if (pread(fd, &word, sizeof word, at) == (ssize_t)sizeof word) {
+        word = value(word);
+        r = pwrite(fd, &word, sizeof word, at) == (ssize_t)sizeof word ? 0 : -1;
     }
     scl_close_quietly(fd);
     return r;
+}
+
+/* Two forced releases at once may both write the same count: one change
+ * is enough. */
+static uint32_t bumped(uint32_t was)
+{
+    return was + 1;
+}
+
+static uint32_t let_in(uint32_t was)
+{
+    return was | OTHERS_LET_IN;
+}
+
+int scl_wake_revoke(int topfd)
+{
+    return write_word(topfd, (off_t)(REVOCATIONS * sizeof(struct slot) + offsetof(struct slot, seq)), bumped);
+}
+
+int scl_wake_note_others(int topfd)
+{
+    return write_word(topfd, (off_t)(REVOCATIONS * sizeof(struct slot) + offsetof(struct slot, name)), let_in);
+}
+
+int scl_wake_watching(size_t hash, int delta)
+{
+    struct slot *s = slot_at(hash, NULL);
+
+    if (s == NULL)
+        return 0;
+    atomic_fetch_add(&s->in_loops, (uint32_t)delta);
+    return 1;
+}
+
+int scl_wake_may_be_watched(size_t hash)
+{
+    struct slot *s = atomic_load(&slots);
+
+    /* Waiters that cannot map the file cannot count themselves: a
+     * release looks for the FIFO whenever they may be there. */
+    if (s == NULL || (atomic_load(&s[REVOCATIONS].name) & OTHERS_LET_IN))
+        return 1;
+    return atomic_load(&s[hash % REVOCATIONS].in_loops) != 0;
 }
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *rel)

@@ -43,6 +43,23 @@ int scl_wake_revocations(unsigned *count);
  * the caller may not write the file). */
 int scl_wake_revoke(int topfd);
 
+/* Notes in the wake file of the claim directory TOPFD that a user other
+ * than its owner was let in (acl.h): that user's waiters cannot map the
+ * file, so releases look for event-loop waiters' FIFOs (watch.h) always.
+ * 0, or -1 with errno. */
+int scl_wake_note_others(int topfd);
+
+/* An event-loop waiter on the name whose file name hashes to HASH counts
+ * itself in (DELTA 1) as it begins to watch, before it looks at the claim,
+ * and out (-1) as it stops: 1 when counted (the file is mapped here), 0
+ * when not. */
+int scl_wake_watching(size_t hash, int delta);
+
+/* 0 when no event-loop waiter can be watching the name whose file name
+ * hashes to HASH, so that its release need not look for its FIFO (one
+ * fstatat, a third of an uncontended pair); 1 when one may. */
+int scl_wake_may_be_watched(size_t hash);
+
 /* Wakes whoever waits on claim FNAME of the claims directory DIRFD, in
  * acquire() or in an event loop (watch.h). */
 void scl_wake(int dirfd, const char *fname);

@@ -96,6 +96,22 @@ done
 # take "report" once.  The base is empty once the master has ended and,
 # with forkserver, its fork server too (it ends as its master's pipe
 # closes, a moment later: at most 5 s).
+# A worker that dropped root and exec'd waits in a loop while its root
+# master holds the name: the master's release wakes it, though the worker
+# cannot count itself in the master's wake file (#39).
+if [ "$(id -u)" -eq 0 ]; then
+    other=$(mktemp -d)
+    chmod 755 "$other"
+    out=$(timeout 30 env SWERVE_TMPDIR="$other" LD_PRELOAD="$preload" /usr/bin/python3 \
+        "$src/tests/packaging/bindings/other_user_waits.py" 2>&1)
+    status=$?
+    if [ $status -eq 0 ]; then pass; else fail "an exec'd worker of another user waiting in a loop: status $status: $out"; fi
+    echo "other user's loop waiter: $out"
+    rm -rf "$other"
+else
+    echo "note: not root: the other user's loop waiter is not tried"
+fi
+
 for how in spawn forkserver subprocess; do
     spawned=$(mktemp -d) out=$(mktemp) err=$(mktemp)
     timeout 90 env SWERVE_TMPDIR="$spawned" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" \
