@@ -336,7 +336,7 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 check "after release --force the waiter holds the name, and waits no more" \
-    bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -q '^waiter' <<<\"\$out\""
+    bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -qx 'waiter busy $busy_waiter' <<<\"\$out\""
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
 # history: how each hold ended, whoever ended it (#22).  A server whose
