@@ -452,9 +452,15 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
         sched_yield();
     if (dirfd < 0 || scl_watch_open(&key->watch, dirfd, scl_dir_generation(), key->watch_name, self) != 0)
         return -1;
-    if (key->watch_counted_by != self && scl_wake_watching(key->hash, 1)) {
-        key->watch_counted_by = self; /* a release now looks for the FIFO */
-        key->watch_counted_gen = scl_dir_generation();
+    if (key->watch_counted_by != self) {
+        if (scl_wake_watching(key->hash, 1)) {
+            key->watch_counted_by = self; /* a release now looks for the FIFO */
+            key->watch_counted_gen = scl_dir_generation();
+        } else {
+            /* Not mapped here (another user's file, or no room): releases
+             * must look for every FIFO, as for a user let in. */
+            (void)scl_wake_note_others(scl_dir_top_fd());
+        }
     }
     /* Watched first, then looked at: whatever ends the hold after this
      * look wakes the watch. */
@@ -745,11 +751,13 @@ static void hand_to_user(void *arg)
         struct stat st;
         int holder = scl_dir_is_member(self) ? scl_member_open_own_holder(dirfd, O_RDONLY, &st) : -1;
         int topfd = scl_dir_top_fd();
-        /* The user's waiters cannot map the wake file: releases look for
-         * their FIFOs always. */
-        if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || scl_wake_note_others(topfd) != 0 ||
-            (scl_dir_is_member(self) && holder < 0) || scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
+        if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
+            scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
             scl_debug("cannot hand the claim directory to uid %d: %m", (int)uid);
+        /* The user's loop waiters cannot map the wake file: releases look
+         * for their FIFOs always. */
+        if (topfd >= 0 && scl_wake_note_others(topfd) != 0)
+            scl_debug("cannot note uid %d's waiters in the wake file: %m", (int)uid);
         if (holder >= 0)
             scl_close_quietly(holder);
     }
