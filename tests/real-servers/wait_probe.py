@@ -20,6 +20,7 @@ import time
 
 REPORTS = 6
 PING_EVERY = 0.05
+MIN_BESIDE = 3
 PING_LIMIT = 0.1
 port = int(sys.argv[1])
 
@@ -78,8 +79,12 @@ if not pings:
 if slow:
     failures.append("%d of %d pings took more than %d ms: %s" % (
         len(slow), len(pings), PING_LIMIT * 1000, ", ".join("%.0f ms (%s)" % (1000 * s, a) for s, a in slow[:5])))
+# Enough pings must have found a coroutine of their worker waiting for the
+# claim, or the bound says nothing about waiting.  Not a share of them: the
+# kernel hands each connection to whichever worker accepts first, and the
+# worker with the waiting reports got 8 of 49 once (.ci/run on f5058f0).
 beside = [a for _, a in pings if a.startswith("pong ") and int(a.split()[2]) > 0]
-if len(beside) < 10:
+if len(beside) < MIN_BESIDE:
     failures.append("only %d pings were answered by a worker with a coroutine waiting for the claim" % len(beside))
 
 workers = sorted({r[2] for r in ran})
