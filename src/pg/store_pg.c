@@ -162,7 +162,7 @@ static void close_watch(struct pg_watch *w)
      * finish() would end the parent's wait; so is one whose socket the
      * host closed (finish() would write to what it opened there): a few
      * kilobytes left behind. */
-    if (watch_is_ours(w, getpid()))
+    if (w->conn != NULL && watch_is_ours(w, getpid()))
         scl_pg_libpq()->finish(w->conn);
     *w = (struct pg_watch){ .conn = NULL };
 }
