@@ -78,7 +78,12 @@ static int watch_is_ours(const struct pg_watch *w, pid_t self)
     return w->conn != NULL && w->owner == self && scl_fd_is(scl_pg_libpq()->socket(w->conn), S_IFSOCK, w->dev, w->ino);
 }
 
-static const char watch_sql[] = "SELECT pg_advisory_lock_shared(1398231638, $1::int4), "
+/* A waiter's session waits as long as it takes: a role's statement or
+ * lock timeout would end its wait again and again (set for the next
+ * statements: the running one keeps the timer it began with). */
+static const char watch_sql[] = "SELECT set_config('statement_timeout', '0', false), "
+                                "set_config('lock_timeout', '0', false), "
+                                "pg_advisory_lock_shared(1398231638, $1::int4), "
                                 "pg_advisory_unlock_shared(1398231638, $1::int4)";
 
 struct scl_key {
@@ -180,6 +185,7 @@ static void consume_watch(struct pg_watch *w, pid_t self)
 {
     const struct scl_libpq *pq;
     PGresult *res;
+    int failed = 0;
 
     if (w->owner != self || !w->waiting)
         return;
@@ -194,9 +200,17 @@ static void consume_watch(struct pg_watch *w, pid_t self)
     }
     if (pq->isBusy(w->conn))
         return; /* not answered: woken for nothing, it waits on */
-    while ((res = pq->getResult(w->conn)) != NULL)
+    while ((res = pq->getResult(w->conn)) != NULL) {
+        failed |= pq->resultStatus(res) != SCL_PGRES_TUPLES_OK;
         pq->clear(res);
+    }
     w->waiting = 0;
+    /* A statement that failed may have failed between its lock and its
+     * unlock (a cancel, a timeout of the role's): the session could hold
+     * the shared lock, which keeps every exclusive one off the name.
+     * Ended: the server frees whatever it held. */
+    if (failed)
+        close_watch(w);
 }
 
 /* Runs SQL on the scope and NAME (binary bytea): the result, or NULL. */
