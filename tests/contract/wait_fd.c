@@ -392,7 +392,11 @@ static void open_set(unsigned char set[FDS_MAX])
 /* A host that closes every descriptor it did not open (a daemon's
  * closefrom()) and opens its own at those numbers: the library neither
  * reads what the host's descriptors carry nor closes them. */
-START_TEST(test_the_host_reusing_the_numbers_is_left_alone)
+/* Puts a pipe of the host's at the numbers the handle's wait opened (all
+ * of them, or ONLY_LAST, the highest: a closefrom() above the rest),
+ * then tries and frees the handle: the host's pipe keeps its bytes, and
+ * each of those numbers is still the host's. */
+static void host_takes_the_numbers(int only_last)
 {
     struct swerve_claim *c = handle_used_once("report");
     pid_t child = holder("report", 0, IS_FORCED);
@@ -407,7 +411,7 @@ START_TEST(test_the_host_reusing_the_numbers_is_left_alone)
     ck_assert_ptr_null(swerve_claim_acquire(c, 0.0));
     ck_assert_int_ge(swerve_claim_wait_fd(c), 0);
     open_set(after);
-    for (int fd = 0; fd < FDS_MAX; fd++)
+    for (int fd = FDS_MAX - 1; fd >= 0 && !(only_last && taken > 0); fd--)
         if (after[fd] && !before[fd]) {
             ck_assert_int_eq(dup2(host[0], fd), fd);
             after[fd] = 2; /* the host's now */
@@ -427,6 +431,55 @@ START_TEST(test_the_host_reusing_the_numbers_is_left_alone)
         }
     kill(child, SIGKILL);
     (void)wait_exit_code(child);
+}
+
+START_TEST(test_the_host_reusing_the_numbers_is_left_alone)
+{
+    host_takes_the_numbers(0);
+}
+END_TEST
+
+/* The highest is the holder's pidfd, which fstat cannot tell from another
+ * process's before Linux 6.9. */
+START_TEST(test_the_host_reusing_the_last_number_is_left_alone)
+{
+    host_takes_the_numbers(1);
+}
+END_TEST
+
+/* Two loop waiters, in two processes: the one that takes the name passes
+ * a wake-up on, though it took the release's byte from the other, so the
+ * other watches the new holder, whose death (unreaped) then wakes it. */
+START_TEST(test_a_taker_passes_the_wake_up_on)
+{
+    struct swerve_claim *c = handle_used_once("report");
+    pid_t first = holder("report", 0.3, RELEASES), taker;
+    int took[2], fd, wakeups;
+    char byte;
+    struct loop l;
+
+    ck_assert_ptr_null(swerve_claim_acquire(c, 0.0));
+    fd = swerve_claim_wait_fd(c); /* armed on the first holder, then left alone */
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pipe(took), 0);
+    taker = fork();
+    ck_assert_int_ge(taker, 0);
+    if (taker == 0) {
+        struct swerve_claim *mine = swerve_claim_new("report");
+        loop_open(&l);
+        if (acquire_in_loop(&l, mine, 10.0, &wakeups) != mine || write(took[1], "x", 1) != 1)
+            _exit(1);
+        syscall(SYS_kill, getpid(), SIGKILL); /* holding it; nobody reaps it yet */
+    }
+    ck_assert_int_eq(read(took[0], &byte, 1), 1);
+    loop_open(&l);
+    /* Readable: the taker passed one on (else nothing wakes this waiter). */
+    ck_assert_msg(loop_until_readable(&l, fd, now_s() + 1.0), "the taker kept the release's wake-up");
+    ck_assert_ptr_eq(acquire_in_loop(&l, c, 5.0, &wakeups), c);
+    ck_assert_int_eq(wait_exit_code(taker), 128 + SIGKILL);
+    ck_assert_int_eq(wait_exit_code(first), 0);
+    loop_close(&l);
+    swerve_claim_free(c);
 }
 END_TEST
 
@@ -488,6 +541,8 @@ int main(void)
     tcase_add_test(loop, test_cancel_leaves_nothing);
     tcase_add_test(loop, test_forked_child_waits_on_its_own);
     tcase_add_test(loop, test_the_host_reusing_the_numbers_is_left_alone);
+    tcase_add_test(loop, test_the_host_reusing_the_last_number_is_left_alone);
+    tcase_add_test(loop, test_a_taker_passes_the_wake_up_on);
     if (!namespace_shared_store()) /* no FIFO there: a connection per waiter */
         tcase_add_test(loop, test_the_last_waiter_removes_the_fifo);
     suite_add_tcase(s, loop);
