@@ -160,11 +160,14 @@ struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim, double tim
  *
  * The descriptor is the library's: wait for it to become readable (poll,
  * select, epoll, an event loop's reader), never read, write or close it.
- * It keeps its number while the handle waits, and is closed by the
- * swerve_claim_acquire() that takes the name, by swerve_claim_release()
+ * An event loop stops watching it before each swerve_claim_acquire(),
+ * swerve_claim_release() and swerve_claim_free() of the handle, and
+ * watches the number the next swerve_claim_wait_fd() returns: usually the
+ * same, but a failed try may have closed it and the next wait opened
+ * another (a lost database connection, a claim directory made anew).  It
+ * is closed by the acquire that takes the name, by swerve_claim_release()
  * (which a waiter that gives up calls: it holds nothing, and stops
- * waiting) and by swerve_claim_free(): an event loop stops watching it
- * before those calls.  It is close-on-exec; the child of a fork makes one
+ * waiting) and by swerve_claim_free().  It is close-on-exec; the child of a fork makes one
  * of its own, leaving its parent's alone.  While it waits, a handle has
  * up to three descriptors open (this one, the name's FIFO behind it, and
  * a pidfd of a holder in another process); with SWERVE_CLAIM_STORE, one:

@@ -146,6 +146,7 @@ SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
     int saved = errno;
 
     scl_store()->wait_end(claim->key); /* a waiter that gives up */
+    errno = saved;
     if (!swerve_claim_held(claim))
         return 0;
     if (scl_store()->release(claim->key) != 0)

@@ -452,7 +452,10 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
         sched_yield();
     if (dirfd < 0 || scl_watch_open(&key->watch, dirfd, scl_dir_generation(), key->watch_name, self) != 0)
         return -1;
-    if (key->watch_counted_by != self) {
+    if (key->watch_counted_by != self || key->watch_counted_gen != scl_dir_generation()) {
+        if (key->watch_counted_by == self && scl_wake_is_mapped(key->watch_counted_gen))
+            (void)scl_wake_watching(key->hash, -1); /* the old file, still the one mapped */
+        key->watch_counted_by = 0;
         if (scl_wake_watching(key->hash, 1)) {
             key->watch_counted_by = self; /* a release now looks for the FIFO */
             key->watch_counted_gen = scl_dir_generation();

@@ -61,8 +61,11 @@ void scl_watch_notify(int dirfd, const char *watch_name)
     struct stat st;
     int saved = errno, fd;
 
-    /* No reader: ENXIO; a full buffer: EAGAIN, and a wake-up is there. */
-    fd = open_fifo(dirfd, watch_name, O_WRONLY, &st);
+    /* Read and write: a writer alone would get SIGPIPE, and die of it,
+     * should the last waiter leave between the open and the write; a byte
+     * nobody else reads goes with the close.  A full buffer: EAGAIN, and
+     * a wake-up is there already. */
+    fd = open_fifo(dirfd, watch_name, O_RDWR, &st);
     if (fd >= 0) {
         (void)write(fd, "", 1);
         scl_close_quietly(fd);
@@ -74,6 +77,18 @@ void scl_watch_notify(int dirfd, const char *watch_name)
 static void forget(struct scl_watch *w)
 {
     *w = (struct scl_watch)SCL_WATCH_NONE;
+}
+
+/* 1 when W's pidfd is still its own: the epoll instance watches the very
+ * file open at that number (pidfds share one inode before Linux 6.9, so
+ * the number's file is asked of epoll, not of fstat). */
+static int pidfd_is_ours(const struct scl_watch *w)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = w->pidfd };
+    int saved = errno, ours = epoll_ctl(w->epfd, EPOLL_CTL_MOD, w->pidfd, &ev) == 0;
+
+    errno = saved;
+    return ours;
 }
 
 /* 1 when W's descriptors are open in process SELF and still its own: the
@@ -105,8 +120,10 @@ void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid
     int saved = errno;
 
     if (still_ours(w, self)) {
-        if (w->pidfd >= 0)
+        if (w->pidfd >= 0 && pidfd_is_ours(w))
             scl_close_quietly(w->pidfd);
+        if (w->took_wakeups)
+            scl_watch_ready(w); /* passed on: the others look again */
         leave_fifo(w->fifo, dirfd, watch_name, w->fifo_dev, w->fifo_ino);
         scl_close_quietly(w->epfd);
     }
@@ -219,13 +236,16 @@ void scl_watch_ready(struct scl_watch *w)
     errno = saved;
 }
 
-/* Stops watching the holder's end. */
+/* Stops watching the holder's end (a number the host took over is left
+ * to it). */
 static void unwatch_holder(struct scl_watch *w)
 {
     if (w->pidfd < 0)
         return;
-    (void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->pidfd, NULL);
-    scl_close_quietly(w->pidfd);
+    if (pidfd_is_ours(w)) {
+        (void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->pidfd, NULL);
+        scl_close_quietly(w->pidfd);
+    }
     w->pidfd = -1;
     w->holder.pid = 0;
 }
@@ -234,7 +254,7 @@ int scl_watch_holder(struct scl_watch *w, const struct scl_proc_id *holder)
 {
     int fd;
 
-    if (w->pidfd >= 0 && w->holder.pid == holder->pid && w->holder.start == holder->start)
+    if (w->pidfd >= 0 && w->holder.pid == holder->pid && w->holder.start == holder->start && pidfd_is_ours(w))
         return 0;
     unwatch_holder(w);
     if (holder->pid <= 0)
@@ -276,9 +296,12 @@ int scl_watch_consume(struct scl_watch *w, pid_t self)
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == w->fifo) {
             char bytes[DRAIN_CHUNK];
-            for (int reads = 0; reads < DRAIN_READS && read(w->fifo, bytes, sizeof bytes) == (ssize_t)sizeof bytes;
-                 reads++)
-                ;
+            ssize_t got;
+            for (int reads = 0; reads < DRAIN_READS && (got = read(w->fifo, bytes, sizeof bytes)) > 0; reads++) {
+                w->took_wakeups = 1;
+                if (got < (ssize_t)sizeof bytes)
+                    break; /* all there was */
+            }
         } else if (ev[i].data.fd == w->pidfd) {
             unwatch_holder(w);
             ended = 1;

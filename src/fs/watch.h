@@ -16,7 +16,9 @@
  *     shares the FIFO's one buffer, and whichever takes the bytes tries
  *     the name after taking them.  So a wake-up one waiter took from
  *     another is never lost: either that try took the name, or somebody
- *     held it then, whose release writes again;
+ *     held it then, whose release writes again.  And a waiter that took
+ *     bytes writes one back as it leaves (it took the name, or gave up):
+ *     the others look again, and watch the new holder's end;
  *   - a pidfd of the holder the last try found (Linux 5.3), readable once
  *     it has ended, killed or not, reaped or not: nobody else writes the
  *     FIFO for a holder that died with nobody to clear it.
@@ -53,6 +55,7 @@ struct scl_watch {
     pid_t owner;  /* the process they are open in; 0: none */
     unsigned gen; /* the claim directory generation of the FIFO */
     int epfd, fifo, pidfd;
+    int took_wakeups;          /* it took bytes from the FIFO since it last left */
     dev_t fifo_dev;            /* the FIFO's inode: the host may have closed the */
     ino_t fifo_ino;            /* numbers (closefrom) and opened its own there */
     struct scl_proc_id holder; /* the pidfd's process */

@@ -738,19 +738,47 @@ static void ignore_notice(void *arg, const PGresult *res)
     (void)res;
 }
 
+/* Another session waits as long as its statement does: no timeout of the
+ * role's or the database's ends it (nor its idleness between two). */
+static const char another_setup_sql[] =
+    "SELECT set_config('statement_timeout', '0', false), set_config('lock_timeout', '0', false), "
+    "CASE WHEN current_setting('server_version_num')::int >= 140000 "
+    "THEN set_config('idle_session_timeout', '0', false) END, "
+    "CASE WHEN current_setting('server_version_num')::int >= 170000 "
+    "THEN set_config('transaction_timeout', '0', false) END";
+
 PGconn *scl_pg_connect_another(int64_t deadline)
 {
+    const struct scl_libpq *pq;
     struct connect_params params;
     PGconn *conn;
+    PGresult *res;
+    int answered;
 
     if (session.pq == NULL && (session.pq = scl_libpq()) == NULL)
         return NULL;
+    pq = session.pq;
     if (params_make(&params, deadline) != 0)
         return NULL;
     conn = connect_with(&params);
     params_free(&params);
-    if (conn != NULL)
-        session.pq->setNoticeReceiver(conn, ignore_notice, NULL);
+    if (conn == NULL)
+        return NULL;
+    pq->setNoticeReceiver(conn, ignore_notice, NULL);
+    answered = pq->sendQuery(conn, another_setup_sql) ? wait_result(conn, pq->socket(conn), deadline) : -1;
+    while (answered == 1 && (res = pq->getResult(conn)) != NULL) {
+        if (pq->resultStatus(res) != SCL_PGRES_TUPLES_OK)
+            answered = -2;
+        pq->clear(res);
+    }
+    if (answered != 1) {
+        pq->finish(conn);
+        fail(answered == 0    ? ETIMEDOUT
+             : answered == -1 ? ECONNRESET
+                              : EIO,
+             "another session for a wait could not be set up (its timeouts turned off)");
+        return NULL;
+    }
     return conn;
 }
 

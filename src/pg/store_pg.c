@@ -78,12 +78,7 @@ static int watch_is_ours(const struct pg_watch *w, pid_t self)
     return w->conn != NULL && w->owner == self && scl_fd_is(scl_pg_libpq()->socket(w->conn), S_IFSOCK, w->dev, w->ino);
 }
 
-/* A waiter's session waits as long as it takes: a role's statement or
- * lock timeout would end its wait again and again (set for the next
- * statements: the running one keeps the timer it began with). */
-static const char watch_sql[] = "SELECT set_config('statement_timeout', '0', false), "
-                                "set_config('lock_timeout', '0', false), "
-                                "pg_advisory_lock_shared(1398231638, $1::int4), "
+static const char watch_sql[] = "SELECT pg_advisory_lock_shared(1398231638, $1::int4), "
                                 "pg_advisory_unlock_shared(1398231638, $1::int4)";
 
 struct scl_key {
