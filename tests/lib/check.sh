@@ -9,14 +9,16 @@
 # passed, 1 when one failed (a test that cannot run exits 77 with a SKIP
 # line saying why, or fails; never quietly).
 
-passed=0 failed=0
+passed=0 failed=0 failures=()
 
 # One check that passed.
 pass() { passed=$((passed + 1)); }
 
-# One check that failed: MESSAGE... goes to standard error after "FAIL: ".
+# One check that failed: MESSAGE... goes to standard error after "FAIL: ",
+# and again before the closing line (a log's tail is what test.sh shows).
 fail() {
     echo "FAIL: $*" >&2
+    failures+=("$*")
     failed=$((failed + 1))
 }
 
@@ -30,6 +32,10 @@ check() { # DESCRIPTION COMMAND...
 # The closing line, "NAME.sh: N passed, N failed" (NAME.sh the script run,
 # $0); its status is the script's.
 finish() {
+    local f
+    for f in "${failures[@]}"; do
+        echo "FAIL (again, for the log's tail): $f" >&2
+    done
     echo "$(basename "$0"): $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
