@@ -224,11 +224,16 @@ static long wake_slot(struct slot *s)
 
 void scl_wake(int dirfd, const char *fname)
 {
-    struct slot *s = slot_at(scl_name_hash(fname), NULL);
+    size_t hash = scl_name_hash(fname);
+    struct slot *s = slot_at(hash, NULL);
     char watch_name[SCL_WATCH_NAME_MAX];
 
-    scl_watch_name(fname, watch_name);
-    scl_watch_notify(dirfd, watch_name);
+    /* As a release does: a reaper clearing a dead worker's claims (in the
+     * host's wait) hashes and looks for no FIFO nobody may wait on. */
+    if (scl_wake_may_be_watched(hash)) {
+        scl_watch_name(fname, watch_name);
+        scl_watch_notify(dirfd, watch_name);
+    }
 
     /* The claim was unlinked before this load, and a waiter counts itself
      * in before it tries: either it sees the name free, or we see it. */
