@@ -17,12 +17,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* The most entries a claims/ directory may have for the tools to read it:
- * past it, the directory is refused whole, named with its owner.  Anybody
- * can fill their own directory with names, and root's tools read every
- * user's (doc/security.md has what each entry costs). */
-#define INV_MAX_ENTRIES 65536
-
 struct inv_proc {
     pid_t pid;
     unsigned long long start;
@@ -72,7 +66,7 @@ struct inv_dir {
 int inv_open_dir(const char *path, int *topfd);
 
 /* Reads the claim directory at PATH; 0, or -1 with errno (E2BIG: it has
- * more than INV_MAX_ENTRIES, which was said, naming it and its owner). */
+ * more than SCL_BUDGET_DIR_ENTRIES, which was said, naming it and its owner). */
 int inv_load_dir(const char *path, struct inv_dir *d);
 
 /* Reads every claim directory of this user (of every user, for root)

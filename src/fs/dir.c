@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "bound.h"
+#include "budget.h"
 #include "children.h"
 #include "dir.h"
 #include "fork_page.h"
@@ -959,6 +960,6 @@ void scl_dir_leave(int dirfd)
     if (scl_member_parent_is_live(dirfd))
         return;
     (void)scl_children_each(keep_for_successor, &s); /* bounded by the table of children */
-    if (!s.registered && scl_retire_path(dir_path, dir_dev, dir_ino, SCL_RETIRE_LEFTOVERS) == 0)
+    if (!s.registered && scl_retire_path(dir_path, dir_dev, dir_ino, SCL_BUDGET_RETIRE_LEFTOVERS) == 0)
         scl_debug("removed claim directory %s", dir_path);
 }

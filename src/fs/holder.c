@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "budget.h"
 #include "history.h"
 #include "holder.h"
 #include "log.h"
@@ -198,7 +199,7 @@ static int clear_claim(const char *fname, const char *tail, void *arg)
 }
 
 /* Clears the claims the journal of FD names, reading at most
- * SCL_JOURNAL_MAX bytes of it. */
+ * SCL_BUDGET_JOURNAL_BYTES bytes of it. */
 static void clear_journal(struct clearing *c, int fd)
 {
     struct scl_journal_reader reader;
@@ -206,7 +207,7 @@ static void clear_journal(struct clearing *c, int fd)
     off_t off = 0;
 
     scl_journal_begin(&reader, NULL, 0);
-    while (buf != NULL && off < SCL_JOURNAL_MAX && c->to_find > 0) {
+    while (buf != NULL && off < SCL_BUDGET_JOURNAL_BYTES && c->to_find > 0) {
         ssize_t n = pread(fd, buf, SCL_SCRATCH_SIZE, off);
         if (n < 0 && errno == EINTR)
             continue;
@@ -260,7 +261,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
     }
     /* Links the journal did not name (it was torn, or capped) are found
      * the slow way; a link outside the directory is nobody's claim.  A
-     * clearer of another process reads at most SCL_SCAN_MAX entries: a
+     * clearer of another process reads at most SCL_BUDGET_CLEAR_SCAN entries: a
      * worker may plant any number, and the clearer is often its master,
      * in waitpid().  What is left past them is a dead holder's, free to
      * anybody (the next acquire() of the name clears it).  A holder
@@ -270,7 +271,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
         int saved = errno;
         c.to_find = st.st_nlink - (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u);
-        c.scan_left = mode == SCL_CLEAR_OWN || mode == SCL_CLEAR_CLAIMS_ONLY ? UINT_MAX : SCL_SCAN_MAX;
+        c.scan_left = mode == SCL_CLEAR_OWN || mode == SCL_CLEAR_CLAIMS_ONLY ? UINT_MAX : SCL_BUDGET_CLEAR_SCAN;
         (void)scl_each_entry(dirfd, clear_if_link, &c);
         errno = saved;
     }
@@ -383,7 +384,7 @@ size_t scl_holder_read_command(int fd, char *out, size_t cap)
 
 int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len)
 {
-    if (st->st_size + (off_t)len > SCL_JOURNAL_MAX || scl_write_full(fd, line, len) == 0)
+    if (st->st_size + (off_t)len > SCL_BUDGET_JOURNAL_BYTES || scl_write_full(fd, line, len) == 0)
         return 0;
     /* A torn line would hide the next one from every reader. */
     {

@@ -39,12 +39,6 @@
 /* ".holder.PID", the holder file's name. */
 void scl_holder_path(char out[SCL_PID_NAME_MAX], pid_t pid);
 
-/* A journal is read, and written, up to this size; claims taken past it
- * are found by scanning the claims directory, of which a clearer of
- * another process reads at most SCL_SCAN_MAX entries (about 1 ms). */
-#define SCL_JOURNAL_MAX (64 * 1024)
-#define SCL_SCAN_MAX    4096u
-
 /* Parses the "PID START\n" header at the start of the N bytes at HEAD:
  * 0, or -1 with errno EINVAL. */
 int scl_holder_parse_id(const char *head, size_t n, struct scl_proc_id *id);
@@ -87,7 +81,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
 
 /* Appends LINE (LEN bytes, newline included) to the journal open as FD
  * (ST its stat, O_APPEND), whole or not at all: 0, or -1 with errno
- * (ENOSPC, EDQUOT: the journal is as it was).  Past SCL_JOURNAL_MAX
+ * (ENOSPC, EDQUOT: the journal is as it was).  Past SCL_BUDGET_JOURNAL_BYTES
  * nothing is written, and that is success. */
 int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t len);
 
@@ -104,7 +98,7 @@ void scl_holder_note_command(int fd, const char *command, size_t n);
 size_t scl_holder_read_command(int fd, char *out, size_t cap);
 
 /* The last two search all of the claims directory for links the journal
- * did not name; the others read at most SCL_SCAN_MAX of its entries.  The
+ * did not name; the others read at most SCL_BUDGET_CLEAR_SCAN of its entries.  The
  * caller of those is the holder, with the inode it registered open (a
  * worker may put a file of its own, with any number of links, in its
  * holder file's name): scl_member_clear_own(). */

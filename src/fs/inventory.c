@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "budget.h"
 #include "holder.h"
 #include "inventory.h"
 #include "layout.h"
@@ -50,7 +51,7 @@ static int is_stopped(pid_t pid)
 }
 
 /*
- * Calls FN for each line of P's journal (its first SCL_JOURNAL_MAX bytes,
+ * Calls FN for each line of P's journal (its first SCL_BUDGET_JOURNAL_BYTES bytes,
  * read from a regular file only, as the library reads it), the file name
  * and what follows its tab ("" for none) apart, until FN returns non-zero:
  * that value, or 0.  The library's own reader parses it (holder.h).
@@ -67,12 +68,12 @@ static int each_journal_line(int dirfd, const struct inv_proc *p, scl_journal_vi
     fd = scl_open_file_at(dirfd, holder, O_RDONLY, &st);
     if (fd < 0)
         return 0;
-    journal = malloc(SCL_JOURNAL_MAX);
-    tail = malloc(SCL_JOURNAL_MAX);
-    n = journal == NULL || tail == NULL ? -1 : scl_read_full(fd, journal, SCL_JOURNAL_MAX);
+    journal = malloc(SCL_BUDGET_JOURNAL_BYTES);
+    tail = malloc(SCL_BUDGET_JOURNAL_BYTES);
+    n = journal == NULL || tail == NULL ? -1 : scl_read_full(fd, journal, SCL_BUDGET_JOURNAL_BYTES);
     close(fd);
     if (n > 0) {
-        scl_journal_begin(&reader, tail, SCL_JOURNAL_MAX);
+        scl_journal_begin(&reader, tail, SCL_BUDGET_JOURNAL_BYTES);
         r = scl_journal_feed(&reader, journal, (size_t)n, fn, arg);
     }
     free(journal);
@@ -165,7 +166,7 @@ struct loading {
  * when the directory grows while it is read. */
 static int full(const struct inv_dir *d)
 {
-    if (d->nprocs + d->nclaims < INV_MAX_ENTRIES)
+    if (d->nprocs + d->nclaims < SCL_BUDGET_DIR_ENTRIES)
         return 0;
     errno = E2BIG;
     return 1;
@@ -176,7 +177,7 @@ static int count_entry(const struct dirent64 *e, void *arg)
     struct loading *l = arg;
 
     (void)e;
-    return ++l->entries > INV_MAX_ENTRIES + 2; /* and "." and ".." */
+    return ++l->entries > SCL_BUDGET_DIR_ENTRIES + 2; /* and "." and ".." */
 }
 
 /* Adds the member whose holder file is ENTRY, when it is one: a file of
@@ -406,7 +407,7 @@ static int refuse(const struct inv_dir *d)
     inv_owner_name(d->owner, owner, sizeof owner);
     scl_admin_report("%s, of %s: more than %d entries in its claims/ directory, not read; "
                      "its owner can remove what it does not know there",
-                     d->path, owner, INV_MAX_ENTRIES);
+                     d->path, owner, SCL_BUDGET_DIR_ENTRIES);
     errno = E2BIG;
     return -1;
 }
@@ -417,7 +418,7 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
 
     if (scl_each_entry(claimsfd, count_entry, &l) < 0)
         return -1;
-    if (l.entries > INV_MAX_ENTRIES + 2)
+    if (l.entries > SCL_BUDGET_DIR_ENTRIES + 2)
         return refuse(d);
     /* First the members, so that claims can name their holder. */
     if (scl_holders_scan(claimsfd, add_member, &l) != 0)

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "budget.h"
 #include "history.h"
 #include "holder.h"
 #include "log.h"
@@ -173,7 +174,7 @@ static void remove_unfinished(int basefd, const char *name)
         return;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
-        struct removal r = { topfd, NULL, SCL_RETIRE_LEFTOVERS };
+        struct removal r = { topfd, NULL, SCL_BUDGET_RETIRE_LEFTOVERS };
         (void)scl_holders_scan(claimsfd, visit_clear_dead, &r);
         scl_close_quietly(claimsfd);
     }
@@ -199,31 +200,26 @@ static void sweep_one(int basefd, const char *name)
             remove_unfinished(basefd, name);
         return;
     }
-    if (scl_retire_named(basefd, name, st.st_dev, st.st_ino, SCL_RETIRE_LEFTOVERS) == 0)
+    if (scl_retire_named(basefd, name, st.st_dev, st.st_ino, SCL_BUDGET_RETIRE_LEFTOVERS) == 0)
         scl_debug("removed abandoned claim directory %s", name);
 }
 
-/* How much of the base one sweep reads, and how many of its entries it
- * looks at closely: anybody can fill /tmp with names, and the sweep runs
- * in a server's first claim.  What it leaves, `swerve-claim gc` removes. */
-#define SWEEP_MAX_ENTRIES    4096
-#define SWEEP_MAX_CANDIDATES 64
-
 /* The sweep of a base: its descriptor, and how far it has gone. */
 struct sweep {
-    int basefd, entries, candidates;
+    int basefd;
+    unsigned entries, candidates;
 };
 
 static int sweep_entry(const struct dirent64 *d, void *arg)
 {
     struct sweep *s = arg;
 
-    if (++s->entries > SWEEP_MAX_ENTRIES)
+    if (++s->entries > SCL_BUDGET_SWEEP_ENTRIES)
         return 1;
     /* d_type spares a stat of what is plainly not a directory. */
     if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
         sweep_one(s->basefd, d->d_name);
-        if (++s->candidates >= SWEEP_MAX_CANDIDATES)
+        if (++s->candidates >= SCL_BUDGET_SWEEP_CANDIDATES)
             return 1;
     }
     return 0;

@@ -16,10 +16,10 @@
 /* How many leftovers of claims/ (".new.*" holder files never finished,
  * ".wait.*" waiters' FIFOs) a removal unlinks at most: a worker may plant
  * any number of them, and the library removes as a master ends, or as a
- * server's first claim sweeps.  Past them the directory stays, as with
- * any other file a worker plants; the tools (`gc`) unlink them all. */
-#define SCL_RETIRE_LEFTOVERS 4096u
-#define SCL_RETIRE_ALL       UINT_MAX
+ * server's first claim sweeps (SCL_BUDGET_RETIRE_LEFTOVERS).  Past them
+ * the directory stays, as with any other file a worker plants; the tools
+ * (`gc`) unlink them all. */
+#define SCL_RETIRE_ALL UINT_MAX
 
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead

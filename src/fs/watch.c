@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include "budget.h"
 #include "sha256.h"
 #include "sigsafe.h"
 #include "watch.h"
@@ -15,13 +16,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* What a FIFO's bytes are read in, taking a wake-up: any number of them is
- * one wake-up. */
-#define DRAIN_CHUNK 512
-/* How many reads one take of wake-ups makes at most: a writer that keeps
- * writing (anybody who can reach the claims directory can) costs a
- * waiter that many reads, and one more wake-up. */
-#define DRAIN_READS 16
 /* How often a waiter opens a name's FIFO again while its last waiter is
  * removing it. */
 #define JOIN_ATTEMPTS 8
@@ -295,9 +289,10 @@ int scl_watch_consume(struct scl_watch *w, pid_t self)
     n = epoll_wait(w->epfd, ev, 2, 0);
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == w->fifo) {
-            char bytes[DRAIN_CHUNK];
+            char bytes[SCL_BUDGET_FIFO_CHUNK];
             ssize_t got;
-            for (int reads = 0; reads < DRAIN_READS && (got = read(w->fifo, bytes, sizeof bytes)) > 0; reads++) {
+            for (unsigned reads = 0; reads < SCL_BUDGET_FIFO_READS && (got = read(w->fifo, bytes, sizeof bytes)) > 0;
+                 reads++) {
                 w->took_wakeups = 1;
                 if (got < (ssize_t)sizeof bytes)
                     break; /* all there was */

@@ -1138,7 +1138,9 @@ secure_execution() {
     fi
 }
 
-for n in ${SCL_ATTACKS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24}; do
+# Every attack defined above, unless SCL_ATTACKS names some: a list kept by
+# hand left attacks 25-28 out of the suite.
+for n in ${SCL_ATTACKS:-$(declare -F | sed -n 's/^declare -f attack_//p' | sort -n)}; do
     "attack_$n"
 done
 finish

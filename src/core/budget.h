@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The budgets of every walk a process makes over what a less privileged
+ * process can write: claim directories' entries, holder files and their
+ * journals, waiters' FIFOs, the base, another process's descriptors,
+ * database rows.  A worker may plant any number of any of them, and the
+ * walker is often its root master (in waitpid(), at its exit) or root's
+ * tools; so each walk spends from a budget fixed here, never from what
+ * it finds, and says so when it gives up.
+ *
+ * This is the one table of them.  Each SCL_BUDGET_* has its row in
+ * doc/security.md's "Every walk and its bound" (tests/packaging/budgets.sh
+ * fails on a budget without its row): a new walk cannot land without one.
+ */
+#ifndef SCL_BUDGET_H
+#define SCL_BUDGET_H
+
+/* A journal is read, and written, up to this many bytes. */
+#define SCL_BUDGET_JOURNAL_BYTES (64 * 1024)
+/* Entries of claims/ a clearer of another process reads for links its
+ * journal did not name (about 1 ms). */
+#define SCL_BUDGET_CLEAR_SCAN 4096u
+/* Entries of claims/ one removal of a directory reads in all, the
+ * clearings of its dead holders included. */
+#define SCL_BUDGET_REMOVAL_ENTRIES 16384u
+/* Leftovers (".new.*", ".wait.*") one removal by the library unlinks. */
+#define SCL_BUDGET_RETIRE_LEFTOVERS 4096u
+/* Entries of the base one sweep of abandoned directories reads, and how
+ * many of them it looks at closely. */
+#define SCL_BUDGET_SWEEP_ENTRIES    4096u
+#define SCL_BUDGET_SWEEP_CANDIDATES 64u
+/* Reads of a FIFO's bytes (of SCL_BUDGET_FIFO_CHUNK each) one take of
+ * wake-ups makes. */
+#define SCL_BUDGET_FIFO_READS 16u
+#define SCL_BUDGET_FIFO_CHUNK 512u
+/* Entries of one claims/ the tools read: past it the directory is
+ * refused whole, named with its owner. */
+#define SCL_BUDGET_DIR_ENTRIES 65536u
+
+/* One walk's budget: what it is (for the word it says as it gives up),
+ * how much it had, how much is left. */
+struct scl_budget {
+    const char *walk;
+    unsigned long limit, left;
+    int gave_up;
+};
+
+static inline struct scl_budget scl_budget_of(const char *walk, unsigned long limit)
+{
+    struct scl_budget b = { walk, limit, limit, 0 };
+    return b;
+}
+
+/* Spends N of B: 0 while it lasts; -1 once it does not, the first time
+ * with a SWERVE_DEBUG line naming the walk and its bound (a tool says so
+ * itself, looking at gave_up).  Async-signal-safe, keeps errno. */
+int scl_budget_spend(struct scl_budget *b, unsigned long n);
+
+#endif
