@@ -116,11 +116,15 @@ int inv_is_dir_name(const char *name);
  * open as CLAIMSFD and TOPFD (inv_open_dir()), as the library clears a
  * dead holder: under its holder file's lock, and only while it is dead,
  * its holds recorded as cleared in the directory's history when it is
- * this user's.  0, or -1 with errno. */
+ * this user's.  0; 1 when the run's search for links their journals did
+ * not name has gone past SCL_BUDGET_REMOVAL_ENTRIES (the claims left are
+ * a dead holder's: anybody's next acquire of them clears them); or -1
+ * with errno. */
 int inv_clear_dead(int claimsfd, int topfd, pid_t pid);
 
 /* Removes the claim directory at PATH, clearing its dead holders first,
- * unless a live member is left: 0, or -1 with errno (EBUSY). */
+ * unless a live member is left: 0, or -1 with errno (EBUSY; ENOTEMPTY:
+ * more was planted in it than a removal reads, SCL_BUDGET_REMOVAL_ENTRIES). */
 int inv_remove_dir(const char *path);
 
 /* release --force, in the directory open as CLAIMSFD and TOPFD: tells

@@ -4,6 +4,7 @@
  * release and joining. */
 #include "config.h"
 
+#include "budget.h"
 #include "claim.h"
 #include "dir.h"
 #include "history.h"
@@ -26,15 +27,21 @@ int inv_is_dir_name(const char *name)
     return scl_after_prefix(name, SCL_DIR_PREFIX) != NULL;
 }
 
+/* What one run of a tool reads, in all its clearings, searching for
+ * links the journals did not name: a directory may hold any number of
+ * dead holders, each with links planted outside it. */
+static struct scl_budget tool_clearing = { "a tool's clearing of dead holders", SCL_BUDGET_REMOVAL_ENTRIES,
+                                           SCL_BUDGET_REMOVAL_ENTRIES, 0 };
+
 /* The tools write a directory's history only when it is their user's
  * own (history.h): another's owner could truncate it under the mapping. */
 int inv_clear_dead(int claimsfd, int topfd, pid_t pid)
 {
     struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_CLEARED, 0 };
-    int r = scl_holder_clear(claimsfd, topfd, pid, SCL_CLEAR_IF_DEAD, &end);
+    int r = scl_holder_clear(claimsfd, topfd, pid, SCL_CLEAR_IF_DEAD, &end, &tool_clearing);
 
     scl_history_unmap(end.history);
-    return r < 0 ? -1 : 0;
+    return r < 0 ? -1 : tool_clearing.gave_up;
 }
 
 int inv_remove_dir(const char *path)

@@ -136,6 +136,7 @@ struct clearing {
     const struct stat *st;
     nlink_t to_find;
     unsigned scan_left;
+    struct scl_budget *budget; /* of the walk this clearing is part of, or NULL */
     const struct scl_hold_end *end;
     pid_t pid;
     int holder_read;
@@ -222,19 +223,21 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
 {
     struct clearing *c = arg;
 
-    if (c->scan_left == 0)
+    if (c->scan_left == 0 || (c->budget != NULL && scl_budget_spend(c->budget, 1) != 0))
         return 1;
     c->scan_left--;
     return d->d_ino == c->st->st_ino && d->d_name[0] != '.' ? clear_claim(d->d_name, "", c) : 0;
 }
 
-int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
-                          const struct scl_hold_end *end)
+/* scl_holder_clear_open(), its scan spending from BUDGET too (NULL: none
+ * but its own). */
+static int clear_open_within(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+                             const struct scl_hold_end *end, struct scl_budget *budget)
 {
     struct stat st;
     struct scl_proc_id id;
     char path[SCL_PID_NAME_MAX];
-    struct clearing c = { .dirfd = dirfd, .topfd = topfd, .fd = fd, .st = &st, .end = end };
+    struct clearing c = { .dirfd = dirfd, .topfd = topfd, .fd = fd, .st = &st, .end = end, .budget = budget };
 
     while (flock(fd, LOCK_EX | LOCK_NB) != 0)
         if (errno != EINTR)
@@ -279,17 +282,48 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
     return 1;
 }
 
-int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end)
+int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+                          const struct scl_hold_end *end)
+{
+    return clear_open_within(dirfd, topfd, fd, mode, also_claim, end, NULL);
+}
+
+int scl_holder_open_named(int dirfd, const char *entry, pid_t pid, struct scl_proc_id *id)
+{
+    struct stat st;
+    int fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
+
+    if (fd < 0)
+        return -1;
+    if (scl_holder_read_id(fd, id) != 0) {
+        scl_close_quietly(fd);
+        errno = EIO;
+        return -1;
+    }
+    if (id->pid != pid) {
+        /* Only its holder names a holder file, by its own pid: this is a
+         * link a worker made of its own, and any number may be planted.
+         * Taken out at once, it costs nobody a search for its claims. */
+        (void)scl_unlink_if_same(dirfd, entry, st.st_dev, st.st_ino);
+        scl_close_quietly(fd);
+        errno = ENOENT;
+        return -1;
+    }
+    return fd;
+}
+
+int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end,
+                     struct scl_budget *budget)
 {
     char path[SCL_PID_NAME_MAX];
-    struct stat st;
+    struct scl_proc_id id;
     int fd, r;
 
     scl_holder_path(path, pid);
-    fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
+    fd = scl_holder_open_named(dirfd, path, pid, &id);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1;
-    r = scl_holder_clear_open(dirfd, topfd, fd, mode, NULL, end);
+    r = clear_open_within(dirfd, topfd, fd, mode, NULL, end, budget);
     scl_close_quietly(fd); /* drops the flock */
     return r;
 }
@@ -306,14 +340,14 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
         return 0;
     if (errno != EEXIST)
         return -1;
-    fd = scl_open_file_at(dirfd, path, O_RDONLY, &st);
+    fd = scl_holder_open_named(dirfd, path, id->pid, &there);
     if (fd < 0)
-        return errno == ENOENT ? 1 : -1; /* cleared meanwhile: try again */
-    if (scl_holder_read_id(fd, &there) != 0) {
+        return errno == ENOENT ? 1 : -1; /* cleared meanwhile, or planted: try again */
+    if (fstat(fd, &st) != 0) {
         scl_close_quietly(fd);
         return -1;
     }
-    if (there.pid == id->pid && there.start == id->start) {
+    if (there.start == id->start) {
         scl_close_quietly(fd);
         if (!self || st.st_uid == geteuid())
             return 0;
@@ -399,6 +433,7 @@ int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t l
 struct holder_visit {
     scl_holder_visit *fn;
     int dirfd;
+    struct scl_budget *budget;
     void *arg;
 };
 
@@ -408,6 +443,8 @@ static int visit_holder(const struct dirent64 *d, void *arg)
     const char *p = scl_after_prefix(d->d_name, SCL_HOLDER_PREFIX);
     unsigned long long pid = 0;
 
+    if (v->budget != NULL && scl_budget_spend(v->budget, 1) != 0)
+        return 1;
     if (p != NULL) {
         if (scl_parse_ull(&p, &pid) != 0 || *p != '\0' || pid == 0 || pid > (unsigned long long)SCL_PID_MAX)
             return 0; /* not a name of ours */
@@ -418,9 +455,9 @@ static int visit_holder(const struct dirent64 *d, void *arg)
     return v->fn(v->dirfd, (pid_t)pid, d->d_name, v->arg);
 }
 
-int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg)
+int scl_holders_scan(int dirfd, struct scl_budget *budget, scl_holder_visit *fn, void *arg)
 {
-    struct holder_visit v = { .fn = fn, .dirfd = dirfd, .arg = arg };
+    struct holder_visit v = { .fn = fn, .dirfd = dirfd, .budget = budget, .arg = arg };
 
     return scl_each_entry(dirfd, visit_holder, &v);
 }

@@ -111,15 +111,28 @@ enum scl_clear_mode {
 };
 
 struct scl_hold_end;
+struct scl_budget;
+
+/*
+ * Opens ENTRY of DIRFD, the holder file of PID by its name, and reads its
+ * header into ID: its descriptor, or -1 with errno: ENOENT when it is
+ * gone, or was a link of another holder file (its header names another
+ * pid: planted by that holder, which it unlinks), EIO when its header
+ * cannot be read.  Async-signal-safe.
+ */
+int scl_holder_open_named(int dirfd, const char *entry, pid_t pid, struct scl_proc_id *id);
 
 /* Clears every claim of PID's holder file and, but for
  * SCL_CLEAR_CLAIMS_ONLY, the file itself and its page of times (times.h)
  * in TOPFD, the directory's top (-1: the page stays, for the directory's
  * removal to take).  The end of each hold it clears is recorded as END
  * says (history.h; NULL: nowhere), in a record of the holder's own when
- * it has none open.  Returns 1 when done, 0 when the holder is alive, -1
- * when another clearer is at work or a system call failed. */
-int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end);
+ * it has none open.  Its search for links spends from BUDGET too, when
+ * not NULL: the walk it is part of (a removal's, a tool's).  Returns 1
+ * when done, 0 when the holder is alive, -1 when another clearer is at
+ * work or a system call failed. */
+int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end,
+                     struct scl_budget *budget);
 
 /* Clears the holder whose file (or one of its claims) FD is open on, as
  * scl_holder_clear() does; ALSO_CLAIM, when not NULL, is a claim of it
@@ -130,11 +143,12 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
 /*
  * Calls FN for every holder file (PID > 0), and every registration left in
  * progress and every waiters' FIFO (watch.h) (PID 0) in the claims
- * directory; claims are skipped.  Stops at
- * the first non-zero return and passes it on; -1 with errno when the
- * directory cannot be read.
+ * directory; claims are skipped.  Each entry read spends one of BUDGET
+ * (NULL: none), past which it stops and returns 1.  Stops at the first
+ * non-zero return and passes it on; -1 with errno when the directory
+ * cannot be read.
  */
 typedef int scl_holder_visit(int dirfd, pid_t pid, const char *entry, void *arg);
-int scl_holders_scan(int dirfd, scl_holder_visit *fn, void *arg);
+int scl_holders_scan(int dirfd, struct scl_budget *budget, scl_holder_visit *fn, void *arg);
 
 #endif

@@ -421,7 +421,7 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
     if (l.entries > SCL_BUDGET_DIR_ENTRIES + 2)
         return refuse(d);
     /* First the members, so that claims can name their holder. */
-    if (scl_holders_scan(claimsfd, add_member, &l) != 0)
+    if (scl_holders_scan(claimsfd, NULL, add_member, &l) != 0)
         return errno == E2BIG ? refuse(d) : -1;
     if (d->nprocs > 1)
         qsort(d->procs, d->nprocs, sizeof *d->procs, by_pid);

@@ -153,7 +153,7 @@ int scl_member_clear_own(int claimsfd, int topfd, enum scl_clear_mode mode)
     int fd = scl_member_open_own_holder(claimsfd, O_RDONLY, &st), r;
 
     if (fd < 0)
-        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claimsfd, topfd, getpid(), SCL_CLEAR_ALWAYS, &end) : -1;
+        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claimsfd, topfd, getpid(), SCL_CLEAR_ALWAYS, &end, NULL) : -1;
     r = scl_holder_clear_open(claimsfd, topfd, fd, mode, NULL, &end);
     scl_close_quietly(fd); /* drops the flock */
     return r;

@@ -21,18 +21,18 @@
 
 static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 {
+    struct scl_budget *entries = arg;
     struct scl_proc_id id;
-    struct stat st;
     int fd, alive;
 
-    (void)arg;
     if (pid == 0)
         return 0;
-    fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
-    if (fd < 0)
-        return errno == ENOENT || errno == EINVAL ? 0 : 1; /* gone, or nobody's holder file */
-    /* A header we cannot read is somebody's: keep the directory. */
-    alive = scl_holder_read_id(fd, &id) != 0 || scl_proc_alive(&id);
+    if (scl_budget_spend(entries, SCL_COST_OPENED_FILE) != 0)
+        return 1;
+    fd = scl_holder_open_named(dirfd, entry, pid, &id);
+    if (fd < 0) /* gone, planted, or nobody's holder file; a header we cannot read is somebody's */
+        return errno == ENOENT || errno == EINVAL ? 0 : 1;
+    alive = scl_proc_alive(&id);
     scl_close_quietly(fd);
     return alive;
 }
@@ -42,7 +42,8 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 struct removal {
     int topfd;
     const struct scl_hold_end *end;
-    unsigned leftovers; /* how many more it may unlink */
+    unsigned leftovers;         /* how many more it may unlink */
+    struct scl_budget *entries; /* SCL_BUDGET_REMOVAL_ENTRIES, for all its reads */
 };
 
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
@@ -50,9 +51,11 @@ static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
     struct removal *r = arg;
     struct stat st;
 
-    if (pid > 0)
-        (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end);
-    else if (r->leftovers == 0)
+    if (pid > 0) {
+        if (scl_budget_spend(r->entries, SCL_COST_OPENED_FILE) != 0)
+            return 1;
+        (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end, r->entries);
+    } else if (r->leftovers == 0)
         return 1; /* planted past the bound: the directory stays */
     else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
         r->leftovers--;
@@ -71,22 +74,16 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
     return unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
-/*
- * Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
- * claims directory as CLAIMSFD) unless a live member is left: dead
- * holders are cleared first.  Anything left in claims/ (a member that just
- * joined) keeps it all.  0 when removed.
- */
 /* Clears the dead holders of the directory TOPFD, CLAIMSFD, recording
  * their holds as ended by its removal, in its history if this process may
  * write it (mapped for the while: this may be another directory than its
  * own, swept). */
-static void clear_dead_for_removal(int topfd, int claimsfd, unsigned leftovers)
+static void clear_dead_for_removal(int topfd, int claimsfd, unsigned leftovers, struct scl_budget *entries)
 {
     struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_RETIRED, 0 };
-    struct removal r = { topfd, &end, leftovers };
+    struct removal r = { topfd, &end, leftovers, entries };
 
-    (void)scl_holders_scan(claimsfd, visit_clear_dead, &r);
+    (void)scl_holders_scan(claimsfd, entries, visit_clear_dead, &r);
     scl_history_unmap(end.history);
 }
 
@@ -94,6 +91,10 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
 {
     int alive;
     struct stat st;
+    /* Whatever was planted, a removal reads so many entries in all (its
+     * caller may be a master in waitpid(), or ending): past them the
+     * directory stays, as if a member were left. */
+    struct scl_budget entries = scl_budget_of("removal of a claim directory", SCL_BUDGET_REMOVAL_ENTRIES);
 
     /* Only its owner (or root) can take the top out of a sticky base: a
      * worker that dropped root leaves it to its master rather than leave
@@ -104,13 +105,19 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
         errno = EPERM;
         return -1;
     }
-    alive = scl_holders_scan(claimsfd, visit_find_alive, NULL);
+    alive = scl_holders_scan(claimsfd, &entries, visit_find_alive, &entries);
+    if (alive == 0)
+        clear_dead_for_removal(topfd, claimsfd, leftovers, &entries);
+    if (entries.gave_up) {
+        errno = ENOTEMPTY;
+        return -1;
+    }
     if (alive != 0) {
         if (alive > 0)
             errno = EBUSY;
         return -1;
     }
-    clear_dead_for_removal(topfd, claimsfd, leftovers);
+    /* Anything left in claims/ (a member that just joined) keeps it all. */
     if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
         return -1;
     scl_times_remove_left(topfd);
@@ -174,8 +181,9 @@ static void remove_unfinished(int basefd, const char *name)
         return;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
-        struct removal r = { topfd, NULL, SCL_BUDGET_RETIRE_LEFTOVERS };
-        (void)scl_holders_scan(claimsfd, visit_clear_dead, &r);
+        struct scl_budget entries = scl_budget_of("removal of an unfinished directory", SCL_BUDGET_REMOVAL_ENTRIES);
+        struct removal r = { topfd, NULL, SCL_BUDGET_RETIRE_LEFTOVERS, &entries };
+        (void)scl_holders_scan(claimsfd, &entries, visit_clear_dead, &r);
         scl_close_quietly(claimsfd);
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);

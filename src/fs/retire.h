@@ -23,9 +23,11 @@
 
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead
- * holders are cleared first.  0 when removed, or -1 with errno (EBUSY: a
- * live member is left; EPERM: the top is another user's, and this process
- * could not take it out of a sticky base). */
+ * holders are cleared first.  It reads SCL_BUDGET_REMOVAL_ENTRIES entries
+ * of claims/ in all, whatever was planted there.  0 when removed, or -1
+ * with errno (EBUSY: a live member is left; ENOTEMPTY: past its budget,
+ * said on SWERVE_DEBUG; EPERM: the top is another user's, and this
+ * process could not take it out of a sticky base). */
 int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers);
 
 /* The same, opening NAME and its claims directory: when INO is not 0,

@@ -597,7 +597,7 @@ static void clear_reaped(void *arg)
         end = (struct scl_hold_end){ end.history, SCL_HOLD_KILLED, (uint16_t)WTERMSIG(child->status) };
     else if (child->status != -1 && WIFEXITED(child->status))
         end = (struct scl_hold_end){ end.history, SCL_HOLD_ENDED, (uint16_t)WEXITSTATUS(child->status) };
-    if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child->pid, SCL_CLEAR_IF_DEAD, &end) < 0)
+    if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child->pid, SCL_CLEAR_IF_DEAD, &end, NULL) < 0)
         scl_debug("could not clear the claims of child %d: %m", (int)child->pid);
 }
 

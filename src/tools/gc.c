@@ -3,6 +3,7 @@
  * clearing. */
 #include "config.h"
 
+#include "budget.h"
 #include "inventory.h"
 #include "store_admin.h"
 #include "tool.h"
@@ -20,7 +21,8 @@
 static int collect_dir(const struct inv_dir *d, int dry, size_t *removed)
 {
     const char *verb = dry ? "would remove" : "removed";
-    int fd, topfd, failed = 0;
+    static int searched_enough;
+    int fd, topfd, failed = 0, r;
 
     fd = inv_open_dir(d->path, &topfd);
     if (fd < 0) {
@@ -33,11 +35,15 @@ static int collect_dir(const struct inv_dir *d, int dry, size_t *removed)
             continue;
         /* The same race-free clearing the library does: under the
          * holder's flock, and only while it is dead.  Said once done. */
-        if (!dry && inv_clear_dead(fd, topfd, p->pid) != 0) {
+        if (!dry && (r = inv_clear_dead(fd, topfd, p->pid)) < 0) {
             tool_error("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
             failed = 1;
             continue;
         }
+        if (!dry && r > 0 && !searched_enough++)
+            tool_error("%s: dead holders' links outside their journals are left past this run's bound of %u "
+                       "entries read (anybody's next acquire of such a name clears it)",
+                       d->path, SCL_BUDGET_REMOVAL_ENTRIES);
         for (size_t k = p->claim0; k < p->claim0 + p->nheld; k++)
             tool_say("%s claim %s of dead process %d in %s", verb, d->claims[k].name, (int)p->pid, d->path);
         tool_say("%s holder file of dead process %d in %s", verb, (int)p->pid, d->path);

@@ -1910,6 +1910,52 @@ static int wait_entries(char **argv)
     return 0;
 }
 
+/*
+ * holder-names UID N END: a worker of UID takes a name, links its own
+ * holder file under N holder names of other pids (".holder.1" ...,
+ * skipping its own and its master's), and dies; the master reaps it, says "ending
+ * WALL-NS", and either ends (END "exit", which removes its directory)
+ * or is killed (END "kill": the directory is left to the next server's
+ * sweep).
+ */
+static int holder_names(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    long planted = atol(argv[1]);
+    pid_t pid;
+
+    (void)take("m");
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char claims[4096], from[4200], to[4200];
+        become(uid);
+        (void)take("x");
+        claims_dir(claims, sizeof claims);
+        snprintf(from, sizeof from, "%s/.holder.%ld", claims, (long)getpid());
+        for (long n = 1, made = 0; made < planted; n++) {
+            if (n == getpid())
+                continue;
+            snprintf(to, sizeof to, "%s/.holder.%ld", claims, n);
+            if (link(from, to) != 0) {
+                REQUIRE(errno == EEXIST);
+                continue; /* a member's own: its master's */
+            }
+            made++;
+        }
+        _exit(0);
+    }
+    {
+        int status = reap(pid, 120);
+        REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    printf("ending %lld\n", wall_ns());
+    fflush(stdout);
+    if (strcmp(argv[2], "kill") == 0)
+        REQUIRE(kill(getpid(), SIGKILL) == 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1944,6 +1990,7 @@ int main(int argc, char **argv)
         { "wait-flood", 3, 1, wait_flood },
         { "wait-replace", 2, 1, wait_replace },
         { "wait-entries", 3, 1, wait_entries },
+        { "holder-names", 3, 1, holder_names },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

@@ -393,6 +393,38 @@ END_TEST
 
 /* A clearer unlinks a name only while it is the inode it looked at: one
  * another process put there since stays. */
+/* A holder file's name is its holder's pid: a link of it under another
+ * pid's name is planted, and whoever opens it so takes it out (a worker
+ * linked its own under 5,000 such names: issue 40). */
+START_TEST(test_holder_named_for_another_pid_is_taken_out)
+{
+    char dir[] = "/tmp/scl-unit-planted.XXXXXX", own[SCL_PID_NAME_MAX], planted[SCL_PID_NAME_MAX];
+    struct scl_proc_id self = scl_proc_self(), id;
+    pid_t other = self.pid == 2 ? 3 : 2;
+    int dirfd, fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(dirfd, 0);
+    ck_assert_int_eq(scl_holder_register(dirfd, &self, 1), 0);
+    scl_holder_path(own, self.pid);
+    scl_holder_path(planted, other);
+    ck_assert_int_eq(linkat(dirfd, own, dirfd, planted, 0), 0);
+    errno = 0;
+    ck_assert_int_eq(scl_holder_open_named(dirfd, planted, other, &id), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_int_ne(faccessat(dirfd, planted, F_OK, 0), 0);
+    /* Its own name stays, and opens. */
+    fd = scl_holder_open_named(dirfd, own, self.pid, &id);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(id.pid, self.pid);
+    close(fd);
+    ck_assert_int_eq(unlinkat(dirfd, own, 0), 0);
+    close(dirfd);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_unlink_if_same_leaves_a_replacement)
 {
     char dir[] = "/tmp/scl-unit-unlink.XXXXXX";
@@ -1410,6 +1442,7 @@ static Suite *suite(void)
     tcase_add_test(names, test_names_only_canonical_file_names_decode);
     tcase_add_test(names, test_names_what_a_journal_may_name);
     tcase_add_test(names, test_holder_header_pids_in_range);
+    tcase_add_test(names, test_holder_named_for_another_pid_is_taken_out);
     tcase_add_test(names, test_journal_reader_takes_names_only);
     tcase_add_test(names, test_sha256_vectors);
     suite_add_tcase(s, names);
