@@ -104,6 +104,23 @@ void scl_drain_process_exits(void)
         atomic_store(&p->handed_over, b.last);
 }
 
+/* The page where this process's parent marks it, kept for this process
+ * alone: a child that inherited it could write this process's pid there
+ * (a worker telling its root master that it drains).  Its children map
+ * it no more; their pointer to it stays, unread (they read the page of
+ * their own parent, this process, until they fork themselves).  NULL
+ * when it cannot be kept so. */
+static struct drain_page *keep_for_self(struct drain_page *inherited)
+{
+    if (!usable(inherited))
+        return inherited;
+    /* Through the bound system call: the fork path binds nothing lazily. */
+    if (scl_bound.syscall(SYS_madvise, inherited, sizeof *inherited, MADV_DONTFORK) == 0)
+        return inherited;
+    (void)scl_bound.munmap(inherited, sizeof *inherited);
+    return NULL;
+}
+
 void scl_drain_before_fork(pid_t self)
 {
     struct drain_page *fresh;
@@ -120,7 +137,7 @@ void scl_drain_before_fork(pid_t self)
         /* What this process inherited, kept; then its own.  The owner
          * before the page: a thread that finds the new owner finds the
          * parent's page kept already. */
-        atomic_store(&parents_page, owner != 0 ? atomic_load(&page) : NULL);
+        atomic_store(&parents_page, owner != 0 ? keep_for_self(atomic_load(&page)) : NULL);
         if (owner != 0)
             atomic_store(&parent, owner);
         atomic_store(&nmarked, 0);

@@ -1956,6 +1956,63 @@ static int holder_names(char **argv)
     return 0;
 }
 
+/* Writes PID over every int of each shared anonymous page of this
+ * process (the pages where parents mark their children to drain), and
+ * says how many it wrote. */
+static void scribble_marks(pid_t pid)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    int pages = 0;
+
+    REQUIRE(maps != NULL);
+    while (fgets(line, sizeof line, maps) != NULL) {
+        unsigned long from, to;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &from, &to, perms) != 3 || strcmp(perms, "rw-s") != 0 ||
+            strstr(line, "/dev/zero (deleted)") == NULL)
+            continue;
+        for (int *p = (int *)from; p < (int *)to; p++)
+            *p = (int)pid;
+        pages++;
+    }
+    fclose(maps);
+    printf("scribbled %d\n", pages);
+    fflush(stdout);
+}
+
+/*
+ * drain-parent UID: this process (its server's master's parent, a shell
+ * or a supervisor under the shim) forks the master, which takes "m" and
+ * forks a worker of UID; the worker writes the master's pid over every
+ * shared page it inherited and ends; the master says whether it drains
+ * ("draining N").
+ */
+static int drain_parent(char **argv)
+{
+    pid_t master = fork();
+
+    REQUIRE(master >= 0);
+    if (master == 0) {
+        pid_t worker;
+        REQUIRE(api.draining != NULL);
+        (void)take("m");
+        worker = fork();
+        REQUIRE(worker >= 0);
+        if (worker == 0) {
+            become((uid_t)atol(argv[0]));
+            scribble_marks(getppid());
+            _exit(0);
+        }
+        REQUIRE(WIFEXITED(reap(worker, 10)));
+        printf("draining %d\n", api.draining());
+        fflush(stdout);
+        _exit(0);
+    }
+    REQUIRE(WIFEXITED(reap(master, 20)));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1991,6 +2048,7 @@ int main(int argc, char **argv)
         { "wait-replace", 2, 1, wait_replace },
         { "wait-entries", 3, 1, wait_entries },
         { "holder-names", 3, 1, holder_names },
+        { "drain-parent", 1, 1, drain_parent },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

@@ -1167,6 +1167,22 @@ attack_29() {
     done
 }
 
+# 33. A master whose parent is under the shim too (a shell, a
+# supervisor that forks it) kept that parent's page of marks mapped, and
+# its workers inherited it: before issue 40 a worker wrote its master's
+# pid over it and the root master's swerve_claim_draining() turned 1.
+# Nobody told the master to drain: it must still say 0.
+attack_33() {
+    local t=$top/a33 base
+    mkdir -p "$t"
+    base=$(base_dir a33)
+    shimmed "$base" 60 "$attacker" drain-parent "$att_uid" >"$t/out" 2>&1
+    echo "33: the worker $(grep '^scribbled' "$t/out"); the master says: $(grep '^draining' "$t/out")"
+    grep -q '^scribbled [1-9]' "$t/out" && pass || fail "33: the worker found no page to scribble: $(tail -n 3 "$t/out")"
+    grep -qx 'draining 0' "$t/out" && pass ||
+        fail "33: a worker's scribble on its master's parent's page drained the root master: $(tail -n 3 "$t/out")"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
