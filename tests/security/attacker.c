@@ -1153,6 +1153,42 @@ static void history_of(char *out, size_t cap)
     snprintf(out, cap, "%s/../history", dir);
 }
 
+/* Calls FN on each mapping of this process whose line of
+ * /proc/self/maps (its newline cut) WANTED takes, with its bounds:
+ * how many it found. */
+static int each_mapping(int (*wanted)(const char *line, size_t len),
+                        void (*fn)(unsigned char *lo, unsigned char *hi, void *arg), void *arg)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4600];
+    int found = 0;
+
+    REQUIRE(maps != NULL);
+    while (fgets(line, sizeof line, maps) != NULL) {
+        unsigned long lo, hi;
+        size_t len = strcspn(line, "\n");
+        line[len] = '\0';
+        if (!wanted(line, len) || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+            continue;
+        fn((unsigned char *)lo, (unsigned char *)hi, arg);
+        found++;
+    }
+    fclose(maps);
+    return found;
+}
+
+static int is_history(const char *line, size_t len)
+{
+    return len >= 8 && strcmp(line + len - 8, "/history") == 0;
+}
+
+static void scribble_history_at(unsigned char *lo, unsigned char *hi, void *arg)
+{
+    for (unsigned char *p = lo + 64; p < hi; p++)
+        *p = (unsigned char)(0xf1 + (p - lo) % 13);
+    *(size_t *)arg += (size_t)(hi - lo - 64);
+}
+
 /* Scribbles over what this process has mapped of the server's history
  * (a forked worker inherits its master's mapping, and finds it in its
  * /proc/self/maps), but for its head: names that are not names, huge
@@ -1160,22 +1196,9 @@ static void history_of(char *out, size_t cap)
  * no known end, commands without an end.  How many bytes it wrote. */
 static size_t scribble_history(void)
 {
-    FILE *maps = fopen("/proc/self/maps", "r");
-    char line[4600];
     size_t done = 0;
 
-    REQUIRE(maps != NULL);
-    while (fgets(line, sizeof line, maps) != NULL) {
-        unsigned long lo, hi;
-        size_t len = strcspn(line, "\n");
-        line[len] = '\0';
-        if (len < 8 || strcmp(line + len - 8, "/history") != 0 || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
-            continue;
-        for (unsigned char *p = (unsigned char *)lo + 64; p < (unsigned char *)hi; p++)
-            *p = (unsigned char)(0xf1 + (p - (unsigned char *)lo) % 13);
-        done += hi - lo - 64;
-    }
-    fclose(maps);
+    (void)each_mapping(is_history, scribble_history_at, &done);
     return done;
 }
 
@@ -1956,28 +1979,28 @@ static int holder_names(char **argv)
     return 0;
 }
 
+/* A shared anonymous mapping, writable: where parents mark their
+ * children to drain. */
+static int is_shared_anonymous(const char *line, size_t len)
+{
+    char perms[8];
+
+    (void)len;
+    return sscanf(line, "%*x-%*x %7s", perms) == 1 && strcmp(perms, "rw-s") == 0 &&
+           strstr(line, "/dev/zero (deleted)") != NULL;
+}
+
+static void write_pid_over(unsigned char *lo, unsigned char *hi, void *arg)
+{
+    for (int *p = (int *)(void *)lo; p < (int *)(void *)hi; p++)
+        *p = (int)*(pid_t *)arg;
+}
+
 /* Writes PID over every int of each shared anonymous page of this
- * process (the pages where parents mark their children to drain), and
- * says how many it wrote. */
+ * process, and says how many pages it wrote. */
 static void scribble_marks(pid_t pid)
 {
-    FILE *maps = fopen("/proc/self/maps", "r");
-    char line[512];
-    int pages = 0;
-
-    REQUIRE(maps != NULL);
-    while (fgets(line, sizeof line, maps) != NULL) {
-        unsigned long from, to;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s", &from, &to, perms) != 3 || strcmp(perms, "rw-s") != 0 ||
-            strstr(line, "/dev/zero (deleted)") == NULL)
-            continue;
-        for (int *p = (int *)from; p < (int *)to; p++)
-            *p = (int)pid;
-        pages++;
-    }
-    fclose(maps);
-    printf("scribbled %d\n", pages);
+    printf("scribbled %d\n", each_mapping(is_shared_anonymous, write_pid_over, &pid));
     fflush(stdout);
 }
 
