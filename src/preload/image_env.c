@@ -129,7 +129,8 @@ char *const *scl_image_env(char *const *envp, struct scl_room *r)
         if (r->mapped != NULL)
             (void)munmap(r->mapped, r->mapped_size);
         r->mapped = NULL;
-        return envp;
+        errno = ENOMEM;
+        return NULL;
     }
     n = 0;
     for (size_t i = 0; envp[i] != NULL; i++) {
@@ -144,14 +145,21 @@ char *const *scl_image_env(char *const *envp, struct scl_room *r)
 
 static int start_in(struct scl_room *room, scl_image_call *call, void *args, char *const envp[], int spawn)
 {
+    int saved = errno, r;
     char *const *fixed = scl_image_env(envp, room);
-    int saved = errno, r = call(args, fixed);
 
-    if (fixed != envp && (spawn ? r == E2BIG : r == -1 && errno == E2BIG)) {
-        scl_debug("the new image's environment is too big with the claim directory in it: "
-                  "it starts without, and joins no claim directory");
-        errno = saved;
-        r = call(args, envp);
+    /* An image that loads the shim without its server's directory would
+     * make one of its own, and take names its server's members hold: it
+     * does not start, as when the kernel finds no room for the variable. */
+    if (fixed == NULL) {
+        scl_debug("no memory for the new image's environment: it does not start outside its claim directory");
+        errno = spawn ? saved : ENOMEM;
+        r = spawn ? ENOMEM : -1;
+    } else {
+        r = call(args, fixed);
+        if (fixed != envp && (spawn ? r == E2BIG : r == -1 && errno == E2BIG))
+            scl_debug("the new image's environment is too big with the claim directory in it: it does not start, "
+                      "rather than start outside its claim directory");
     }
     scl_room_free(room);
     return r;

@@ -64,20 +64,22 @@ void scl_room_free(struct scl_room *r);
 int scl_image_env_differs(char *const *envp);
 
 /* ENVP as the new image should get it: a copy in R with the store's
- * variable replaced or added, or (when it needs none, or without room)
- * ENVP itself.  scl_room_free(R) after the call that used it. */
+ * variable replaced or added, or (when it needs none) ENVP itself; NULL
+ * with errno ENOMEM when it needs one and there is no room for the copy.
+ * scl_room_free(R) after the call that used it. */
 char *const *scl_image_env(char *const *envp, struct scl_room *r);
 
 /* A call that starts a new image with the environment it is given:
  * exec's (0, or -1 with errno) or posix_spawn's (0 or an error number). */
 typedef int scl_image_call(void *args, char *const envp[]);
 
-/* CALL(ARGS, ENVP as scl_image_env() makes it).  When that fails with
- * E2BIG and the environment had been changed, CALL again with ENVP as the
- * host gave it, as it would run without the shim: the new image then
- * joins no claim directory (SWERVE_DEBUG says so).  SPAWN: CALL returns
- * its error rather than setting errno.  CALL's result, and errno as it
- * left it.  Async-signal-safe. */
+/* CALL(ARGS, ENVP as scl_image_env() makes it).  A new image that loads
+ * the shim starts in its server's claim directory or not at all: when
+ * the kernel has no room for the variable (E2BIG) there is no second
+ * try without it, and without memory for the copy the call fails with
+ * ENOMEM (SWERVE_DEBUG says which).  SPAWN: CALL returns its error
+ * rather than setting errno.  CALL's result, and errno as it left it.
+ * Async-signal-safe. */
 int scl_start_image(scl_image_call *call, void *args, char *const envp[], int spawn);
 
 #endif

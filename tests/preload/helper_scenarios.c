@@ -11,6 +11,7 @@
 #include <swerve/claim-loader.h>
 
 #include "require.h"
+#include "padded_env.h"
 #include "scenarios.h"
 #include "testdir.h"
 
@@ -917,7 +918,9 @@ static void self_path(char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* Run by exec-near-arg-max: an image that got no SWERVE_CLAIM_DIR. */
+/* Run by exec-near-arg-max's bisection, through the raw system call: an
+ * image that got no SWERVE_CLAIM_DIR.  Named as long as SCN_PROBE_BUSY,
+ * so that the limit found is that image's too. */
 static int exec_alone(char **argv)
 {
     (void)argv;
@@ -925,29 +928,7 @@ static int exec_alone(char **argv)
     return 0;
 }
 
-/* An environment that preloads the shim, padded to LENGTH bytes of
- * strings and more, in VARS (room for 72 pointers). */
-static void padded_env(char **vars, size_t length)
-{
-    enum { chunk = 100000 }; /* under MAX_ARG_STRLEN */
-    static char *pad;
-    size_t n = 0;
-
-    if (pad == NULL) {
-        REQUIRE((pad = malloc(chunk + 1)) != NULL);
-        memset(pad, 'p', chunk);
-        pad[chunk] = '\0';
-        pad[0] = 'P';
-        pad[1] = '=';
-    }
-    vars[n++] = getenv("LD_PRELOAD") - strlen("LD_PRELOAD=");
-    vars[n++] = getenv("SWERVE_TMPDIR") - strlen("SWERVE_TMPDIR=");
-    for (; length > chunk; length -= chunk)
-        vars[n++] = pad;
-    REQUIRE(n < 70);
-    vars[n++] = pad + chunk - length; /* the tail: "p...", no '=' but a string all the same */
-    vars[n] = NULL;
-}
+_Static_assert(sizeof SCN_EXEC_ALONE == sizeof SCN_PROBE_BUSY, "the bisection's image is named as long");
 
 /* Whether libc's execve, unhooked (the raw system call), takes PATH with
  * ARGV and the environment padded to LENGTH: what the host gets without
@@ -972,47 +953,63 @@ static int fits_without_shim(const char *path, char *const argv[], size_t length
     return WEXITSTATUS(status) == 0;
 }
 
-/*
- * The largest environment the kernel takes without the shim, found by
- * bisection, must still start the image when a holder execs it by HOW
- * (argv[0]: execve or posix_spawn): the variable the shim adds must not
- * make it E2BIG.  The image then joins no claim directory.
- */
-static int exec_near_arg_max(char **argv)
+/* Starts IMAGE by HOW (execve or posix_spawn) from a holder of x, the
+ * environment padded to LENGTH: its exit status, or 99 when it could not
+ * start (E2BIG). */
+static int start_padded(const char *how, const char *self, char *const image[], size_t length)
 {
-    const char *how = argv[0];
-    char self[4096], *vars[72];
-    char *image[] = { "helper_scenarios", SCN_EXEC_ALONE, NULL };
-    size_t fits = 4096, too_big = 6 * 1000 * 1000;
-    int status;
+    char *vars[72];
+    int status, err;
     pid_t pid;
 
-    REQUIRE(how != NULL);
-    self_path(self, sizeof self);
-    REQUIRE(fits_without_shim(self, image, fits) && !fits_without_shim(self, image, too_big));
-    for (int i = 0; i < 40 && too_big - fits > 1; i++) {
-        size_t mid = fits + (too_big - fits) / 2;
-        *(fits_without_shim(self, image, mid) ? &fits : &too_big) = mid;
-    }
-    REQUIRE(too_big - fits == 1);
-    padded_env(vars, fits);
+    padded_env(vars, length);
     fflush(stdout);
     if (strcmp(how, "execve") == 0) {
         pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
-            take("x"); /* a member, so that the shim has a directory to pass on */
             execve(self, image, vars);
             _exit(errno == E2BIG ? 99 : 98);
         }
     } else {
         REQUIRE(strcmp(how, "posix_spawn") == 0);
-        take("x");
-        REQUIRE(posix_spawn(&pid, self, NULL, NULL, image, vars) == 0);
+        if ((err = posix_spawn(&pid, self, NULL, NULL, image, vars)) != 0) {
+            REQUIRE(err == E2BIG);
+            return 99;
+        }
     }
     REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) != 99); /* E2BIG */
-    REQUIRE(WEXITSTATUS(status) == 0);
+    return WEXITSTATUS(status);
+}
+
+/*
+ * The largest environment the kernel takes without the shim, found by
+ * bisection, leaves no room for the variable the shim adds when a holder
+ * starts an image by HOW (argv[0]: execve or posix_spawn): the start
+ * fails with E2BIG, as it would with one more variable of the host's;
+ * the image never starts outside its server (issue 40: retried without
+ * the variable, it took names its server's members held).  With room
+ * for it, the image joins: x is busy there.
+ */
+static int exec_near_arg_max(char **argv)
+{
+    const char *how = argv[0];
+    char self[4096];
+    char *image[] = { "helper_scenarios", SCN_PROBE_BUSY, NULL };
+    char *alone[] = { "helper_scenarios", SCN_EXEC_ALONE, NULL };
+    size_t fits = 4096, too_big = 6 * 1000 * 1000;
+
+    REQUIRE(how != NULL);
+    self_path(self, sizeof self);
+    REQUIRE(fits_without_shim(self, alone, fits) && !fits_without_shim(self, alone, too_big));
+    for (int i = 0; i < 40 && too_big - fits > 1; i++) {
+        size_t mid = fits + (too_big - fits) / 2;
+        *(fits_without_shim(self, alone, mid) ? &fits : &too_big) = mid;
+    }
+    REQUIRE(too_big - fits == 1);
+    take("x"); /* a member, so that the shim has a directory to pass on */
+    REQUIRE(start_padded(how, self, image, fits) == 99);
+    REQUIRE(start_padded(how, self, image, fits - 4096) == 0);
     return 0;
 }
 
@@ -2126,8 +2123,8 @@ int main(int argc, char **argv)
         { SCN_EXEC_IMAGE, exec_image },                   /* run by exec-releases-and-joins */
         { SCN_SPAWN_KEEPS_HOLDING, spawn_keeps_holding }, /* a run_probe() name */
         { SCN_PROBE_BUSY, probe_busy },                   /* run by spawn-keeps-holding */
-        { SCN_EXEC_NEAR_ARG_MAX, exec_near_arg_max },     /* execve|posix_spawn */
         { SCN_EXEC_ALONE, exec_alone },                   /* run by exec-near-arg-max */
+        { SCN_EXEC_NEAR_ARG_MAX, exec_near_arg_max },     /* execve|posix_spawn */
         { SCN_THREADED_FORK, threaded_fork },
         { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
         { SCN_ORPHANS, orphans },

@@ -270,7 +270,7 @@ START_TEST(test_exec_near_arg_max)
 {
     const char *args[] = { SCN_EXEC_NEAR_ARG_MAX, near_arg_max_entries[_i], NULL };
 
-    expect_run("preload/helper_scenarios", args, "ok " SCN_EXEC_ALONE "\nok " SCN_EXEC_NEAR_ARG_MAX "\n", 60);
+    expect_run("preload/helper_scenarios", args, "ok " SCN_PROBE_BUSY "\nok " SCN_EXEC_NEAR_ARG_MAX "\n", 60);
 }
 END_TEST
 

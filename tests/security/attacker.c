@@ -15,6 +15,7 @@
 #include <swerve/claim-loader.h>
 
 #include "require.h"
+#include "padded_env.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -2036,6 +2037,76 @@ static int drain_parent(char **argv)
     return 0;
 }
 
+/* Execs IMAGE with the environment padded to LENGTH, through the raw
+ * system call when RAW (the shim adds nothing), in a child whose output
+ * goes to OUT: its exit status (99: E2BIG). */
+static int exec_padded(char *const image[], size_t length, int raw, int out)
+{
+    char *vars[72];
+    int status;
+    pid_t pid;
+
+    padded_env(vars, length);
+    fflush(stdout);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        REQUIRE(dup2(out, 1) == 1);
+        if (raw)
+            syscall(SYS_execve, image[0], image, vars);
+        else
+            execve(image[0], image, vars);
+        _exit(errno == E2BIG ? 99 : 98);
+    }
+    status = reap(pid, 30);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) != 98);
+    return WEXITSTATUS(status);
+}
+
+/*
+ * exec-near-limit SELF: takes "x", finds by bisection the largest padding
+ * the kernel takes for "SELF acquire x" without the shim's variable, then
+ * execs that image, from a child of this holder, with the padding at 51
+ * sizes up to that limit.  The image must join this server (x busy:
+ * "errno") or the exec fail (E2BIG); it must never run outside it and
+ * take x ("acquired": two holders).  Says "sizes 51 joined J refused R
+ * outside K".
+ */
+static int exec_near_limit(char **argv)
+{
+    char *image[] = { argv[0], "acquire", "x", NULL };
+    size_t fits = 4096, too_big = 6 * 1000 * 1000;
+    int sink = open("/dev/null", O_WRONLY), joined = 0, refused = 0, outside = 0;
+
+    REQUIRE(sink >= 0);
+    REQUIRE(take("x") != NULL);
+    for (int i = 0; i < 40 && too_big - fits > 1; i++) {
+        size_t mid = fits + (too_big - fits) / 2;
+        *(exec_padded(image, mid, 1, sink) == 0 ? &fits : &too_big) = mid;
+    }
+    REQUIRE(too_big - fits == 1);
+    for (size_t size = fits - 100; size <= fits; size += 2) {
+        char said[64] = "";
+        int pipefd[2], status;
+        ssize_t n;
+        REQUIRE(pipe(pipefd) == 0);
+        status = exec_padded(image, size, 0, pipefd[1]);
+        close(pipefd[1]);
+        n = read(pipefd[0], said, sizeof said - 1);
+        close(pipefd[0]);
+        said[n > 0 ? n : 0] = '\0';
+        if (status == 99)
+            refused++;
+        else if (strncmp(said, "acquired", 8) == 0)
+            outside++;
+        else
+            joined++;
+    }
+    close(sink);
+    printf("sizes 51 joined %d refused %d outside %d\n", joined, refused, outside);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -2072,6 +2143,7 @@ int main(int argc, char **argv)
         { "wait-entries", 3, 1, wait_entries },
         { "holder-names", 3, 1, holder_names },
         { "drain-parent", 1, 1, drain_parent },
+        { "exec-near-limit", 1, 1, exec_near_limit },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

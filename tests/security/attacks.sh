@@ -1183,6 +1183,21 @@ attack_33() {
         fail "33: a worker's scribble on its master's parent's page drained the root master: $(tail -n 3 "$t/out")"
 }
 
+# 34. An exec whose environment is within ~80 bytes of the kernel's
+# limit was retried without SWERVE_CLAIM_DIR before issue 40: at 5 of
+# 51 sizes the new image took a name its parent held (two holders).  An
+# image joins its server, or its exec fails as it would have (E2BIG).
+attack_34() {
+    local t=$top/a34 base said
+    mkdir -p "$t"
+    base=$(base_dir a34)
+    shimmed "$base" 240 "$attacker" exec-near-limit "$attacker" >"$t/out" 2>&1
+    said=$(grep '^sizes' "$t/out")
+    echo "34: an exec beside the kernel's limit, by a holder of x: ${said:-$(tail -n 3 "$t/out")}"
+    [[ $said =~ ^sizes\ 51\ joined\ [1-9][0-9]*\ refused\ [1-9][0-9]*\ outside\ 0$ ]] && pass ||
+        fail "34: images near the kernel's limit ran outside their server: ${said:-$(tail -n 3 "$t/out")}"
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
