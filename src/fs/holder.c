@@ -135,7 +135,7 @@ struct clearing {
     int dirfd, topfd, fd;
     const struct stat *st;
     nlink_t to_find;
-    unsigned scan_left;
+    struct scl_budget scan;    /* its own search's */
     struct scl_budget *budget; /* of the walk this clearing is part of, or NULL */
     const struct scl_hold_end *end;
     pid_t pid;
@@ -223,9 +223,8 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
 {
     struct clearing *c = arg;
 
-    if (c->scan_left == 0 || (c->budget != NULL && scl_budget_spend(c->budget, 1) != 0))
+    if (scl_budget_spend(&c->scan, 1) != 0 || (c->budget != NULL && scl_budget_spend(c->budget, 1) != 0))
         return 1;
-    c->scan_left--;
     return d->d_ino == c->st->st_ino && d->d_name[0] != '.' ? clear_claim(d->d_name, "", c) : 0;
 }
 
@@ -274,7 +273,9 @@ static int clear_open_within(int dirfd, int topfd, int fd, enum scl_clear_mode m
     if (fstat(fd, &st) == 0 && st.st_nlink > (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u)) {
         int saved = errno;
         c.to_find = st.st_nlink - (mode == SCL_CLEAR_CLAIMS_ONLY ? 1u : 0u);
-        c.scan_left = mode == SCL_CLEAR_OWN || mode == SCL_CLEAR_CLAIMS_ONLY ? UINT_MAX : SCL_BUDGET_CLEAR_SCAN;
+        c.scan = mode == SCL_CLEAR_OWN || mode == SCL_CLEAR_CLAIMS_ONLY
+                     ? scl_budget_of("a holder's search for its own links", ULONG_MAX)
+                     : scl_budget_of("a search for a dead holder's links", SCL_BUDGET_CLEAR_SCAN);
         (void)scl_each_entry(dirfd, clear_if_link, &c);
         errno = saved;
     }

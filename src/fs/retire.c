@@ -42,8 +42,8 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 struct removal {
     int topfd;
     const struct scl_hold_end *end;
-    unsigned leftovers;         /* how many more it may unlink */
-    struct scl_budget *entries; /* SCL_BUDGET_REMOVAL_ENTRIES, for all its reads */
+    struct scl_budget leftovers; /* of unlinks of leftovers */
+    struct scl_budget *entries;  /* SCL_BUDGET_REMOVAL_ENTRIES, for all its reads */
 };
 
 static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
@@ -55,10 +55,9 @@ static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
         if (scl_budget_spend(r->entries, SCL_COST_OPENED_FILE) != 0)
             return 1;
         (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end, r->entries);
-    } else if (r->leftovers == 0)
-        return 1; /* planted past the bound: the directory stays */
-    else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
-        r->leftovers--;
+    } else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        if (scl_budget_spend(&r->leftovers, 1) != 0)
+            return 1;                    /* planted past the bound: the directory stays */
         (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished, a waiters' FIFO */
     }
     return 0;
@@ -81,7 +80,7 @@ static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
 static void clear_dead_for_removal(int topfd, int claimsfd, unsigned leftovers, struct scl_budget *entries)
 {
     struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_RETIRED, 0 };
-    struct removal r = { topfd, &end, leftovers, entries };
+    struct removal r = { topfd, &end, scl_budget_of("unlinks of a directory's leftovers", leftovers), entries };
 
     (void)scl_holders_scan(claimsfd, entries, visit_clear_dead, &r);
     scl_history_unmap(end.history);
@@ -182,7 +181,9 @@ static void remove_unfinished(int basefd, const char *name)
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
         struct scl_budget entries = scl_budget_of("removal of an unfinished directory", SCL_BUDGET_REMOVAL_ENTRIES);
-        struct removal r = { topfd, NULL, SCL_BUDGET_RETIRE_LEFTOVERS, &entries };
+        struct removal r = { topfd, NULL,
+                             scl_budget_of("unlinks of a directory's leftovers", SCL_BUDGET_RETIRE_LEFTOVERS),
+                             &entries };
         (void)scl_holders_scan(claimsfd, &entries, visit_clear_dead, &r);
         scl_close_quietly(claimsfd);
     }
@@ -215,20 +216,20 @@ static void sweep_one(int basefd, const char *name)
 /* The sweep of a base: its descriptor, and how far it has gone. */
 struct sweep {
     int basefd;
-    unsigned entries, candidates;
+    struct scl_budget entries, candidates;
 };
 
 static int sweep_entry(const struct dirent64 *d, void *arg)
 {
     struct sweep *s = arg;
 
-    if (++s->entries > SCL_BUDGET_SWEEP_ENTRIES)
+    if (scl_budget_spend(&s->entries, 1) != 0)
         return 1;
     /* d_type spares a stat of what is plainly not a directory. */
     if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
-        sweep_one(s->basefd, d->d_name);
-        if (++s->candidates >= SCL_BUDGET_SWEEP_CANDIDATES)
+        if (scl_budget_spend(&s->candidates, 1) != 0)
             return 1;
+        sweep_one(s->basefd, d->d_name);
     }
     return 0;
 }
@@ -241,7 +242,8 @@ static int sweep_entry(const struct dirent64 *d, void *arg)
  */
 void scl_sweep_abandoned(int basefd)
 {
-    struct sweep s = { .basefd = basefd };
+    struct sweep s = { basefd, scl_budget_of("sweep of the base", SCL_BUDGET_SWEEP_ENTRIES),
+                       scl_budget_of("sweep's look at abandoned directories", SCL_BUDGET_SWEEP_CANDIDATES) };
 
     (void)scl_each_entry(basefd, sweep_entry, &s);
 }
