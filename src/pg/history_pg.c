@@ -49,17 +49,24 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
 };
 
 /* A hold is held while its session holds the name's lock and it is the
- * name's latest (a session's earlier hold ended with a release). */
+ * name's latest (a session's earlier hold ended with a release).  A time
+ * that is no second (an infinity a member had an older token_for record
+ * as its hold's since) is unknown, NULL (""), and so is a duration from
+ * it: one row must not fail the history of every name, for as long as it
+ * is kept.  The duration is a difference of seconds, which no two
+ * timestamps overflow (an interval can). */
 static const char history_sql[] =
-    "SELECT encode(n.name, 'hex'), h.token, h.backend, h.role, h.says, extract(epoch FROM h.since)::bigint, "
-    "coalesce(extract(epoch FROM h.ended)::bigint, 0), "
+    "SELECT encode(n.name, 'hex'), h.token, h.backend, h.role, h.says, "
+    "CASE WHEN isfinite(h.since) THEN extract(epoch FROM h.since)::bigint END, "
+    "coalesce(CASE WHEN isfinite(h.ended) THEN extract(epoch FROM h.ended)::bigint END, 0), "
     "CASE WHEN h.ended IS NOT NULL THEN 'released' "
     "WHEN h.seq = (SELECT max(k.seq) FROM swerve_claim.history k WHERE k.id = h.id) AND EXISTS ("
     "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.classid = 1398231638 AND l.objid = h.id::oid "
     "AND l.objsubid = 2 AND l.pid = h.backend AND l.granted "
     "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())) THEN 'held' "
     "ELSE 'session ended' END, "
-    "extract(epoch FROM coalesce(h.ended, clock_timestamp()) - h.since)::bigint "
+    "CASE WHEN isfinite(h.since) AND isfinite(coalesce(h.ended, clock_timestamp())) "
+    "THEN (extract(epoch FROM coalesce(h.ended, clock_timestamp())) - extract(epoch FROM h.since))::bigint END "
     "FROM swerve_claim.history h JOIN swerve_claim.names n ON n.id = h.id "
     "WHERE n.scope = $1 AND ($2 = ''::bytea OR n.name = $2) ORDER BY n.name, h.seq";
 
