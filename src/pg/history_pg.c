@@ -17,15 +17,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* What the server knew of the holding session (ROLE, SESSION) comes
+ * first; what it said of itself, its application_name, only under a
+ * heading that says so (REPORTED-HOST, REPORTED-PID, SELF-REPORTED), as
+ * in list (listing_pg.c). */
 enum column {
     COL_NAME,
-    COL_HOST,
-    COL_PID,
+    COL_ROLE,
+    COL_REPORTED_HOST,
+    COL_REPORTED_PID,
     COL_TAKEN,
     COL_ENDED,
     COL_HOW,
     COL_TOKEN,
-    COL_ROLE,
     COL_SESSION,
     COL_SELF_REPORTED,
     COL_DURATION,
@@ -36,13 +40,13 @@ _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every
 
 static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_NAME] = { "NAME", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_HOST] = { "HOST", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_PID] = { "PID", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_REPORTED_HOST] = { "REPORTED-HOST", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_REPORTED_PID] = { "REPORTED-PID", 12, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
     [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
     [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
     [COL_HOW] = { "HOW", 13, SCL_COLUMN_USUAL },
     [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_TRUNCATE },
     [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
     [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
     [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
@@ -93,8 +97,8 @@ static void emit(struct history *h, const struct scl_libpq *pq, PGresult *res, i
         if (said_pid > 0)
             snprintf(pid, sizeof pid, "%ld", said_pid);
         values[COL_NAME] = name;
-        values[COL_HOST] = host;
-        values[COL_PID] = pid;
+        values[COL_REPORTED_HOST] = host;
+        values[COL_REPORTED_PID] = pid;
         values[COL_TAKEN] = pq->getvalue(res, i, 5);
         values[COL_ENDED] = strcmp(pq->getvalue(res, i, 6), "0") != 0 ? pq->getvalue(res, i, 6) : "";
         values[COL_HOW] = pq->getvalue(res, i, 7);

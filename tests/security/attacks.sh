@@ -1309,6 +1309,62 @@ assert len(rs) == 2 and all(r['taken'] is None and r['duration'] is None for r i
     kill -9 "$honest" 2>/dev/null
 }
 
+# 35. A member of swerve_claim_user names its session as the library
+# names its own, with another machine's host and pid 1
+# (application_name 'swerve-claim pid=1 host=web1.prod'), and holds a
+# claim.  Before: root's list showed HOST web1.prod and PID 1 as plain
+# columns, and list --json as "host" and "pid", beside nothing the server
+# knows of the session but its role.  What a session says of itself is
+# its word: root's list and list --json must show the backend pid
+# (SESSION), role and client address, the server's word, and the pid and
+# host only in columns that say they are reported (REPORTED-PID,
+# REPORTED-HOST; "reported-pid", "reported-host").
+attack_35() {
+    local t=$top/a35 backend
+    pg_attack_cluster || { fail "35: $pg_why"; return; }
+    mkdir -p "$t"
+    honest_pg_holder honest35 "$t/honest" || { fail "35: no honest holder: $(cat "$t/honest")"; return; }
+    cat >"$t/member.sql" <<'SQL'
+INSERT INTO swerve_claim.names (scope, name) VALUES ('default', 'forged35');
+SELECT pg_advisory_lock(1398231638, id) FROM swerve_claim.names WHERE scope = 'default' AND name = 'forged35';
+SELECT 'ready';
+SELECT pg_sleep(60);
+SQL
+    chmod 644 "$t/member.sql"
+    member_sql "$t/member.sql" "$t/member" "swerve-claim pid=1 host=web1.prod"
+    wait_line "$t/member" ready || { fail "35: the member's session did not run: $(cat "$t/member")"; return; }
+    backend=$(pg_sql "SELECT pid FROM pg_stat_activity WHERE usename = 'app' AND application_name = 'swerve-claim pid=1 host=web1.prod'")
+    root_pg_tool list --raw >"$t/list" 2>&1
+    root_pg_tool list --json >"$t/json" 2>&1
+    sed -n '1p; /forged35/p' "$t/list" | sed 's/^/35: /'
+    echo "35: $(tr -d '\n ' <"$t/json" | grep -o '{[^{}]*forged35[^{}]*}')"
+    # The table: the forged row's SESSION, ROLE and ADDRESS are the
+    # server's; web1.prod and 1 only under a heading that says REPORTED.
+    python3 -c "import sys
+lines = open(sys.argv[1]).read().split('\n')
+head = lines[0].split()
+rows = [dict(zip(head, l.split())) for l in lines[1:] if ' forged35 ' in l]
+assert len(rows) == 1, lines
+r = rows[0]
+assert (r.get('SESSION'), r.get('ROLE'), r.get('ADDRESS')) == (sys.argv[2], 'app', '127.0.0.1'), r
+said = [k for k, v in r.items() if v in ('web1.prod', '1')]
+assert said and all(k.startswith('REPORTED-') for k in said), r" "$t/list" "$backend" && pass ||
+        fail "35: root's list shows the member's forged pid and host as plain HOST and PID, or not its session, role and address: $(sed -n '1p; /forged35/p' "$t/list")"
+    python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))['claims']
+rs = [r for r in d if r['name'] == 'forged35']
+assert len(rs) == 1, d
+r = rs[0]
+assert (r.get('session'), r.get('role'), r.get('address')) == (int(sys.argv[2]), 'app', '127.0.0.1'), r
+assert (r.get('reported-host'), r.get('reported-pid')) == ('web1.prod', 1), r
+assert all(k.startswith('reported-') for k, v in r.items() if v in ('web1.prod', 1)), r
+h = [r for r in d if r['name'] == 'honest35']
+assert len(h) == 1 and h[0]['reported-pid'] == int(sys.argv[3]) and h[0]['role'] == 'app', h" \
+        "$t/json" "$backend" "$(pgrep -P "$honest")" && pass ||
+        fail "35: root's list --json shows the member's forged pid and host as plain \"pid\" and \"host\", or not its session, role and address: $(tr -d '\n ' <"$t/json" | grep -o '{[^{}]*forged35[^{}]*}')"
+    kill -9 "$member" "$honest" 2>/dev/null
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
