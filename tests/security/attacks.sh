@@ -1205,7 +1205,7 @@ attack_34() {
 # first of them and shared: 127.0.0.1 only, the schema made as users make
 # it, 'app' a member of swerve_claim_user (no more).  Else $pg_why says
 # why not.
-pg_ok= pg_why=
+pg_ok='' pg_why=''
 pg_attack_cluster() {
     [ -n "$pg_ok" ] && return 0
     if ! pg_cluster_start >"$top/pg-start.log" 2>&1 || ! pg_cluster_init "$tool" >>"$top/pg-start.log" 2>&1; then
@@ -1221,7 +1221,7 @@ member_sql() { # FILE OUT [APPLICATION_NAME]
     as_user "$att" timeout -s KILL 90 env -i PATH=/usr/bin:/bin HOME="$top/home-att" PGAPPNAME="${3:-psql}" \
         "$pg_bin/psql" -qAtX "$SCL_PG_URL" -f "$1" >"$2" 2>&1 &
     member=$!
-    pids+=($member)
+    pids+=("$member")
 }
 # Root's tool on the PostgreSQL store, as its superuser sees it.
 root_pg_tool() { # ARGS...
@@ -1233,7 +1233,7 @@ honest_pg_holder() { # NAME OUT [let-go]
     timeout -s KILL 120 env SWERVE_CLAIM_STORE="$SCL_PG_URL" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
         "$helpers/pg/pg_helper" "${3:-hold}" "$1" >"$2" 2>&1 &
     honest=$!
-    pids+=($honest)
+    pids+=("$honest")
     for _ in $(seq 400); do
         grep -qE '^(held [1-9]|released)' "$2" && return 0
         sleep 0.05
