@@ -8,9 +8,12 @@
  */
 #include "config.h"
 
+#include "budget.h"
 #include "pg.h"
+#include "session.h"
 #include "store_admin.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +75,7 @@ static const char history_sql[] =
     "CASE WHEN isfinite(h.since) AND isfinite(coalesce(h.ended, clock_timestamp())) "
     "THEN (extract(epoch FROM coalesce(h.ended, clock_timestamp())) - extract(epoch FROM h.since))::bigint END "
     "FROM swerve_claim.history h JOIN swerve_claim.names n ON n.id = h.id "
-    "WHERE n.scope = $1 AND ($2 = ''::bytea OR n.name = $2) ORDER BY n.name, h.seq";
+    "WHERE n.scope = $1 AND ($2 = ''::bytea OR n.name = $2) ORDER BY n.name, h.seq LIMIT ";
 
 struct history {
     const struct scl_admin_select *sel;
@@ -80,6 +83,7 @@ struct history {
     void *arg;
     char host[256]; /* -p's host */
     int rows;
+    int gave_up; /* the rows went past SCL_BUDGET_PG_HISTORY_ROWS */
 };
 
 /* Row I of RES, when H's -p selects it. */
@@ -113,21 +117,39 @@ static void emit(struct history *h, const struct scl_libpq *pq, PGresult *res, i
     free(name);
 }
 
+/* The rows, at most SCL_BUDGET_PG_HISTORY_ROWS (the statement asks for
+ * one more, to know whether there were more). */
 static void each_hold(const struct scl_libpq *pq, PGresult *res, void *arg)
 {
-    for (int i = 0; i < pq->ntuples(res); i++)
-        emit(arg, pq, res, i);
+    struct history *h = arg;
+    int n = pq->ntuples(res);
+
+    h->gave_up = n > (int)SCL_BUDGET_PG_HISTORY_ROWS;
+    for (int i = 0; i < n && i < (int)SCL_BUDGET_PG_HISTORY_ROWS; i++)
+        emit(h, pq, res, i);
 }
 
 static int pg_history_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
     struct history h = { .sel = sel, .each = each, .arg = arg };
+    char sql[sizeof history_sql + 24], said[160];
 
+    snprintf(sql, sizeof sql, "%s%u", history_sql, SCL_BUDGET_PG_HISTORY_ROWS + 1);
     if (sel->host != NULL)
         snprintf(h.host, sizeof h.host, "%s", sel->host);
     else /* as the library's sessions name it (src/pg/session.c) */
         (void)gethostname(h.host, sizeof h.host - 1);
-    return scl_pg_tool_query(history_sql, sel->name != NULL ? sel->name : "", each_hold, &h) != 0 ? -1 : h.rows;
+    if (scl_pg_tool_query(sql, sel->name != NULL ? sel->name : "", each_hold, &h) != 0)
+        return -1;
+    if (h.gave_up) { /* what was read is shown; the tool says the rest was not */
+        snprintf(said, sizeof said,
+                 "gave up past its bound of %u rows (SCL_BUDGET_PG_HISTORY_ROWS): the first, by name, are shown",
+                 SCL_BUDGET_PG_HISTORY_ROWS);
+        scl_pg_remember_reason(said);
+        errno = EFBIG;
+        return -1;
+    }
+    return h.rows;
 }
 
 const struct scl_admin_listing scl_pg_history = {
