@@ -39,6 +39,11 @@
 /* Entries of one claims/ the tools read: past it the directory is
  * refused whole, named with its owner. */
 #define SCL_BUDGET_DIR_ENTRIES 65536u
+/* Rows of the PostgreSQL store's history root's history reads (16 a
+ * name, and any member may register names and draw tokens for them):
+ * past it the first, by name, are shown, and it says so.  A row is at
+ * most about 8 KiB (a 4,096-byte name, in hex). */
+#define SCL_BUDGET_PG_HISTORY_ROWS 8192u
 
 /* One walk's budget: what it is (for the word it says as it gives up),
  * how much it had, how much is left. */

@@ -27,11 +27,14 @@
  * statements waiting behind db init's lock would queue behind that. */
 static const char init_lock_timeout_sql[] = "SET lock_timeout = '5s'";
 
-/* The columns read_row() reads, from swerve_claim.claims. */
+/* The columns read_row() reads, from swerve_claim.claims.  A time that is
+ * no second (an infinity a member had an older token_for record as its
+ * hold's since, before the view said NULL) is unknown, 0: it must not
+ * fail the listing of every other hold. */
+#define EPOCH_OR_0(t) "coalesce(CASE WHEN isfinite(" t ") THEN extract(epoch FROM " t ")::bigint END, 0)"
 #define ROW_COLUMNS                                                                                                    \
     "encode(name, 'hex'), held, coalesce(application_name, ''), coalesce(host(client_addr), ''), backend, "            \
-    "coalesce(token, 0), coalesce(extract(epoch FROM since)::bigint, 0), coalesce(role, ''), library, "                \
-    "coalesce(extract(epoch FROM connected)::bigint, 0)"
+    "coalesce(token, 0), " EPOCH_OR_0("since") ", coalesce(role, ''), library, " EPOCH_OR_0("connected")
 
 static const char list_sql[] = "SELECT " ROW_COLUMNS " FROM swerve_claim.claims WHERE scope = $1 "
                                "AND ($2 = ''::bytea OR name = $2) ORDER BY name, held DESC, since";

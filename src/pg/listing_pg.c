@@ -15,16 +15,22 @@
 #include <time.h>
 #include <unistd.h>
 
+/* What the server knows of a session (ROLE, ADDRESS, SESSION: its backend
+ * pid) comes first; what a session says of itself, its application_name,
+ * which any session sets as it likes, only under a heading that says so:
+ * REPORTED-HOST and REPORTED-PID (a library session's "swerve-claim pid=P
+ * host=H"), SELF-REPORTED (the whole of it).  A member of
+ * swerve_claim_user may name itself as another machine's process. */
 enum column {
     COL_TYPE,
     COL_NAME,
     COL_ROLE,
-    COL_HOST,
-    COL_PID,
+    COL_ADDRESS,
+    COL_SESSION,
+    COL_REPORTED_HOST,
+    COL_REPORTED_PID,
     COL_SINCE,
     COL_TOKEN,
-    COL_SESSION,
-    COL_ADDRESS,
     COL_CONNECTED,
     COL_SELF_REPORTED,
     COL_AGE,
@@ -37,12 +43,12 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_TYPE] = { "TYPE", 7, SCL_COLUMN_USUAL },
     [COL_NAME] = { "NAME", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TREE },
     [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_HOST] = { "HOST", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_PID] = { "PID", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_ADDRESS] = { "ADDRESS", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
+    [COL_REPORTED_HOST] = { "REPORTED-HOST", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
+    [COL_REPORTED_PID] = { "REPORTED-PID", 12, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
     [COL_SINCE] = { "SINCE", 19, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
     [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_ADDRESS] = { "ADDRESS", 0.15, SCL_COLUMN_TRUNCATE },
     [COL_CONNECTED] = { "CONNECTED", 19, SCL_COLUMN_TIME },
     [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
     [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
@@ -82,7 +88,7 @@ static int wanted(const struct listing *l, const struct scl_listed *r)
 }
 
 /* TYPE says first whether a row is the library's: a foreign session's
- * HOST and PID are then the server's word, not what it calls itself. */
+ * word is not parsed at all (REPORTED-HOST and REPORTED-PID empty). */
 static const char *type_of(const struct scl_listed *r)
 {
     if (r->foreign)
@@ -123,12 +129,12 @@ static void add(const struct scl_listed *r, void *arg)
     values[COL_TYPE] = type_of(r);
     values[COL_NAME] = r->name;
     values[COL_ROLE] = r->role;
-    values[COL_HOST] = r->host;
-    values[COL_PID] = pid;
+    values[COL_ADDRESS] = r->address;
+    values[COL_SESSION] = session;
+    values[COL_REPORTED_HOST] = r->foreign ? "" : r->host; /* a foreign one's is its address */
+    values[COL_REPORTED_PID] = pid;
     values[COL_SINCE] = since;
     values[COL_TOKEN] = token;
-    values[COL_SESSION] = session;
-    values[COL_ADDRESS] = r->address;
     values[COL_CONNECTED] = connected;
     values[COL_SELF_REPORTED] = r->says;
     values[COL_AGE] = age;

@@ -118,6 +118,11 @@ LANGUAGE sql AS $$ SELECT claim IS NOT NULL $$;
 -- only with an unlock of its own or the session's end), so the token is
 -- greater than every earlier hold's, and smaller than every later one's.
 --
+-- SINCE is a second of the epoch, the mark's (unsigned 32 bits) or the
+-- client's clock: anything else (infinities, NaN, before 1970, past 2106)
+-- no hold began at, and is refused.  A member's infinity made every
+-- reader of holds and history fail (extract to bigint), for every hold.
+--
 -- It runs as the schema's owner, since members may not write holds; so it
 -- checks, without taking a lock, that this session holds CLAIM.  A
 -- member's transaction left open on a row (its own hold's, since ended)
@@ -130,6 +135,10 @@ DECLARE
 BEGIN
     IF claim IS NULL OR backend IS NULL OR since IS NULL THEN
         RAISE null_value_not_allowed USING MESSAGE = 'swerve_claim.token_for takes no NULL';
+    END IF;
+    -- NaN compares greater than every number: refused by the second test.
+    IF NOT (since >= 0 AND since < 4294967296) THEN
+        RAISE invalid_parameter_value USING MESSAGE = 'swerve_claim.token_for: since is no second a hold began at';
     END IF;
     IF pg_backend_pid() <> backend THEN
         RETURN NULL;
@@ -246,7 +255,8 @@ $$;
 -- row per holder and per waiter; a holder's since, its mark's second (or,
 -- without a mark, what its token's row says), and its token once issued;
 -- a waiter's since, when it began to wait.  A mark is a session's own
--- word, as its application_name is.
+-- word, as its application_name is; a since no hold began at (an
+-- infinity an older token_for let in) is NULL, unknown.
 --
 -- Advisory locks need no privilege: any session that can connect can
 -- hold a key of this space (doc/security.md).  What the server knows of a
@@ -262,7 +272,8 @@ CREATE OR REPLACE VIEW swerve_claim.claims AS
 SELECT n.scope, n.name, l.granted AS held, l.pid AS backend, a.application_name, a.client_addr,
        CASE WHEN l.granted AND h.backend = l.pid AND (m.objid IS NULL OR h.since = to_timestamp(m.objid::int8))
             THEN h.token END AS token,
-       CASE WHEN l.granted THEN coalesce(to_timestamp(m.objid::int8), CASE WHEN h.backend = l.pid THEN h.since END)
+       CASE WHEN l.granted THEN coalesce(to_timestamp(m.objid::int8),
+                                         CASE WHEN h.backend = l.pid AND isfinite(h.since) THEN h.since END)
             ELSE l.waitstart END AS since,
        a.usename AS role,
        coalesce(a.application_name LIKE 'swerve-claim pid=%'

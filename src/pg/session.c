@@ -308,8 +308,7 @@ const char *scl_pg_reason(void)
     return reason[0] != '\0' ? reason : NULL;
 }
 
-/* Keeps MESSAGE's first line as the reason the tools print. */
-static void remember_reason(const char *message)
+void scl_pg_remember_reason(const char *message)
 {
     size_t n = strcspn(message, "\n");
 
@@ -439,7 +438,7 @@ static void on_notice(void *arg, const PGresult *res)
 static int fail(int err, const char *what)
 {
     scl_debug("PostgreSQL store: %s", what);
-    remember_reason(what);
+    scl_pg_remember_reason(what);
     errno = err;
     return -1;
 }
@@ -550,7 +549,7 @@ static PGconn *connect_with(const struct connect_params *p)
     scl_debug("PostgreSQL store: cannot connect: %s", message);
     /* libpq's first line names the server; the server's words follow. */
     line = strstr(message, "FATAL:");
-    remember_reason(line != NULL ? line : message);
+    scl_pg_remember_reason(line != NULL ? line : message);
     session.pq->finish(conn);
     return NULL;
 }
@@ -880,7 +879,7 @@ static PGresult *checked(PGresult *res)
     message = res != NULL ? pq->resultErrorField(res, SCL_PG_DIAG_MESSAGE_PRIMARY) ?: "error"
                           : pq->errorMessage(session.conn);
     scl_debug("PostgreSQL store: %s", message);
-    remember_reason(message);
+    scl_pg_remember_reason(message);
     if (err == ENOENT)
         scl_debug("PostgreSQL store: the schema is missing or old: run 'swerve-claim db init'");
     if (err == EPROTO)

@@ -76,6 +76,10 @@ int scl_pg_server_version(void);
  * NULL when there was none. */
 const char *scl_pg_reason(void);
 
+/* Keeps MESSAGE's first line as that message (a failure of the tools'
+ * own: a bound they gave up past). */
+void scl_pg_remember_reason(const char *message);
+
 /* 1 when this process has a usable session, else 0: one that is another
  * process's, or ended, or whose socket the host has closed is forgotten
  * (never written to), and nothing new is opened. */

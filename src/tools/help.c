@@ -100,14 +100,15 @@ static const struct command_help commands[] = {
 };
 
 static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
-                                 "in PostgreSQL: list shows TYPE,NAME,ROLE,HOST,PID,SINCE,TOKEN, and with -o\n"
-                                 "SESSION,ADDRESS,CONNECTED,SELF-REPORTED,AGE, of every holder and waiter\n"
-                                 "(TYPE foreign: a session that is not the library's); history shows the holds\n"
-                                 "whose token was asked for (NAME,HOST,PID,TAKEN,ENDED,HOW,TOKEN, and with -o\n"
-                                 "ROLE,SESSION,SELF-REPORTED,DURATION); release --force ends the holder's\n"
-                                 "session; metrics labels each sample with the scope (server) and the host;\n"
-                                 "gc has nothing to do; --server and --stale do not apply; drain works on local\n"
-                                 "claim directories only.\n";
+                                 "in PostgreSQL: list shows TYPE,NAME,ROLE,ADDRESS,SESSION (the server's\n"
+                                 "word), REPORTED-HOST,REPORTED-PID (the session's own), SINCE,TOKEN, and\n"
+                                 "with -o CONNECTED,SELF-REPORTED,AGE, of every holder and waiter (TYPE\n"
+                                 "foreign: a session that is not the library's); history shows the holds\n"
+                                 "whose token was asked for (NAME,ROLE,REPORTED-HOST,REPORTED-PID,TAKEN,\n"
+                                 "ENDED,HOW,TOKEN, and with -o SESSION,SELF-REPORTED,DURATION); release\n"
+                                 "--force ends the holder's session; metrics labels each sample with the\n"
+                                 "scope (server) and the host; gc has nothing to do; --server and --stale do\n"
+                                 "not apply; drain works on local claim directories only.\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"

@@ -39,6 +39,7 @@ completes "--pid" swerve-claim drain --p
 completes "db drain" swerve-claim d
 completes "init" swerve-claim db i
 completes "SELF-REPORTED SESSION SINCE STATE" swerve-claim list -o S
+completes "REPORTED-HOST REPORTED-PID ROLE" swerve-claim list -o R
 completes "--dedicated" swerve-claim db init --d
 completes "--library" swerve-claim-preload --li
 completes "help history" swerve-claim h

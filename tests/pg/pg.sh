@@ -221,12 +221,12 @@ squatter_session=$(pg_sql "SELECT pid FROM pg_stat_activity WHERE usename = 'int
 SWERVE_CLAIM_STORE=$shared_app "${under_shim[@]}" "$helper" take forged 0 >"$work/forged.taker"
 check "shared database: the intruder holds the name (what only CONNECT can keep out)" \
     grep -qx "failed EAGAIN" "$work/forged.taker"
-SWERVE_CLAIM_STORE=$shared_admin "$tool" list --json -o TYPE,NAME,ROLE,HOST,PID,SESSION,SELF-REPORTED \
+SWERVE_CLAIM_STORE=$shared_admin "$tool" list --json -o TYPE,NAME,ROLE,ADDRESS,REPORTED-HOST,REPORTED-PID,SESSION,SELF-REPORTED \
     >"$work/foreign.json" 2>&1
 check "list shows the intruder as a foreign holder, by what the server knows (role, address, session)" \
     python3 -c "import json,sys; rows=[r for r in json.load(open(sys.argv[1]))['claims'] if r['name']=='forged']
 assert len(rows)==1, rows; r=rows[0]
-assert (r['type'],r['role'],r['host'],r['pid'],r['session'])==('foreign','intruder','127.0.0.1',None,int(sys.argv[2])),r
+assert (r['type'],r['role'],r['address'],r['reported-host'],r['reported-pid'],r['session'])==('foreign','intruder','127.0.0.1',None,None,int(sys.argv[2])),r
 assert r['self-reported']=='swerve-claim pid=1 host=web1.prod', r" "$work/foreign.json" "${squatter_session:-0}"
 SWERVE_CLAIM_STORE=$shared_admin "$tool" list --raw --noheadings >"$work/foreign.list" 2>&1
 check "list's default columns show the intruder's role and address" \
@@ -455,7 +455,7 @@ check "run: the fleet's claim is taken on the other machine: exit 75" test $? -e
 SWERVE_TMPDIR=$work/machine2 "$tool" run -w 5 nightly -- sh -c 'echo "$SWERVE_CLAIM_TOKEN" >"$0"' "$work/token2" &
 waiter=$!
 sleep 0.3
-"$tool" list --raw --noheadings -o TYPE,NAME,PID,TOKEN >"$work/list"
+"$tool" list --raw --noheadings -o TYPE,NAME,REPORTED-PID,TOKEN >"$work/list"
 check "list shows the holder with its pid and token" \
     grep -qx "holder nightly $(pgrep -P $runner) $(cat "$work/token1")" "$work/list"
 check "list shows the waiter" grep -q "^waiter nightly [0-9]" "$work/list"

@@ -83,12 +83,12 @@ assert [r['session'] for r in rs if r['type'] == 'holder' and r['name'] == 'alph
 check "list -o NAME,SESSION (as before)" has "^alpha $h1_session$" "$work/some"
 
 # ---- 2. --pid and --watch
-"$tool" list -p "$h1" --raw --noheadings -o TYPE,NAME,HOST,PID >"$work/pid" 2>&1
+"$tool" list -p "$h1" --raw --noheadings -o TYPE,NAME,REPORTED-HOST,REPORTED-PID >"$work/pid" 2>&1
 check "list -p PID: that process of this host, holding alpha" test "$(cat "$work/pid")" = "holder alpha $here $h1"
-"$tool" list -p "$h1@elsewhere.example" --raw --noheadings -o TYPE,NAME,HOST,PID >"$work/pid-there" 2>&1
+"$tool" list -p "$h1@elsewhere.example" --raw --noheadings -o TYPE,NAME,REPORTED-HOST,REPORTED-PID >"$work/pid-there" 2>&1
 check "list -p PID@HOST: that host's process of that pid, waiting for alpha" \
     test "$(cat "$work/pid-there")" = "waiter alpha elsewhere.example $h1"
-"$tool" list -p "$w1" --raw --noheadings -o TYPE,NAME,PID >"$work/pid-waiter" 2>&1
+"$tool" list -p "$w1" --raw --noheadings -o TYPE,NAME,REPORTED-PID >"$work/pid-waiter" 2>&1
 check "list -p PID of a waiter: its wait alone" test "$(cat "$work/pid-waiter")" = "waiter alpha $w1"
 "$tool" list -p "$tokenless" --raw --noheadings -o TYPE,NAME >"$work/pid-tokenless" 2>&1
 check "list -p: the tokenless holder" test "$(cat "$work/pid-tokenless")" = "holder beta"
@@ -117,7 +117,7 @@ check "(and says nothing on standard error)" test ! -s "$work/watch.err"
 
 # ---- 3. TOKEN and SINCE
 now=$(($(now_ns) / 1000000000))
-"$tool" list --json -o TYPE,NAME,PID,SINCE,TOKEN,SESSION,AGE >"$work/since.json" 2>&1
+"$tool" list --json -o TYPE,NAME,REPORTED-PID,SINCE,TOKEN,SESSION,AGE >"$work/since.json" 2>&1
 check "list: AGE is how long alpha has been held, in seconds in JSON" \
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
 h = [r for r in d if r['name'] == 'alpha' and r['type'] == 'holder']
@@ -140,7 +140,7 @@ assert int(sys.argv[3]) - 1 <= h[0]['since'] <= int(sys.argv[4]), h" \
 check "list: the library holder that never asked for a token shows when it took gamma; TOKEN blank" \
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['claims']
 h = [r for r in d if r['name'] == 'gamma' and r['type'] == 'holder']
-assert len(h) == 1 and h[0]['pid'] == int(sys.argv[2]) and h[0]['token'] is None, h
+assert len(h) == 1 and h[0]['reported-pid'] == int(sys.argv[2]) and h[0]['token'] is None, h
 assert int(sys.argv[3]) - 1 <= h[0]['since'] <= int(sys.argv[4]), (h, sys.argv[3:])" \
     "$work/since.json" "$h3" "$gamma_from" "$now"
 check "list: a session that took beta's lock itself: TOKEN and SINCE blank, never made up" \
@@ -157,10 +157,10 @@ check "(its session, still there, holds no advisory lock at all)" \
                     WHERE a.application_name = 'swerve-claim pid=$let_go host=$here'")" = "1 0"
 check "(and list shows no delta)" bash -c "! '$tool' list -n delta >/dev/null 2>&1"
 sleep 1.5 # a waiter's SINCE is when it began to wait, not when its latest try began
-"$tool" list --json -o TYPE,NAME,PID,SINCE >"$work/waiter.json" 2>&1
+"$tool" list --json -o TYPE,NAME,REPORTED-PID,SINCE >"$work/waiter.json" 2>&1
 check "list: the waiter's SINCE is when it began to wait" \
     python3 -c "import json, sys, time; d = json.load(open(sys.argv[1]))['claims']
-w = [c for r in d for c in r.get('children', []) if c.get('pid') == int(sys.argv[2])]
+w = [c for r in d for c in r.get('children', []) if c.get('reported-pid') == int(sys.argv[2])]
 assert len(w) == 1 and int(sys.argv[3]) - 1 <= w[0]['since'] <= int(sys.argv[3]) + 1, (w, d)" \
     "$work/waiter.json" "$w1" "$waited_from"
 
@@ -203,11 +203,11 @@ check "(holder 1 learns it)" wait_line "$work/h1" '^lost'
 kill -9 "$w1" 2>/dev/null
 
 # ---- 5. history: the holds whose token was asked for (#22)
-"$tool" history --raw --noheadings -o NAME,PID,HOW,TOKEN alpha >"$work/h-alpha" 2>&1
+"$tool" history --raw --noheadings -o NAME,REPORTED-PID,HOW,TOKEN alpha >"$work/h-alpha" 2>&1
 # (its waiter, killed as it got alpha, may have a hold after it)
 check "history: holder 1's hold of alpha, which asked for its token, ended with its session (release --force)" \
     test "$(head -1 "$work/h-alpha")" = "alpha $h1 session\\x20ended $h1_token"
-"$tool" history --raw --noheadings -o NAME,PID,HOW delta >"$work/h-delta" 2>&1
+"$tool" history --raw --noheadings -o NAME,REPORTED-PID,HOW delta >"$work/h-delta" 2>&1
 check "history: the hold of delta with a token, released; the one without, not there" \
     test "$(cat "$work/h-delta")" = "delta $let_go released"
 "$tool" history gamma >/dev/null 2>"$work/h-gamma"
@@ -220,7 +220,7 @@ for _ in $(seq 100); do "$tool" history h-held >/dev/null 2>&1 && break; sleep 0
 h_holder=$(pgrep -P "$h_runner")
 server_pids+=($h_holder)
 check "history: run's command holds h-held, on this host" \
-    bash -c "'$tool' history --raw --noheadings -o NAME,HOST,PID,HOW h-held | grep -qx 'h-held $here $h_holder held'"
+    bash -c "'$tool' history --raw --noheadings -o NAME,REPORTED-HOST,REPORTED-PID,HOW h-held | grep -qx 'h-held $here $h_holder held'"
 check "history -p PID: that process's holds only" \
     test "$("$tool" history -p "$h_holder" --raw --noheadings -o NAME)" = h-held
 for _ in $(seq 18); do "$tool" run h-many -- sh -c 'echo "$SWERVE_CLAIM_TOKEN"'; done >"$work/h-many-tokens"

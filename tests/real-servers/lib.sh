@@ -97,7 +97,7 @@ exactly_one_runs() {
 holder_of() {
     local dir
     if [ -n "${SWERVE_CLAIM_STORE:-}" ]; then
-        "$SCL_HELPERS/../swerve-claim" list --raw --noheadings -o TYPE,NAME,PID |
+        "$SCL_HELPERS/../swerve-claim" list --raw --noheadings -o TYPE,NAME,REPORTED-PID |
             awk -v n="$1" '$1 == "holder" && $2 == n { print $3 }'
         return
     fi

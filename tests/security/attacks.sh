@@ -10,6 +10,8 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 77
 fi
 . "$(dirname "$0")/../lib/check.sh" || exit 99
+# A private PostgreSQL cluster, for the attacks on that store (pg_attack_cluster).
+. "$(dirname "$0")/../pg/cluster.sh" || exit 99
 helpers=${SCL_HELPERS:?run through make check}
 attacker=$helpers/security/attacker
 tool=$helpers/../swerve-claim
@@ -28,6 +30,7 @@ cleanup() {
         mountpoint -q "$m" && umount "$m"
     done
     [ -n "$secure_lib" ] && rm -f "$secure_lib"
+    pg_cluster_stop
     userdel "$att" 2>/dev/null
     userdel "$oth" 2>/dev/null
     rm -rf "$top"
@@ -1196,6 +1199,200 @@ attack_34() {
     echo "34: an exec beside the kernel's limit, by a holder of x: ${said:-$(tail -n 3 "$t/out")}"
     [[ $said =~ ^sizes\ 51\ joined\ [1-9][0-9]*\ refused\ [1-9][0-9]*\ outside\ 0$ ]] && pass ||
         fail "34: images near the kernel's limit ran outside their server: ${said:-$(tail -n 3 "$t/out")}"
+}
+
+# The PostgreSQL attacks' cluster (tests/pg/cluster.sh), started by the
+# first of them and shared: 127.0.0.1 only, the schema made as users make
+# it, 'app' a member of swerve_claim_user (no more).  Else $pg_why says
+# why not.
+pg_ok='' pg_why=''
+pg_attack_cluster() {
+    [ -n "$pg_ok" ] && return 0
+    if ! pg_cluster_start >"$top/pg-start.log" 2>&1 || ! pg_cluster_init "$tool" >>"$top/pg-start.log" 2>&1; then
+        pg_why="no PostgreSQL cluster: $(tail -n 3 "$top/pg-start.log")"
+        return 1
+    fi
+    pg_ok=1
+}
+# A member's session (role app, run by the attacker's user) that runs the
+# SQL of FILE, its output (errors too) to OUT, kept open for 60 s (pg_sleep
+# at the end of FILE): its pid in $member.
+member_sql() { # FILE OUT [APPLICATION_NAME]
+    as_user "$att" timeout -s KILL 90 env -i PATH=/usr/bin:/bin HOME="$top/home-att" PGAPPNAME="${3:-psql}" \
+        "$pg_bin/psql" -qAtX "$SCL_PG_URL" -f "$1" >"$2" 2>&1 &
+    member=$!
+    pids+=("$member")
+}
+# Root's tool on the PostgreSQL store, as its superuser sees it.
+root_pg_tool() { # ARGS...
+    SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL timeout -s KILL 60 "$tool" "$@"
+}
+# An honest library holder of NAME that asked for its token (pg_helper),
+# output to OUT; its pid in $honest once it holds (at most 20 s).
+honest_pg_holder() { # NAME OUT [let-go]
+    timeout -s KILL 120 env SWERVE_CLAIM_STORE="$SCL_PG_URL" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+        "$helpers/pg/pg_helper" "${3:-hold}" "$1" >"$2" 2>&1 &
+    honest=$!
+    pids+=("$honest")
+    for _ in $(seq 400); do
+        grep -qE '^(held [1-9]|released)' "$2" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# 32. A member of swerve_claim_user records its hold's start as infinity:
+# token_for(id, backend, 'Infinity') (the library passes its mark's second
+# there).  Before: token_for took it, and root's list and metrics failed
+# for the whole scope while it held ("cannot convert infinity to bigint"),
+# history for good (the row stays).  A member spoils no more than what is
+# shown of its own hold: token_for refuses what no hold began at
+# (infinities, NaN, before 1970, past 2106), and root's tools show a row
+# already written so (by an older schema) with no SINCE, every other hold
+# as it is.
+attack_32() {
+    local t=$top/a32 v out id tag
+    pg_attack_cluster || { fail "32: $pg_why"; return; }
+    mkdir -p "$t"
+    honest_pg_holder honest32 "$t/honest" || { fail "32: no honest holder: $(cat "$t/honest")"; return; }
+    honest_pg_holder ended32 "$t/ended" let-go || { fail "32: no honest release: $(cat "$t/ended")"; return; }
+    {
+        echo "INSERT INTO swerve_claim.names (scope, name) VALUES ('default', 'spoiled32'), ('default', 'neg32'), ('default', 'nan32'), ('default', 'far32');"
+        for v in spoiled32:Infinity neg32:-Infinity nan32:NaN far32:1e12; do
+            echo "SELECT pg_advisory_lock(1398231638, id) FROM swerve_claim.names WHERE scope = 'default' AND name = '${v%%:*}';"
+            echo "SELECT 'token_for ${v#*:} ' || swerve_claim.token_for(id, pg_backend_pid(), '${v#*:}') FROM swerve_claim.names WHERE scope = 'default' AND name = '${v%%:*}';"
+        done
+        echo "SELECT 'ready';"
+        echo "SELECT pg_sleep(60);"
+    } >"$t/member.sql"
+    chmod 644 "$t/member.sql"
+    member_sql "$t/member.sql" "$t/member"
+    wait_line "$t/member" ready || { fail "32: the member's session did not run: $(cat "$t/member")"; return; }
+    sed 's/^/32: the member: /' "$t/member"
+    for v in Infinity -Infinity NaN 1e12; do
+        if grep -q "^token_for $v [0-9]" "$t/member"; then fail "32: token_for took $v for a hold's start"; else pass; fi
+    done
+    # Rows already written so (token_for of an older schema): planted by
+    # the superuser into the member's own hold and its history.
+    id=$(pg_sql "SELECT id FROM swerve_claim.names WHERE name = 'spoiled32'")
+    pg_sql "INSERT INTO swerve_claim.holds VALUES ($id, (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1398231638 AND objid = $id AND granted), 999, 'infinity', 1) ON CONFLICT (id) DO UPDATE SET since = 'infinity', token = 999, backend = excluded.backend;
+        INSERT INTO swerve_claim.history VALUES ($id, 1, 1, 999, 1, 'app', 'psql', 'infinity', NULL), ($id, 2, 2, 999, 1, 'app', 'psql', '-infinity', 'infinity') ON CONFLICT DO NOTHING" >/dev/null
+    for tag in "while it holds" "after it ended"; do
+        for cmd in "list --raw" "list --json" "metrics" "history --raw" "history --json -O"; do
+            # shellcheck disable=SC2086 # the command's words
+            root_pg_tool $cmd >"$t/out" 2>"$t/err"
+            out=$?
+            echo "32: $tag: root's $cmd: status $out $(head -c 200 "$t/err")"
+            [ "$out" -eq 0 ] && pass || fail "32: $tag: root's $cmd failed ($out): $(head -c 300 "$t/err")"
+            case $cmd in
+            list*|metrics)
+                grep -q honest32 "$t/out" && pass ||
+                    fail "32: $tag: root's $cmd does not show the honest hold: $(head -c 300 "$t/out")" ;;
+            history*)
+                grep -q ended32 "$t/out" && pass || fail "32: $tag: root's $cmd does not show the honest hold: $(head -c 300 "$t/out")" ;;
+            esac
+            if [ "$cmd" = "list --json" ] && [ "$tag" = "while it holds" ]; then
+                python3 -c "import json, sys; rs = [r for r in json.load(open(sys.argv[1]))['claims'] if r['name'] == 'spoiled32']
+assert len(rs) == 1 and rs[0]['since'] is None, rs" "$t/out" && pass ||
+                    fail "32: root's list does not show the spoiled hold with no SINCE: $(grep spoiled32 "$t/out")"
+            fi
+            if [ "$cmd" = "history --json -O" ]; then
+                python3 -c "import json, sys; rs = [r for r in json.load(open(sys.argv[1]))['holds'] if r['name'] == 'spoiled32' and r['token'] == 999]
+assert len(rs) == 2 and all(r['taken'] is None and r['duration'] is None for r in rs), rs" "$t/out" && pass ||
+                    fail "32: $tag: root's history does not show the spoiled holds with no TAKEN: $(grep -o '.\{0,80\}spoiled32.\{0,200\}' "$t/out")"
+            fi
+        done
+        kill -9 "$member" 2>/dev/null
+        pg_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'app' AND application_name = 'psql'" >/dev/null
+        sleep 0.5
+    done
+    kill -9 "$honest" 2>/dev/null
+    # History keeps 16 rows a name, and a member may register names: it
+    # plants 20,000 rows (names of 2,000 bytes), each a hold of its own
+    # with its token.  Before: root's history read them all (1.15 s,
+    # 145 MB; 1,000 rows: 0.23 s, 18 MB).  It reads at most
+    # SCL_BUDGET_PG_HISTORY_ROWS (8,192), shows them, says it gave up and
+    # exits 1.
+    cat >"$t/plant.sql" <<'SQL'
+DO $$ DECLARE i int; k int; BEGIN
+    FOR i IN 1..20000 LOOP
+        INSERT INTO swerve_claim.names (scope, name)
+            VALUES ('default', convert_to('planted32-' || i || '-' || repeat('x', 2000), 'UTF8')) RETURNING id INTO k;
+        PERFORM pg_advisory_lock(1398231638, k);
+        PERFORM swerve_claim.token_for(k, pg_backend_pid(), extract(epoch FROM now()));
+        PERFORM pg_advisory_unlock(1398231638, k);
+    END LOOP;
+END $$;
+SELECT 'planted ' || count(*) FROM swerve_claim.history;
+SQL
+    chmod 644 "$t/plant.sql"
+    member_sql "$t/plant.sql" "$t/plant"
+    wait "$member"
+    echo "32: the member: $(tail -n 1 "$t/plant")"
+    SWERVE_CLAIM_STORE=$SCL_PG_ADMIN_URL timeout -s KILL 60 /usr/bin/time -f "%e s %M KB" "$tool" history --raw \
+        >"$t/out" 2>"$t/err"
+    out=$?
+    echo "32: root's history beside 20,000 planted rows: status $out, $(($(wc -l <"$t/out") - 1)) rows shown, $(tail -n 1 "$t/err"); $(head -n 1 "$t/err")"
+    [ "$out" -eq 1 ] && grep -q "gave up past its bound of 8192 rows" "$t/err" && pass ||
+        fail "32: root's history beside 20,000 planted rows did not say it gave up (status $out): $(head -c 300 "$t/err")"
+    [ "$(wc -l <"$t/out")" -le 8193 ] && grep -q ended32 "$t/out" && pass ||
+        fail "32: root's history beside 20,000 planted rows showed $(wc -l <"$t/out") lines, or not the honest hold"
+}
+
+# 35. A member of swerve_claim_user names its session as the library
+# names its own, with another machine's host and pid 1
+# (application_name 'swerve-claim pid=1 host=web1.prod'), and holds a
+# claim.  Before: root's list showed HOST web1.prod and PID 1 as plain
+# columns, and list --json as "host" and "pid", beside nothing the server
+# knows of the session but its role.  What a session says of itself is
+# its word: root's list and list --json must show the backend pid
+# (SESSION), role and client address, the server's word, and the pid and
+# host only in columns that say they are reported (REPORTED-PID,
+# REPORTED-HOST; "reported-pid", "reported-host").
+attack_35() {
+    local t=$top/a35 backend
+    pg_attack_cluster || { fail "35: $pg_why"; return; }
+    mkdir -p "$t"
+    honest_pg_holder honest35 "$t/honest" || { fail "35: no honest holder: $(cat "$t/honest")"; return; }
+    cat >"$t/member.sql" <<'SQL'
+INSERT INTO swerve_claim.names (scope, name) VALUES ('default', 'forged35');
+SELECT pg_advisory_lock(1398231638, id) FROM swerve_claim.names WHERE scope = 'default' AND name = 'forged35';
+SELECT 'ready';
+SELECT pg_sleep(60);
+SQL
+    chmod 644 "$t/member.sql"
+    member_sql "$t/member.sql" "$t/member" "swerve-claim pid=1 host=web1.prod"
+    wait_line "$t/member" ready || { fail "35: the member's session did not run: $(cat "$t/member")"; return; }
+    backend=$(pg_sql "SELECT pid FROM pg_stat_activity WHERE usename = 'app' AND application_name = 'swerve-claim pid=1 host=web1.prod'")
+    root_pg_tool list --raw >"$t/list" 2>&1
+    root_pg_tool list --json >"$t/json" 2>&1
+    sed -n '1p; /forged35/p' "$t/list" | sed 's/^/35: /'
+    echo "35: $(tr -d '\n ' <"$t/json" | grep -o '{[^{}]*forged35[^{}]*}')"
+    # The table: the forged row's SESSION, ROLE and ADDRESS are the
+    # server's; web1.prod and 1 only under a heading that says REPORTED.
+    python3 -c "import sys
+lines = open(sys.argv[1]).read().split('\n')
+head = lines[0].split()
+rows = [dict(zip(head, l.split())) for l in lines[1:] if ' forged35 ' in l]
+assert len(rows) == 1, lines
+r = rows[0]
+assert (r.get('SESSION'), r.get('ROLE'), r.get('ADDRESS')) == (sys.argv[2], 'app', '127.0.0.1'), r
+said = [k for k, v in r.items() if v in ('web1.prod', '1')]
+assert said and all(k.startswith('REPORTED-') for k in said), r" "$t/list" "$backend" && pass ||
+        fail "35: root's list shows the member's forged pid and host as plain HOST and PID, or not its session, role and address: $(sed -n '1p; /forged35/p' "$t/list")"
+    python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))['claims']
+rs = [r for r in d if r['name'] == 'forged35']
+assert len(rs) == 1, d
+r = rs[0]
+assert (r.get('session'), r.get('role'), r.get('address')) == (int(sys.argv[2]), 'app', '127.0.0.1'), r
+assert (r.get('reported-host'), r.get('reported-pid')) == ('web1.prod', 1), r
+assert all(k.startswith('reported-') for k, v in r.items() if v in ('web1.prod', 1)), r
+h = [r for r in d if r['name'] == 'honest35']
+assert len(h) == 1 and h[0]['reported-pid'] == int(sys.argv[3]) and h[0]['role'] == 'app', h" \
+        "$t/json" "$backend" "$(pgrep -P "$honest")" && pass ||
+        fail "35: root's list --json shows the member's forged pid and host as plain \"pid\" and \"host\", or not its session, role and address: $(tr -d '\n ' <"$t/json" | grep -o '{[^{}]*forged35[^{}]*}')"
+    kill -9 "$member" "$honest" 2>/dev/null
 }
 
 # A setuid-root program must not take its settings from the environment
