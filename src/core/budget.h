@@ -44,6 +44,11 @@
  * past it the first, by name, are shown, and it says so.  A row is at
  * most about 8 KiB (a 4,096-byte name, in hex). */
 #define SCL_BUDGET_PG_HISTORY_ROWS 8192u
+/* How long one of a tool's statements on the PostgreSQL store may take:
+ * root's tools must not wait for ever on a session that keeps a table of
+ * the schema locked (only its owner or a superuser can: members read
+ * them, and write holds only through functions). */
+#define SCL_BUDGET_PG_STATEMENT_NS (10 * 1000000000LL)
 
 /* One walk's budget: what it is (for the word it says as it gives up),
  * how much it had, how much is left. */

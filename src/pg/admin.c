@@ -3,6 +3,7 @@
  * swerve-claim, never in a host under the shim. */
 #include "config.h"
 
+#include "budget.h"
 #include "pg.h"
 #include "schema_sql.h"
 #include "session.h"
@@ -15,12 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* How long a tool's statement may take: root's tools must not wait for
- * ever on a session that keeps a table of the schema locked (only its
- * owner or a superuser can: members read them, and write holds only
- * through functions). */
-#define TOOL_BOUND_NS (10 * 1000000000LL)
 
 /* How long db init waits for the schema's tables: any member may keep
  * one open in a transaction (its SELECT's share lock), and the
@@ -104,7 +99,7 @@ int scl_pg_tool_query(const char *sql, const char *only, scl_pg_result_fn *fn, v
     int err;
 
     scl_pg_lock();
-    scl_pg_deadline(scl_monotonic_ns() + TOOL_BOUND_NS);
+    scl_pg_deadline(scl_monotonic_ns() + SCL_BUDGET_PG_STATEMENT_NS);
     if (scl_pg_open(getpid()) != 0 || (res = scl_pg_run_named(sql, only, strlen(only))) == NULL) {
         err = errno;
         scl_pg_unlock();
