@@ -36,6 +36,15 @@
 /* Entries of one claims/ the tools read: past it the directory is
  * refused whole, named with its owner. */
 #define SCL_BUDGET_DIR_ENTRIES 65536u
+/* What one load of claim directories by a tool (every directory below
+ * the bases it looks in) reads in all: entries of their claims/ (each
+ * read of one counts), directories looked at, and bytes kept of members,
+ * claims and names.  Past one of them, the directory being read and
+ * every one after it are left out whole, each named; the tool's own and
+ * root's are read first. */
+#define SCL_BUDGET_LOAD_ENTRIES (4u * SCL_BUDGET_DIR_ENTRIES)
+#define SCL_BUDGET_LOAD_DIRS    1024u
+#define SCL_BUDGET_LOAD_BYTES   (8u * 1024 * 1024)
 
 /* One walk's budget: what it is (for the word it says as it gives up),
  * how much it had, how much is left. */

@@ -1008,8 +1008,22 @@ static unsigned long long start_of(pid_t pid)
  * user's claim directory), a holder file and a page of times for each
  * live process of PIDS (comma-separated), and N more names ".holder.K"
  * that are hard links of them, in turn (ext4 allows 65,000 links an
- * inode).  Prints how long the planting took. */
+ * inode).  Prints how long the planting took.  plant-claims D N PIDS:
+ * the same, but the N names are claims, of 200 bytes each ("cK" and
+ * zeros): held by those processes, as the tools see them. */
+static int plant_named(char **argv, int claims_named);
+
 static int plant_holders(char **argv)
+{
+    return plant_named(argv, 0);
+}
+
+static int plant_claims(char **argv)
+{
+    return plant_named(argv, 1);
+}
+
+static int plant_named(char **argv, int claims_named)
 {
     const char *d = argv[0];
     long n = atol(argv[1]);
@@ -1042,9 +1056,12 @@ static int plant_holders(char **argv)
     }
     REQUIRE(files > 0);
     for (long k = 0; k < n; k++) {
-        char from[64], to[64];
+        char from[64], to[256];
         snprintf(from, sizeof from, ".holder.%d", (int)planted[k % files]);
-        snprintf(to, sizeof to, ".holder.%ld", 10000000 + k);
+        if (claims_named)
+            snprintf(to, sizeof to, "c%ld%0190d", 10000000 + k, 0);
+        else
+            snprintf(to, sizeof to, ".holder.%ld", 10000000 + k);
         REQUIRE(linkat(dirfd, from, dirfd, to, 0) == 0);
     }
     close(dirfd);
@@ -1936,6 +1953,7 @@ int main(int argc, char **argv)
         { "flip-dir", 3, 0, flip_dir },
         { "plant-entries", 2, 1, plant_entries },
         { "plant-holders", 3, 0, plant_holders },
+        { "plant-claims", 3, 0, plant_claims },
         { "plant-place", 2, 1, plant_place },
         { "squat-place", 3, 1, squat_place },
         { "history-tamper", 2, 1, history_tamper },
