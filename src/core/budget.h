@@ -45,6 +45,11 @@
 #define SCL_BUDGET_LOAD_ENTRIES (4u * SCL_BUDGET_DIR_ENTRIES)
 #define SCL_BUDGET_LOAD_DIRS    1024u
 #define SCL_BUDGET_LOAD_BYTES   (8u * 1024 * 1024)
+/* Descriptors of a process (/proc/PID/fd) the tools look at to find
+ * where it keeps its claims (--server PID, -p), and directories among
+ * them, each once, whose path they read and check. */
+#define SCL_BUDGET_PROCESS_FDS  65536u
+#define SCL_BUDGET_PROCESS_DIRS 64u
 
 /* One walk's budget: what it is (for the word it says as it gives up),
  * how much it had, how much is left. */

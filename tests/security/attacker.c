@@ -1927,6 +1927,81 @@ static int wait_entries(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 31 */
+
+/* deep-fds UID T DEPTH COUNT EACH: the master (root) takes a claim and
+ * lets its descriptors reach COUNT and more (past its hard limit, as many
+ * as that allows: root may lack CAP_SYS_RESOURCE in a container); a
+ * worker that drops to UID takes a claim too (a member), makes
+ * T/deep/x/x/.../swerve-claim.x, DEPTH levels of "x", and holds COUNT
+ * descriptors of it (dup()s of one); with EACH 1, first one of a
+ * directory swerve-claim.x beside each "x", the deepest first (distinct
+ * directories, the deepest at the lowest numbers).  It says "worker PID
+ * fds N" and waits (at most 150 s) for T/go; then both end. */
+static int deep_fds(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    long depth = atol(argv[2]), count = atol(argv[3]), each = atol(argv[4]);
+    struct rlimit lim = { (rlim_t)count + 256, (rlim_t)count + 256 };
+    pid_t pid;
+
+    REQUIRE(depth > 0 && count > 0);
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+        REQUIRE(getrlimit(RLIMIT_NOFILE, &lim) == 0);
+        lim.rlim_cur = lim.rlim_max;
+        REQUIRE(setrlimit(RLIMIT_NOFILE, &lim) == 0);
+    }
+    (void)take("m");
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char path[4200], line[64];
+        long held = 0;
+        struct stat st;
+        int fd, up;
+        become(uid);
+        (void)take("w31");
+        snprintf(path, sizeof path, "%s/deep", t);
+        REQUIRE(mkdir(path, 0755) == 0 && (fd = open(path, O_RDONLY | O_DIRECTORY)) >= 0);
+        for (long i = 0; i <= depth; i++) {
+            int next;
+            REQUIRE(mkdirat(fd, "swerve-claim.x", 0755) == 0);
+            if (i == depth)
+                break;
+            REQUIRE(mkdirat(fd, "x", 0755) == 0 && (next = openat(fd, "x", O_RDONLY | O_DIRECTORY)) >= 0);
+            close(fd);
+            fd = next;
+        }
+        /* From the deepest up: one of each level's swerve-claim.x. */
+        for (long i = depth; each && i >= 0 && held < count; i--) {
+            REQUIRE(openat(fd, "swerve-claim.x", O_RDONLY | O_DIRECTORY) >= 0);
+            held++;
+            if (i > 0) {
+                REQUIRE((up = openat(fd, "..", O_RDONLY | O_DIRECTORY)) >= 0);
+                close(fd);
+                fd = up;
+            }
+        }
+        if (!each) {
+            REQUIRE((up = openat(fd, "swerve-claim.x", O_RDONLY | O_DIRECTORY)) >= 0);
+            close(fd);
+            fd = up;
+            held = 1;
+        }
+        for (; held < count && dup(fd) >= 0; held++)
+            ;
+        snprintf(line, sizeof line, "worker %d fds %ld", (int)getpid(), held);
+        say(line);
+        snprintf(path, sizeof path, "%s/go", t);
+        for (int i = 0; i < 15000 && stat(path, &st) != 0; i++)
+            usleep(10000);
+        _exit(0);
+    }
+    REQUIRE(WIFEXITED(reap(pid, 200)));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1962,6 +2037,7 @@ int main(int argc, char **argv)
         { "wait-flood", 3, 1, wait_flood },
         { "wait-replace", 2, 1, wait_replace },
         { "wait-entries", 3, 1, wait_entries },
+        { "deep-fds", 5, 1, deep_fds },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

@@ -1152,6 +1152,50 @@ attack_30() {
     done
 }
 
+# 31. `--server PID` through a worker's descriptors: a worker of a root
+# master, a member, holds 20,000 descriptors (or as many as the hard limit
+# lets it) of a directory 1,900 levels deep named .../swerve-claim.x.
+# Each went through realpath() before duplicates were dropped: 40 such
+# descriptors made root's `list -s PID` take 11.9-17.5 s, 20,000 more
+# than 120 s (issue 40; here both list and metrics were killed at 60 s).
+# Then the same with 1,901 distinct such directories, one at each level,
+# the deepest first.  Root's list and metrics by the worker's pid must end
+# within 3 s and still find the server's directory (the worker's claim
+# w31 in it); what they gave up is said once, not once a descriptor.
+attack_31() {
+    local t=$top/a31 w pid what label each
+    base=$(base_dir a31)
+    chmod 777 "$t"
+    for each in 0 1; do
+        rm -f "$t/go"
+        shimmed_bg "$base" 300 "$attacker" deep-fds "$att_uid" "$t" 1900 20000 "$each" >"$t/out" 2>&1
+        w=$(said "$t/out" worker)
+        pid=${w%% *}
+        echo "attack 31: worker ${w:-did not start} ($([ "$each" = 1 ] && echo "1,901 distinct directories" || echo "one directory"))"
+        if [ -z "$pid" ]; then
+            fail "31: the worker did not start: $(tail -n 3 "$t/out")"
+            return
+        fi
+        for what in list metrics; do
+            label=$t/$what.$each
+            measured "$label" 60 --base "$base" "$what" -s "$pid"
+            echo "$?" >"$label.status"
+            echo "attack 31: root's $what -s PID: $(awk 'END { print $1 " KB, " $2 " s" }' "$label"), status $(cat "$label.status"), $(wc -l <"$label.err") lines on stderr"
+            within "$label" 262144 3 && pass ||
+                fail "31: root's $what -s PID took $(tail -n 1 "$label") (KB s), not under 3 s: $(head -c 300 "$label.err")"
+            grep -q 'w31' "$label.out" && [ "$(cat "$label.status")" = 0 ] && pass ||
+                fail "31: root's $what -s PID did not find the worker's server (status $(cat "$label.status")): $(head -c 300 "$label.err")"
+            [ "$(wc -l <"$label.err")" -le 70 ] && pass || fail "31: root's $what -s PID said $(wc -l <"$label.err") lines"
+        done
+        [ "$each" = 0 ] || grep -q 'more than 64 directories' "$t/list.$each.err" && pass ||
+            fail "31: root's list -s PID did not say it looked at only some of the directories: $(tail -c 300 "$t/list.$each.err")"
+        touch "$t/go"
+        wait "$bg"
+        grep -qx 'ok deep-fds' "$t/out" && pass || fail "31: the scenario failed: $(tail -n 3 "$t/out")"
+        rm -rf "$t/deep"
+    done
+}
+
 # A setuid-root program must not take its settings from the environment
 # of the user who runs it.  glibc preloads in secure-execution mode only a
 # library named without a slash, from a system directory, with its
