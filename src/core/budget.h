@@ -39,6 +39,24 @@
 /* Entries of one claims/ the tools read: past it the directory is
  * refused whole, named with its owner. */
 #define SCL_BUDGET_DIR_ENTRIES 65536u
+/* What one load of claim directories by a tool (every directory below
+ * the bases it looks in) reads in all: entries of their claims/ (each
+ * read of one counts), directories looked at, and bytes kept of members,
+ * claims and names.  Past one of them, the directory being read and
+ * every one after it are left out whole, each named; the tool's own and
+ * root's are read first. */
+#define SCL_BUDGET_LOAD_ENTRIES (4u * SCL_BUDGET_DIR_ENTRIES)
+#define SCL_BUDGET_LOAD_DIRS    1024u
+#define SCL_BUDGET_LOAD_BYTES   (8u * 1024 * 1024)
+/* Descriptors of a process (/proc/PID/fd) the tools look at to find
+ * where it keeps its claims (--server PID, -p), and directories among
+ * them, each once, whose path they read and check. */
+#define SCL_BUDGET_PROCESS_FDS  65536u
+#define SCL_BUDGET_PROCESS_DIRS 64u
+/* Bytes of a process's /proc/PID/environ the tools read for its
+ * settings: an environment is at most a few hundred kilobytes (ARG_MAX
+ * is shared with the arguments); settings past this are not looked for. */
+#define SCL_BUDGET_ENVIRON_BYTES (256 * 1024)
 /* Rows of the PostgreSQL store's history root's history reads (16 a
  * name, and any member may register names and draw tokens for them):
  * past it the first, by name, are shown, and it says so.  A row is at

@@ -11,6 +11,7 @@
 #ifndef SCL_INVENTORY_H
 #define SCL_INVENTORY_H
 
+#include "budget.h"
 #include "proc.h"
 
 #include <limits.h>
@@ -65,15 +66,30 @@ struct inv_dir {
  * doc/security.md); -1 with errno. */
 int inv_open_dir(const char *path, int *topfd);
 
-/* Reads the claim directory at PATH; 0, or -1 with errno (E2BIG: it has
- * more than SCL_BUDGET_DIR_ENTRIES, which was said, naming it and its owner). */
-int inv_load_dir(const char *path, struct inv_dir *d);
+/* What one load of claim directories may still read (budget.h's
+ * SCL_BUDGET_LOAD_*), shared by every directory of every base it looks
+ * in; and how many directories it left out, each said: too big, or past
+ * the load's bound. */
+struct inv_budget {
+    struct scl_budget entries, dirs, bytes;
+    size_t unread;
+};
+
+void inv_budget_init(struct inv_budget *b);
+
+/* Reads the claim directory at PATH, within B (NULL: a budget of its
+ * own); 0, or -1 with errno, and then, said naming it and its owner:
+ * E2BIG, it has more than SCL_BUDGET_DIR_ENTRIES entries; EDQUOT, it
+ * would take B past its bound (which has then given up). */
+int inv_load_dir(const char *path, struct inv_dir *d, struct inv_budget *b);
 
 /* Reads every claim directory of this user (of every user, for root)
- * below BASE, sorted by path, and counts in *HIDDEN those it left out
- * (other users') and in *REFUSED those too big to read (said); 0, or -1
- * with errno. */
-int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden, size_t *refused);
+ * below BASE within B, sorted by path, and counts in *HIDDEN those it
+ * left out (other users'), and in B's unread those it could not read
+ * (said); 0, or -1 with errno.  Root's and this user's directories are
+ * read before any other user's, so that none of theirs is left out for
+ * what others planted. */
+int inv_load(const char *base, struct inv_budget *b, struct inv_dir **dirs, size_t *n, size_t *hidden);
 
 /* D's member of pid PID, or NULL. */
 const struct inv_proc *inv_member(const struct inv_dir *d, pid_t pid);

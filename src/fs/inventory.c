@@ -154,12 +154,38 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-/* A directory being read, for the scans' callbacks. */
+/* A directory being read, for the scans' callbacks, and the budget of
+ * the load it is part of. */
 struct loading {
     struct inv_dir *d;
+    struct inv_budget *budget;
     int claimsfd;
     size_t cap, entries;
 };
+
+void inv_budget_init(struct inv_budget *b)
+{
+    b->entries = scl_budget_of("claims/ entries read", SCL_BUDGET_LOAD_ENTRIES);
+    b->dirs = scl_budget_of("claim directories looked at", SCL_BUDGET_LOAD_DIRS);
+    b->bytes = scl_budget_of("bytes kept", SCL_BUDGET_LOAD_BYTES);
+    b->unread = 0;
+}
+
+static int spent(const struct inv_budget *b)
+{
+    return b->entries.gave_up || b->dirs.gave_up || b->bytes.gave_up;
+}
+
+/* Spends N entries read and BYTES kept of L's budget: 0, or -1 with errno
+ * EDQUOT once either is spent.  Every read and every byte kept of a load
+ * goes through here: the one place its bound is kept. */
+static int spend(struct loading *l, unsigned long n, size_t bytes)
+{
+    if (scl_budget_spend(&l->budget->entries, n) == 0 && scl_budget_spend(&l->budget->bytes, bytes) == 0)
+        return 0;
+    errno = EDQUOT;
+    return -1;
+}
 
 /* 1, with errno E2BIG, when D has as many members and claims as it may:
  * the count before reading is the cheap refusal, this keeps the bound
@@ -177,6 +203,8 @@ static int count_entry(const struct dirent64 *e, void *arg)
     struct loading *l = arg;
 
     (void)e;
+    if (spend(l, 1, 0) != 0)
+        return 1;
     return ++l->entries > SCL_BUDGET_DIR_ENTRIES + 2; /* and "." and ".." */
 }
 
@@ -193,6 +221,8 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
     char command[512];
     int fd, execd;
 
+    if (spend(l, 1, 0) != 0)
+        return -1;
     if (pid == 0)
         return 0; /* a registration in progress */
     if (full(d))
@@ -226,7 +256,8 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
             command[0] = '\0';
         p->stopped = is_stopped(p->pid);
     }
-    if ((p->command = strdup(command)) == NULL)
+    /* Its record twice (an array grows by doubling), and its line. */
+    if (spend(l, 0, 2 * sizeof *p + strlen(command) + 1) != 0 || (p->command = strdup(command)) == NULL)
         return -1;
     d->nprocs++;
     d->live |= p->state == SCL_PROC_ALIVE;
@@ -240,9 +271,11 @@ static int add_claim(const struct dirent64 *e, void *arg)
     struct inv_claim *c;
     struct stat st;
 
+    if (spend(l, 1, 0) != 0)
+        return -1;
     if (e->d_name[0] == '.' || fstatat(l->claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return 0;
-    if (full(d))
+    if (full(d) || spend(l, 0, 2 * sizeof *c + strlen(e->d_name) + 1) != 0)
         return -1;
     if (grow((void **)&d->claims, &l->cap, d->nclaims, sizeof *d->claims) != 0)
         return -1;
@@ -327,25 +360,29 @@ static int match_holders(struct inv_dir *d)
 }
 
 /* Reads P's page of times (once, in the top TOPFD): when it took its
- * claims, whether it drains, and what it waits for when it is alive. */
-static void read_times(int topfd, int dirfd, struct inv_dir *d, struct inv_proc *p)
+ * claims, whether it drains, and what it waits for when it is alive;
+ * -1 (EDQUOT) when what it waits for is past L's budget, else 0. */
+static int read_times(int topfd, struct loading *l, struct inv_proc *p)
 {
+    struct inv_dir *d = l->d;
+    int dirfd = l->claimsfd;
     struct scl_times_page page;
 
     if ((p->nheld == 0 && p->state != SCL_PROC_ALIVE) || scl_times_read(topfd, p->pid, &page) != 0)
-        return;
+        return 0;
     for (size_t j = p->claim0; j < p->claim0 + p->nheld; j++)
         d->claims[j].since = scl_times_of(&page, d->claims[j].fname);
     p->waiting_since = scl_times_when(&page, &page.waiting);
     p->draining = scl_times_draining(&page);
     if (p->state != SCL_PROC_ALIVE || page.waiting.hash == 0 || p->waiting_since == 0)
-        return;
+        return 0;
     {
         struct waited w = { .hash = page.waiting.hash };
         if (each_journal_line(dirfd, p, find_waited, &w) == 0 || (p->waiting_fname = strdup(w.fname)) == NULL)
-            return;
+            return 0;
     }
     p->waiting = display_name(dirfd, p, p->waiting_fname);
+    return spend(l, 0, 2 * strlen(p->waiting_fname) + (p->waiting != NULL ? strlen(p->waiting) + 1 : 0));
 }
 
 /* Who waits for which claim: D's waiters, by the claim they wait for (the
@@ -412,17 +449,45 @@ static int refuse(const struct inv_dir *d)
     return -1;
 }
 
-static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
+/* Says that directory PATH, of OWNER, is not read, nor any after it,
+ * because B is spent (naming the bound it reached): -1 with errno
+ * EDQUOT. */
+static int past_budget(const char *path, uid_t owner, const struct inv_budget *b)
 {
-    struct loading l = { .d = d, .claimsfd = claimsfd };
+    const struct scl_budget *reached = b->bytes.gave_up ? &b->bytes : b->dirs.gave_up ? &b->dirs : &b->entries;
+    char name[300];
+
+    inv_owner_name(owner, name, sizeof name);
+    scl_admin_report("%s, of %s: not read: this command's reading of claim directories reached its bound of "
+                     "%lu %s in all (what others planted may have spent it): what it shows is incomplete",
+                     path, name, reached->limit, reached->walk);
+    errno = EDQUOT;
+    return -1;
+}
+
+/* -1 after L's scan that stopped with errno: said when it is a refusal. */
+static int stopped(const struct loading *l)
+{
+    if (errno == E2BIG)
+        return refuse(l->d);
+    if (errno == EDQUOT)
+        return past_budget(l->d->path, l->d->owner, l->budget);
+    return -1;
+}
+
+static int read_dir(int topfd, int claimsfd, struct inv_dir *d, struct inv_budget *b)
+{
+    struct loading l = { .d = d, .budget = b, .claimsfd = claimsfd };
 
     if (scl_each_entry(claimsfd, count_entry, &l) < 0)
         return -1;
+    if (spent(b))
+        return past_budget(d->path, d->owner, b);
     if (l.entries > SCL_BUDGET_DIR_ENTRIES + 2)
         return refuse(d);
     /* First the members, so that claims can name their holder. */
     if (scl_holders_scan(claimsfd, NULL, add_member, &l) != 0)
-        return errno == E2BIG ? refuse(d) : -1;
+        return stopped(&l);
     if (d->nprocs > 1)
         qsort(d->procs, d->nprocs, sizeof *d->procs, by_pid);
     /* The master forked the others, and the worker that made the directory
@@ -440,18 +505,21 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d)
     d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
     l.cap = 0;
     if (scl_each_entry(claimsfd, add_claim, &l) != 0)
-        return errno == E2BIG ? refuse(d) : -1;
+        return stopped(&l);
     if (match_holders(d) != 0)
         return -1;
     d->waiters = malloc((d->nprocs + 1) * sizeof *d->waiters);
-    if (d->waiters == NULL)
-        return -1;
+    if (d->waiters == NULL || spend(&l, 0, (d->nprocs + 1) * sizeof *d->waiters) != 0)
+        return stopped(&l);
     for (size_t i = 0; i < d->nprocs; i++)
-        read_times(topfd, claimsfd, d, &d->procs[i]);
+        if (read_times(topfd, &l, &d->procs[i]) != 0)
+            return stopped(&l);
     for (size_t j = 0; j < d->nclaims; j++) {
         struct inv_claim *c = &d->claims[j];
         if ((c->name = display_name(claimsfd, c->holder >= 0 ? &d->procs[c->holder] : NULL, c->fname)) == NULL)
             return -1;
+        if (spend(&l, 0, strlen(c->name) + 1) != 0)
+            return stopped(&l);
     }
     return sort_waiters(d);
 }
@@ -474,11 +542,14 @@ int inv_open_dir(const char *path, int *topfd)
     return claimsfd;
 }
 
-int inv_load_dir(const char *path, struct inv_dir *d)
+int inv_load_dir(const char *path, struct inv_dir *d, struct inv_budget *b)
 {
+    struct inv_budget own;
     struct stat st;
     int topfd, claimsfd, r;
 
+    if (b == NULL)
+        inv_budget_init(b = &own);
     memset(d, 0, sizeof *d);
     d->master = -1;
     snprintf(d->path, sizeof d->path, "%s", path);
@@ -491,12 +562,13 @@ int inv_load_dir(const char *path, struct inv_dir *d)
         return -1;
     }
     d->owner = st.st_uid;
-    r = read_dir(topfd, claimsfd, d);
+    r = spent(b) ? past_budget(path, d->owner, b) : read_dir(topfd, claimsfd, d, b);
     close(claimsfd);
     close(topfd);
     if (r != 0) {
         int saved = errno;
         inv_free_dir(d);
+        b->unread += saved == E2BIG || saved == EDQUOT;
         errno = saved;
     }
     return r;
@@ -514,17 +586,33 @@ const struct inv_proc *inv_member(const struct inv_dir *d, pid_t pid)
     return d->nprocs > 0 ? bsearch(&key, d->procs, d->nprocs, sizeof *d->procs, by_pid) : NULL;
 }
 
-int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden, size_t *refused)
+/* A claim directory found in a base, to be read. */
+struct found {
+    char name[NAME_MAX + 1];
+    uid_t owner;
+};
+
+/* Root's and this user's first, then by name. */
+static int trusted_first(const void *a, const void *b)
+{
+    const struct found *x = a, *y = b;
+    uid_t self = geteuid();
+    int ox = x->owner != 0 && x->owner != self, oy = y->owner != 0 && y->owner != self;
+
+    return ox != oy ? ox - oy : strcmp(x->name, y->name);
+}
+
+/* The claim directories below BASE this user may read (all, for root),
+ * at most as many as B lets it look at (past them: said), into *FOUND;
+ * those of other users, in *HIDDEN.  How many, or -1 with errno. */
+static long find_dirs(const char *base, struct inv_budget *b, struct found **found, size_t *hidden)
 {
     DIR *dir = opendir(base);
     struct dirent *e;
-    size_t cap = 0;
+    size_t n = 0, cap = 0;
     uid_t self = geteuid();
 
-    *dirs = NULL;
-    *n = 0;
-    *hidden = 0;
-    *refused = 0;
+    *found = NULL;
     if (dir == NULL)
         return -1;
     while ((e = readdir(dir)) != NULL) {
@@ -541,15 +629,48 @@ int inv_load(const char *base, struct inv_dir **dirs, size_t *n, size_t *hidden,
             (*hidden)++;
             continue;
         }
-        if (grow((void **)dirs, &cap, *n, sizeof **dirs) != 0)
-            continue;
-        if (inv_load_dir(path, &(*dirs)[*n]) == 0)
-            (*n)++;
-        else if (errno == E2BIG)
-            (*refused)++;
+        if (scl_budget_spend(&b->dirs, 1) != 0) {
+            scl_admin_report("%s: more than %lu claim directories: those past them are not read: "
+                             "what this command shows is incomplete",
+                             base, b->dirs.limit);
+            b->unread++;
+            break;
+        }
+        if (grow((void **)found, &cap, n, sizeof **found) != 0)
+            break;
+        snprintf((*found)[n].name, sizeof(*found)[n].name, "%s", e->d_name);
+        (*found)[n++].owner = st.st_uid;
     }
     closedir(dir);
-    if (*n > 1) /* qsort's array may not be NULL, even empty */
+    if (n > 1) /* qsort's array may not be NULL, even empty */
+        qsort(*found, n, sizeof **found, trusted_first);
+    return (long)n;
+}
+
+int inv_load(const char *base, struct inv_budget *b, struct inv_dir **dirs, size_t *n, size_t *hidden)
+{
+    struct found *found;
+    long nfound;
+
+    *dirs = NULL;
+    *n = 0;
+    *hidden = 0;
+    if ((nfound = find_dirs(base, b, &found, hidden)) < 0)
+        return -1;
+    if (nfound > 0 && (*dirs = calloc((size_t)nfound, sizeof **dirs)) == NULL)
+        nfound = 0;
+    for (long i = 0; i < nfound; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", base, found[i].name);
+        if (!spent(b)) {
+            *n += inv_load_dir(path, &(*dirs)[*n], b) == 0;
+            continue;
+        }
+        (void)past_budget(path, found[i].owner, b);
+        b->unread++;
+    }
+    free(found);
+    if (*n > 1)
         qsort(*dirs, *n, sizeof **dirs, by_path);
     return 0;
 }

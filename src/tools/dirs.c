@@ -115,42 +115,40 @@ static int looked_at(const char *base)
     return 0;
 }
 
-/* Adds the claim directories below BASE to *DIRS, unless BASE was looked
- * at already: 1 when one was too big to read (said), else 0 (a base that
- * cannot be read adds nothing). */
-static int load_more(const char *base, struct inv_dir **dirs, size_t *n)
+/* Adds the claim directories below BASE to *DIRS within B, unless BASE
+ * was looked at already (a base that cannot be read adds nothing). */
+static void load_more(const char *base, struct inv_budget *b, struct inv_dir **dirs, size_t *n)
 {
     struct inv_dir *more, *all;
-    size_t nmore, ignored, refused = 0;
+    size_t nmore, ignored;
 
     if (looked_at(base))
-        return 0;
+        return;
     snprintf(looked + strlen(looked), sizeof looked - strlen(looked), ", %s", base);
-    if (inv_load(base, &more, &nmore, &ignored, &refused) != 0)
-        return 0;
+    if (inv_load(base, b, &more, &nmore, &ignored) != 0)
+        return;
     all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
     if (all == NULL) {
         inv_free(more, nmore);
-        return refused > 0;
+        return;
     }
     memcpy(all + *n, more, nmore * sizeof *more);
     free(more);
     *dirs = all;
     *n += nmore;
-    return refused > 0;
 }
 
 /* Every claim directory below the base, and those of the user's own
- * `run` namespace when it lives elsewhere: as tool_load_selected(). */
-static int load_all(struct inv_dir **dirs, size_t *n)
+ * `run` namespace when it lives elsewhere, within B: 0, or -1 (said). */
+static int load_all(struct inv_budget *b, struct inv_dir **dirs, size_t *n)
 {
     char base[PATH_MAX], name[NAME_MAX + 1];
-    size_t hidden, refused;
+    size_t hidden;
 
     snprintf(looked, sizeof looked, "%s", tool_base);
     nlooked = 0;
     (void)looked_at(tool_base);
-    if (inv_load(tool_base, dirs, n, &hidden, &refused) != 0) {
+    if (inv_load(tool_base, b, dirs, n, &hidden) != 0) {
         tool_error("%s: %s", tool_base, strerror(errno));
         return -1;
     }
@@ -158,27 +156,29 @@ static int load_all(struct inv_dir **dirs, size_t *n)
         tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
                    hidden == 1 ? "directory" : "directories");
     if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) == 0)
-        refused += (size_t)load_more(base, dirs, n);
-    return refused > 0;
+        load_more(base, b, dirs, n);
+    return 0;
 }
 
 /* load_all()'s directories, and those below where process PID keeps
- * its claims (process_dirs.c), wherever that is. */
+ * its claims (process_dirs.c), wherever that is, all within one budget:
+ * as tool_load_selected(). */
 static int load_for(pid_t pid, struct inv_dir **dirs, size_t *n)
 {
     char(*bases)[PATH_MAX] = malloc(8 * sizeof *bases);
+    struct inv_budget b;
     size_t nbases;
-    int r = load_all(dirs, n);
 
-    if (r < 0 || bases == NULL) {
+    inv_budget_init(&b);
+    if (load_all(&b, dirs, n) < 0) {
         free(bases);
-        return r;
+        return -1;
     }
-    nbases = tool_process_bases(pid, bases, 8);
+    nbases = pid > 0 && bases != NULL ? tool_process_bases(pid, bases, 8) : 0;
     for (size_t i = 0; i < nbases; i++)
-        r |= load_more(bases[i], dirs, n);
+        load_more(bases[i], &b, dirs, n);
     free(bases);
-    return r;
+    return b.unread > INT_MAX ? INT_MAX : (int)b.unread;
 }
 
 /* PATH (resolved) is a claim directory the caller may work on: this
@@ -311,19 +311,20 @@ int tool_select_dir(const char *server, char *out, size_t cap)
 }
 
 /* The directories a command works on: one (--server) or all of ours;
- * 1 when one of them was too big to read (said), -1 when none can be. */
+ * how many were left out (said: too big, or past the load's bound), -1
+ * when none can be read. */
 int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, size_t *n)
 {
     char path[PATH_MAX];
 
     if (server == NULL)
-        return pid > 0 ? load_for(pid, dirs, n) : load_all(dirs, n);
+        return load_for(pid, dirs, n);
     if (tool_select_dir(server, path, sizeof path) != 0)
         return -1;
     *dirs = calloc(1, sizeof **dirs);
     *n = 1;
-    if (*dirs == NULL || inv_load_dir(path, *dirs) != 0) {
-        if (*dirs == NULL || errno != E2BIG)
+    if (*dirs == NULL || inv_load_dir(path, *dirs, NULL) != 0) {
+        if (*dirs == NULL || (errno != E2BIG && errno != EDQUOT))
             tool_error("%s: %s", path, strerror(*dirs == NULL ? ENOMEM : errno));
         free(*dirs);
         return -1;

@@ -95,7 +95,8 @@ static const struct command_help commands[] = {
       "  -s, --server PID|DIR     only that directory\n"
       "  -o, --output FILE        replace FILE whole (a temporary beside it, renamed\n"
       "                           over it), mode 0644; default: standard output\n",
-      "metrics: 1 also when a directory was not read (what was read is written);\n"
+      "metrics: 1 also when a directory was not read (what was read is written,\n"
+      "and swerve_claim_directories_unread counts it);\n"
       "when the store cannot be read, FILE is left as it was.\n" },
 };
 

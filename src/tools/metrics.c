@@ -33,7 +33,8 @@ struct family {
 struct collected {
     struct family held, stale, waiters, waiting;
     time_t now;
-    int failed; /* out of memory */
+    int failed;  /* out of memory */
+    long unread; /* claim directories not read (said), or -1: a store of sessions */
 };
 
 /* The length of the UTF-8 character at P (1 to 4), or 0 when no valid
@@ -228,6 +229,12 @@ static long format(struct collected *c, char **text, size_t *len)
     left_out += print_family(out, "swerve_claim_waiters", "How many processes wait for each claim.", &c->waiters);
     left_out += print_family(out, "swerve_claim_waiting_seconds", "How long each waiter has waited (NaN: not known).",
                              &c->waiting);
+    if (c->unread >= 0)
+        fprintf(out,
+                "# HELP swerve_claim_directories_unread Claim directories not read (too big, or past what one "
+                "reading may take in all): what is above is incomplete when it is not 0.\n"
+                "# TYPE swerve_claim_directories_unread gauge\nswerve_claim_directories_unread %ld\n",
+                c->unread);
     if (fclose(out) != 0) {
         free(*text);
         return -1;
@@ -275,6 +282,7 @@ static int sample(const struct metrics_options *o, struct collected *c)
     if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(o->server, 0, &dirs, &sel.ndirs)) < 0)
         return -1;
     sel.dirs = dirs;
+    c->unread = (store->can & SCL_ADMIN_DIRECTORIES) ? loaded : -1;
     c->now = time(NULL);
     r = store->listing->samples(&sel, collect, c);
     if (r != 0)

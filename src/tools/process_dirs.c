@@ -12,9 +12,16 @@
  * the work on it (release --force, run's joining), into another server's
  * base.  Every directory found below a base is then read and chosen as
  * any other is (dirs.c checks whose it is).
+ *
+ * What the process holds is bounded only by its limit of descriptors, and
+ * a path by PATH_MAX: the descriptors looked at, and the directories among
+ * them whose paths are read, are counted (budget.h), each directory is
+ * looked at once (by device and inode, before its path is read), and a
+ * path is resolved and checked in one pass over its components.
  */
 #include "config.h"
 
+#include "budget.h"
 #include "proc.h"
 #include "tool.h"
 
@@ -28,10 +35,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* An environment is at most a few hundred kilobytes (ARG_MAX is shared
- * with the arguments); settings past this are not looked for. */
-#define ENVIRON_MAX (256 * 1024)
-
 const char *tool_untrusted_dir(const struct stat *st)
 {
     if (!S_ISDIR(st->st_mode))
@@ -43,31 +46,78 @@ const char *tool_untrusted_dir(const struct stat *st)
     return NULL;
 }
 
+/* Why the component NAME (LEN bytes) of directory DIRFD is not trusted,
+ * or NULL; when it is and MORE, DIRFD is replaced by its descriptor. */
+static const char *untrusted_at(int *dirfd, const char *name, size_t len, int more)
+{
+    char part[NAME_MAX + 1];
+    struct stat st;
+    int next;
+
+    if (len > NAME_MAX)
+        return strerror(ENAMETOOLONG);
+    memcpy(part, name, len);
+    part[len] = '\0';
+    /* A symlink here was put there since the path was resolved: not
+     * followed. */
+    if ((len == 0 ? fstat(*dirfd, &st) : fstatat(*dirfd, part, &st, AT_SYMLINK_NOFOLLOW)) != 0)
+        return strerror(errno);
+    if (S_ISLNK(st.st_mode))
+        return "it is a symlink";
+    if (tool_untrusted_dir(&st) != NULL || !more)
+        return tool_untrusted_dir(&st);
+    if ((next = openat(*dirfd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return strerror(errno);
+    close(*dirfd);
+    *dirfd = next;
+    return NULL;
+}
+
 /* 0 when RESOLVED (absolute, without symlinks, "." or "..") and every
- * directory on the way to it are trusted; else -1, said. */
+ * directory on the way to it are trusted; else -1, said.  One pass, each
+ * component looked up in the one before it (a lookup of each prefix
+ * from the root would cost the square of the depth). */
 static int trusted_path(pid_t pid, const char *resolved)
 {
     char prefix[PATH_MAX];
     const char *why = NULL;
-    struct stat st;
-    size_t at = 0;
+    size_t at = 0, len;
+    int dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
+    if (dirfd < 0)
+        return -1;
     do {
-        at += strcspn(resolved + at + 1, "/") + 1;
-        memcpy(prefix, resolved, at);
-        prefix[at] = '\0';
-        /* A symlink here was put there since realpath(): not followed. */
-        if (lstat(prefix, &st) != 0)
-            why = strerror(errno);
-        else if (S_ISLNK(st.st_mode))
-            why = "it is a symlink";
-        else
-            why = tool_untrusted_dir(&st);
+        len = strcspn(resolved + at + 1, "/");
+        why = untrusted_at(&dirfd, resolved + at + 1, len, resolved[at + 1 + len] != '\0');
+        at += len + 1;
     } while (why == NULL && resolved[at] != '\0');
+    close(dirfd);
+    memcpy(prefix, resolved, at);
+    prefix[at] = '\0';
     if (why == NULL)
         return 0;
     tool_error("note: not looking in %s, where process %ld keeps claims: %s: %s", resolved, (long)pid, prefix, why);
     return -1;
+}
+
+/* The directory GIVEN as the kernel names it, into OUT (PATH_MAX bytes):
+ * what realpath() says, in one lookup of the path and one of its name
+ * (realpath() looks up each prefix: the square of the depth).  0, or -1. */
+static int resolve(const char *given, char *out)
+{
+    char self[64];
+    ssize_t len;
+    int fd = open(given, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    len = readlink(self, out, PATH_MAX - 1);
+    close(fd);
+    if (len <= 0 || len >= PATH_MAX - 1 || out[0] != '/')
+        return -1;
+    out[len] = '\0';
+    return 0;
 }
 
 /* Adds base BASE (LEN bytes of it) of process PID to BASES (N of them, at
@@ -80,7 +130,7 @@ static void add_base(pid_t pid, char (*bases)[PATH_MAX], size_t *n, size_t max, 
         return;
     memcpy(given, base, len);
     given[len] = '\0';
-    if (realpath(given, resolved) == NULL || trusted_path(pid, resolved) != 0)
+    if (resolve(given, resolved) != 0 || trusted_path(pid, resolved) != 0)
         return;
     for (size_t i = 0; i < *n; i++)
         if (strcmp(bases[i], resolved) == 0)
@@ -104,37 +154,88 @@ static size_t base_of_claim_dir(const char *path)
     return (size_t)(slash - 1 - path) > 0 ? (size_t)(slash - 1 - path) : 1; /* "/" for a directory at the root */
 }
 
+/* The directories among a process's descriptors looked at so far, and
+ * what may still be looked at. */
+struct fd_walk {
+    pid_t pid;
+    int dfd; /* its /proc/PID/fd */
+    struct scl_budget fds, dirs;
+    struct {
+        dev_t dev;
+        ino_t ino;
+    } seen[SCL_BUDGET_PROCESS_DIRS];
+    size_t nseen;
+};
+
+/* Looks at descriptor NAME of W's process: a directory not seen before,
+ * named as a claim directory (or its claims/) is, adds its base.  0, or
+ * -1 once W's budget is spent (said). */
+static int look_at_fd(struct fd_walk *w, const char *name, char (*bases)[PATH_MAX], size_t *n, size_t max)
+{
+    char target[PATH_MAX];
+    struct stat st;
+    ssize_t len;
+    size_t base_len;
+
+    if (scl_budget_spend(&w->fds, 1) != 0) {
+        tool_error("note: process %ld has more than %lu descriptors: where it keeps claims was looked for "
+                   "among the first of them only",
+                   (long)w->pid, w->fds.limit);
+        return -1;
+    }
+    /* Through /proc's link, to the directory itself: no path is walked. */
+    if (fstatat(w->dfd, name, &st, 0) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    for (size_t i = 0; i < w->nseen; i++)
+        if (w->seen[i].dev == st.st_dev && w->seen[i].ino == st.st_ino)
+            return 0;
+    if (scl_budget_spend(&w->dirs, 1) != 0) {
+        tool_error("note: process %ld holds descriptors of more than %lu directories: where it keeps claims was "
+                   "looked for among the first of them only",
+                   (long)w->pid, w->dirs.limit);
+        return -1;
+    }
+    w->seen[w->nseen].dev = st.st_dev;
+    w->seen[w->nseen++].ino = st.st_ino;
+    len = readlinkat(w->dfd, name, target, sizeof target - 1);
+    if (len <= 0 || len >= (ssize_t)sizeof target - 1)
+        return 0;
+    target[len] = '\0';
+    if ((base_len = base_of_claim_dir(target)) > 0)
+        add_base(w->pid, bases, n, max, target, base_len);
+    return 0;
+}
+
 static void bases_from_fds(pid_t pid, char (*bases)[PATH_MAX], size_t *n, size_t max)
 {
-    char dir[64], target[PATH_MAX];
+    struct fd_walk w = { .pid = pid };
+    char dir[64];
     struct dirent *e;
     DIR *fds;
-    int dfd;
 
     snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
     if ((fds = opendir(dir)) == NULL)
         return;
-    dfd = dirfd(fds);
-    while ((e = readdir(fds)) != NULL) {
-        ssize_t len = readlinkat(dfd, e->d_name, target, sizeof target - 1);
-        size_t base_len;
-        if (len <= 0)
-            continue;
-        target[len] = '\0';
-        if ((base_len = base_of_claim_dir(target)) > 0)
-            add_base(pid, bases, n, max, target, base_len);
-    }
+    w.dfd = dirfd(fds);
+    w.fds = scl_budget_of("descriptors looked at", SCL_BUDGET_PROCESS_FDS);
+    w.dirs = scl_budget_of("directories among them", SCL_BUDGET_PROCESS_DIRS);
+    /* First where the library keeps its two (src/fs/dir.c), then the
+     * others, in the order /proc gives them. */
+    if (look_at_fd(&w, "63", bases, n, max) == 0 && look_at_fd(&w, "62", bases, n, max) == 0)
+        while ((e = readdir(fds)) != NULL)
+            if (e->d_name[0] != '.' && look_at_fd(&w, e->d_name, bases, n, max) != 0)
+                break;
     closedir(fds);
 }
 
 static void bases_from_environ(pid_t pid, char (*bases)[PATH_MAX], size_t *n, size_t max)
 {
     static const char *const settings[] = { "SWERVE_TMPDIR", "TMPDIR" };
-    char *env = malloc(ENVIRON_MAX);
+    char *env = malloc(SCL_BUDGET_ENVIRON_BYTES);
     ssize_t len;
     const char *v;
 
-    if (env == NULL || (len = scl_proc_read_environ(pid, env, ENVIRON_MAX)) <= 0) {
+    if (env == NULL || (len = scl_proc_read_environ(pid, env, SCL_BUDGET_ENVIRON_BYTES)) <= 0) {
         free(env);
         return;
     }

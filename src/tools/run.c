@@ -182,7 +182,7 @@ static void describe_holder(const char *name, char *out, size_t cap)
         (void)scl_store_admin()->list(remember_holder, &h);
         return;
     }
-    if (inv_load_dir(joined, &d) != 0)
+    if (inv_load_dir(joined, &d, NULL) != 0)
         return;
     for (size_t i = 0; i < d.nclaims; i++)
         if (strcmp(d.claims[i].name, name) == 0 && d.claims[i].holder >= 0) {

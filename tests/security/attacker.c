@@ -1009,8 +1009,22 @@ static unsigned long long start_of(pid_t pid)
  * user's claim directory), a holder file and a page of times for each
  * live process of PIDS (comma-separated), and N more names ".holder.K"
  * that are hard links of them, in turn (ext4 allows 65,000 links an
- * inode).  Prints how long the planting took. */
+ * inode).  Prints how long the planting took.  plant-claims D N PIDS:
+ * the same, but the N names are claims, of 200 bytes each ("cK" and
+ * zeros): held by those processes, as the tools see them. */
+static int plant_named(char **argv, int claims_named);
+
 static int plant_holders(char **argv)
+{
+    return plant_named(argv, 0);
+}
+
+static int plant_claims(char **argv)
+{
+    return plant_named(argv, 1);
+}
+
+static int plant_named(char **argv, int claims_named)
 {
     const char *d = argv[0];
     long n = atol(argv[1]);
@@ -1043,9 +1057,12 @@ static int plant_holders(char **argv)
     }
     REQUIRE(files > 0);
     for (long k = 0; k < n; k++) {
-        char from[64], to[64];
+        char from[64], to[256];
         snprintf(from, sizeof from, ".holder.%d", (int)planted[k % files]);
-        snprintf(to, sizeof to, ".holder.%ld", 10000000 + k);
+        if (claims_named)
+            snprintf(to, sizeof to, "c%ld%0190d", 10000000 + k, 0);
+        else
+            snprintf(to, sizeof to, ".holder.%ld", 10000000 + k);
         REQUIRE(linkat(dirfd, from, dirfd, to, 0) == 0);
     }
     close(dirfd);
@@ -2107,6 +2124,81 @@ static int exec_near_limit(char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------- attack 31 */
+
+/* deep-fds UID T DEPTH COUNT EACH: the master (root) takes a claim and
+ * lets its descriptors reach COUNT and more (past its hard limit, as many
+ * as that allows: root may lack CAP_SYS_RESOURCE in a container); a
+ * worker that drops to UID takes a claim too (a member), makes
+ * T/deep/x/x/.../swerve-claim.x, DEPTH levels of "x", and holds COUNT
+ * descriptors of it (dup()s of one); with EACH 1, first one of a
+ * directory swerve-claim.x beside each "x", the deepest first (distinct
+ * directories, the deepest at the lowest numbers).  It says "worker PID
+ * fds N" and waits (at most 150 s) for T/go; then both end. */
+static int deep_fds(char **argv)
+{
+    uid_t uid = (uid_t)atol(argv[0]);
+    const char *t = argv[1];
+    long depth = atol(argv[2]), count = atol(argv[3]), each = atol(argv[4]);
+    struct rlimit lim = { (rlim_t)count + 256, (rlim_t)count + 256 };
+    pid_t pid;
+
+    REQUIRE(depth > 0 && count > 0);
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+        REQUIRE(getrlimit(RLIMIT_NOFILE, &lim) == 0);
+        lim.rlim_cur = lim.rlim_max;
+        REQUIRE(setrlimit(RLIMIT_NOFILE, &lim) == 0);
+    }
+    (void)take("m");
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        char path[4200], line[64];
+        long held = 0;
+        struct stat st;
+        int fd, up;
+        become(uid);
+        (void)take("w31");
+        snprintf(path, sizeof path, "%s/deep", t);
+        REQUIRE(mkdir(path, 0755) == 0 && (fd = open(path, O_RDONLY | O_DIRECTORY)) >= 0);
+        for (long i = 0; i <= depth; i++) {
+            int next;
+            REQUIRE(mkdirat(fd, "swerve-claim.x", 0755) == 0);
+            if (i == depth)
+                break;
+            REQUIRE(mkdirat(fd, "x", 0755) == 0 && (next = openat(fd, "x", O_RDONLY | O_DIRECTORY)) >= 0);
+            close(fd);
+            fd = next;
+        }
+        /* From the deepest up: one of each level's swerve-claim.x. */
+        for (long i = depth; each && i >= 0 && held < count; i--) {
+            REQUIRE(openat(fd, "swerve-claim.x", O_RDONLY | O_DIRECTORY) >= 0);
+            held++;
+            if (i > 0) {
+                REQUIRE((up = openat(fd, "..", O_RDONLY | O_DIRECTORY)) >= 0);
+                close(fd);
+                fd = up;
+            }
+        }
+        if (!each) {
+            REQUIRE((up = openat(fd, "swerve-claim.x", O_RDONLY | O_DIRECTORY)) >= 0);
+            close(fd);
+            fd = up;
+            held = 1;
+        }
+        for (; held < count && dup(fd) >= 0; held++)
+            ;
+        snprintf(line, sizeof line, "worker %d fds %ld", (int)getpid(), held);
+        say(line);
+        snprintf(path, sizeof path, "%s/go", t);
+        for (int i = 0; i < 15000 && stat(path, &st) != 0; i++)
+            usleep(10000);
+        _exit(0);
+    }
+    REQUIRE(WIFEXITED(reap(pid, 200)));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -2133,6 +2225,7 @@ int main(int argc, char **argv)
         { "flip-dir", 3, 0, flip_dir },
         { "plant-entries", 2, 1, plant_entries },
         { "plant-holders", 3, 0, plant_holders },
+        { "plant-claims", 3, 0, plant_claims },
         { "plant-place", 2, 1, plant_place },
         { "squat-place", 3, 1, squat_place },
         { "history-tamper", 2, 1, history_tamper },
@@ -2144,6 +2237,7 @@ int main(int argc, char **argv)
         { "holder-names", 3, 1, holder_names },
         { "drain-parent", 1, 1, drain_parent },
         { "exec-near-limit", 1, 1, exec_near_limit },
+        { "deep-fds", 5, 1, deep_fds },
     };
 
     for (size_t i = 0; argc >= 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {

@@ -578,6 +578,25 @@ held_bg() { # USER NAME LISTED COMMAND...
     return 1
 }
 
+# Root's tools' bound of memory (KB) in attacks 15 and 30: 64 MB;
+# AddressSanitizer's shadow and quarantine took gc to 69 MB, so 160 MB
+# there.  And six root processes that sleep, for planted holder files to
+# name: their pids in $sleepers, comma-separated.
+tool_rss_bound=65536
+[ -n "${SCL_ASAN_RUNTIME:-}" ] && tool_rss_bound=163840
+start_sleepers() {
+    local s=()
+    for _ in 1 2 3 4 5 6; do
+        setsid sleep 300 &
+        s+=($!)
+        pids+=($!)
+    done
+    sleepers=$(
+        IFS=,
+        echo "${s[*]}"
+    )
+}
+
 # 15. An outside user plants 300,000 names ".holder.*" in a claim directory
 # of its own (hard links of six holder files naming live processes, each
 # with a page of times): root's list and gc must not take gigabytes, nor
@@ -585,22 +604,12 @@ held_bg() { # USER NAME LISTED COMMAND...
 # other directories.  The same at 50,000 names, and with 50,000 distinct
 # holder files of dead processes.
 attack_15() {
-    # 64 MB; AddressSanitizer's shadow and quarantine took gc to 69 MB, so
-    # 160 MB there (the old code took 284 MB at 50,000 names, unsanitized).
-    local rss_bound=65536
-    [ -n "${SCL_ASAN_RUNTIME:-}" ] && rss_bound=163840
-    local t=$top/a15 sleepers=() what n
+    # (The old code took 284 MB at 50,000 names, unsanitized.)
+    local rss_bound=$tool_rss_bound t=$top/a15 what n
     base=$(base_dir a15)
-    for _ in 1 2 3 4 5 6; do
-        setsid sleep 300 &
-        sleepers+=($!)
-        pids+=($!)
-    done
+    start_sleepers
     held_bg "" real15 real15 sleep 300
-    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 300000 "$(
-        IFS=,
-        echo "${sleepers[*]}"
-    )"
+    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 300000 "$sleepers"
     for what in list "gc --dry-run"; do
         # shellcheck disable=SC2086 # the command's words
         measured "$t/$what" 120 --base "$base" $what
@@ -614,10 +623,7 @@ attack_15() {
         pass || fail "15: root's list did not show root's own claim beside the planted directory"
     rm -rf "$base/swerve-claim.attacker0015"
 
-    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 50000 "$(
-        IFS=,
-        echo "${sleepers[*]}"
-    )"
+    as_user "$att" "$attacker" plant-holders "$base/swerve-claim.attacker0015" 50000 "$sleepers"
     n=$base/swerve-claim.attacker0016
     as_user "$att" sh -c "mkdir -m 700 '$n' '$n/claims' && cd '$n/claims' &&
         seq 4000001 4050000 | awk '{ f = \".holder.\" \$1; print \$1, 1 > f; close(f) }'"
@@ -1393,6 +1399,88 @@ assert len(h) == 1 and h[0]['reported-pid'] == int(sys.argv[3]) and h[0]['role']
         "$t/json" "$backend" "$(pgrep -P "$honest")" && pass ||
         fail "35: root's list --json shows the member's forged pid and host as plain \"pid\" and \"host\", or not its session, role and address: $(tr -d '\n ' <"$t/json" | grep -o '{[^{}]*forged35[^{}]*}')"
     kill -9 "$member" "$honest" 2>/dev/null
+}
+
+# 30. Many claim directories, each under the cap of attack 15: an outside
+# user plants 8 directories of 60,000 claims (200-byte names, hard links
+# of holder files naming live processes).  Root's list and metrics read
+# them all before printing: 4 of them took list to 153 MB and 5.4-8.3 s,
+# metrics to 257 MB and 7.3-13.7 s; 8 took 304 MB / 33 s and 512 MB /
+# 39 s (issue 40); here 544 MB / 10.6 s and 1.2 GB / 25.6 s.  One load
+# has a total bound (budget.h's SCL_BUDGET_LOAD_*): past it the tool
+# names each directory it did not read, metrics says how many, both exit
+# 1, and root's own server is still shown (root's directories are read
+# first).  The same with 8 of 15,000, of which one fits the bound whole:
+# what is kept of it, and printed, is the most a planting can cost.
+attack_30() {
+    local rss_bound=$tool_rss_bound t=$top/a30 what i per
+    base=$(base_dir a30)
+    start_sleepers
+    held_bg "" real30 real30 sleep 300 || fail "30: root's own claim real30 was not listed"
+    for per in 60000 15000; do
+        for i in 1 2 3 4 5 6 7 8; do
+            as_user "$att" "$attacker" plant-claims "$base/swerve-claim.attacker003$i" "$per" "$sleepers" >/dev/null ||
+                fail "30: planting directory $i failed"
+        done
+        for what in list metrics; do
+            measured "$t.$what" 120 --base "$base" "$what"
+            echo "$?" >"$t.$what.status"
+            echo "attack 30: root's $what beside 8 x $per planted claims: $(awk 'END { print $1 " KB, " $2 " s" }' "$t.$what"), status $(cat "$t.$what.status"), $(grep -c 'not read' "$t.$what.err") directories said not read"
+            within "$t.$what" "$rss_bound" 5 && pass ||
+                fail "30: root's $what beside 8 x $per planted claims took $(tail -n 1 "$t.$what") (KB s), not under $rss_bound KB and 5 s"
+            grep -q "swerve-claim.attacker003.*not read" "$t.$what.err" && [ "$(cat "$t.$what.status")" = 1 ] && pass ||
+                fail "30: root's $what beside 8 x $per did not say which directories it did not read, or did not exit 1 (status $(cat "$t.$what.status")): $(head -c 300 "$t.$what.err")"
+        done
+        head -n 2 "$t.list.err"
+        grep -q 'real30' "$t.list.out" && pass || fail "30: root's list beside 8 x $per did not show root's own claim real30"
+        grep -qx 'swerve_claim_directories_unread [1-9][0-9]*' "$t.metrics.out" && grep -q 'name="real30"' "$t.metrics.out" &&
+            pass || fail "30: root's metrics beside 8 x $per did not mark its output incomplete, or left out root's own claim: $(grep -v '^swerve_claim_\(held_seconds\|stale\|waiters\){' "$t.metrics.out" | head -c 300)"
+        rm -rf "$base"/swerve-claim.attacker003*
+    done
+}
+
+# 31. `--server PID` through a worker's descriptors: a worker of a root
+# master, a member, holds 20,000 descriptors (or as many as the hard limit
+# lets it) of a directory 1,900 levels deep named .../swerve-claim.x.
+# Each went through realpath() before duplicates were dropped: 40 such
+# descriptors made root's `list -s PID` take 11.9-17.5 s, 20,000 more
+# than 120 s (issue 40; here both list and metrics were killed at 60 s).
+# Then the same with 1,901 distinct such directories, one at each level,
+# the deepest first.  Root's list and metrics by the worker's pid must end
+# within 3 s and still find the server's directory (the worker's claim
+# w31 in it); what they gave up is said once, not once a descriptor.
+attack_31() {
+    local t=$top/a31 w pid what label each
+    base=$(base_dir a31)
+    chmod 777 "$t"
+    for each in 0 1; do
+        rm -f "$t/go"
+        shimmed_bg "$base" 300 "$attacker" deep-fds "$att_uid" "$t" 1900 20000 "$each" >"$t/out" 2>&1
+        w=$(said "$t/out" worker)
+        pid=${w%% *}
+        echo "attack 31: worker ${w:-did not start} ($([ "$each" = 1 ] && echo "1,901 distinct directories" || echo "one directory"))"
+        if [ -z "$pid" ]; then
+            fail "31: the worker did not start: $(tail -n 3 "$t/out")"
+            return
+        fi
+        for what in list metrics; do
+            label=$t/$what.$each
+            measured "$label" 60 --base "$base" "$what" -s "$pid"
+            echo "$?" >"$label.status"
+            echo "attack 31: root's $what -s PID: $(awk 'END { print $1 " KB, " $2 " s" }' "$label"), status $(cat "$label.status"), $(wc -l <"$label.err") lines on stderr"
+            within "$label" 262144 3 && pass ||
+                fail "31: root's $what -s PID took $(tail -n 1 "$label") (KB s), not under 3 s: $(head -c 300 "$label.err")"
+            grep -q 'w31' "$label.out" && [ "$(cat "$label.status")" = 0 ] && pass ||
+                fail "31: root's $what -s PID did not find the worker's server (status $(cat "$label.status")): $(head -c 300 "$label.err")"
+            [ "$(wc -l <"$label.err")" -le 70 ] && pass || fail "31: root's $what -s PID said $(wc -l <"$label.err") lines"
+        done
+        [ "$each" = 0 ] || grep -q 'more than 64 directories' "$t/list.$each.err" && pass ||
+            fail "31: root's list -s PID did not say it looked at only some of the directories: $(tail -c 300 "$t/list.$each.err")"
+        touch "$t/go"
+        wait "$bg"
+        grep -qx 'ok deep-fds' "$t/out" && pass || fail "31: the scenario failed: $(tail -n 3 "$t/out")"
+        rm -rf "$t/deep"
+    done
 }
 
 # A setuid-root program must not take its settings from the environment
