@@ -21,9 +21,10 @@
  * journal did not name (about 1 ms). */
 #define SCL_BUDGET_CLEAR_SCAN 4096u
 /* Entries of claims/ one removal of a directory reads in all, the
- * clearings of its dead holders included; a holder file it opens counts
- * as SCL_COST_OPENED_FILE entries (an open, a read, a stat, a close:
- * about 4 us).  Some 0.1 s of a master's end, whatever was planted. */
+ * clearings of its dead holders included (each name a journal names
+ * counts as one: a look for it); a holder file it opens counts as
+ * SCL_COST_OPENED_FILE entries (an open, a read, a stat, a close: about
+ * 4 us).  Some 0.1 s of a master's end, whatever was planted. */
 #define SCL_BUDGET_REMOVAL_ENTRIES 65536u
 #define SCL_COST_OPENED_FILE       4u
 /* Leftovers (".new.*", ".wait.*") one removal by the library unlinks. */

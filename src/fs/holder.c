@@ -199,6 +199,17 @@ static int clear_claim(const char *fname, const char *tail, void *arg)
     return c->to_find == 0; /* all found: the rest of the journal is history */
 }
 
+/* A name of the journal: each costs the walk a look (an fstatat), as an
+ * entry of a search does. */
+static int clear_journaled(const char *fname, const char *tail, void *arg)
+{
+    struct clearing *c = arg;
+
+    if (c->budget != NULL && scl_budget_spend(c->budget, 1) != 0)
+        return 1;
+    return clear_claim(fname, tail, c);
+}
+
 /* Clears the claims the journal of FD names, reading at most
  * SCL_BUDGET_JOURNAL_BYTES bytes of it. */
 static void clear_journal(struct clearing *c, int fd)
@@ -212,7 +223,7 @@ static void clear_journal(struct clearing *c, int fd)
         ssize_t n = pread(fd, buf, SCL_SCRATCH_SIZE, off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0 || scl_journal_feed(&reader, buf, (size_t)n, clear_claim, c) != 0)
+        if (n <= 0 || scl_journal_feed(&reader, buf, (size_t)n, clear_journaled, c) != 0)
             break;
         off += n;
     }

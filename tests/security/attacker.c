@@ -147,7 +147,6 @@ static int reap(pid_t pid, int seconds)
     return status;
 }
 
-/* A worker that ends without running any exit hook, as a crash would. */
 /* Killed, as by another process: a raw system call, since the shim's
  * hooks end a process that kills itself as an exit would. */
 __attribute__((noreturn)) static void die(void)
@@ -1951,39 +1950,80 @@ static int wait_entries(char **argv)
     return 0;
 }
 
+/* Makes N holder files of dead processes in CLAIMS (pids past the
+ * kernel's most), each with a journal of 32,000 names of nothing and,
+ * last, the one claim it has: a clearer reads it all. */
+static void plant_journals(const char *claims, long n)
+{
+    static char journal[64 * 1024];
+    size_t len = 0;
+
+    for (int i = 0; i < 32000; i++) {
+        journal[len++] = 'a';
+        journal[len++] = '\n';
+    }
+    for (long k = 0; k < n; k++) {
+        char path[4200], claim[4200], head[64];
+        long pid = 4200000 + k;
+        size_t head_len = (size_t)snprintf(head, sizeof head, "%ld 1\n", pid);
+        int fd, tail;
+        snprintf(path, sizeof path, "%s/.holder.%ld", claims, pid);
+        snprintf(claim, sizeof claim, "%s/z%ld", claims, pid);
+        REQUIRE((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644)) >= 0);
+        tail = snprintf(journal + len, 32, "z%ld\n", pid);
+        REQUIRE(write(fd, head, head_len) == (ssize_t)head_len);
+        REQUIRE(write(fd, journal, len + (size_t)tail) == (ssize_t)(len + (size_t)tail));
+        close(fd);
+        REQUIRE(link(path, claim) == 0);
+    }
+}
+
+/* Links the holder file of this process under N holder names of other
+ * pids (".holder.1" ..., skipping its own and its master's) in CLAIMS. */
+static void plant_holder_names(const char *claims, long n)
+{
+    char from[4200], to[4200];
+
+    snprintf(from, sizeof from, "%s/.holder.%ld", claims, (long)getpid());
+    for (long pid = 1, made = 0; made < n; pid++) {
+        if (pid == getpid())
+            continue;
+        snprintf(to, sizeof to, "%s/.holder.%ld", claims, pid);
+        if (link(from, to) != 0) {
+            REQUIRE(errno == EEXIST);
+            continue; /* a member's own: its master's */
+        }
+        made++;
+    }
+}
+
 /*
- * holder-names UID N END: a worker of UID takes a name, links its own
- * holder file under N holder names of other pids (".holder.1" ...,
- * skipping its own and its master's), and dies; the master reaps it, says "ending
- * WALL-NS", and either ends (END "exit", which removes its directory)
- * or is killed (END "kill": the directory is left to the next server's
- * sweep).
+ * holder-names UID KIND N END: a worker of UID takes a name, plants N
+ * holder files of KIND, and dies: "links", its own linked under other
+ * pids' names; "journals", files of dead processes whose journals a
+ * clearer reads whole.  The master reaps it, says "ending WALL-NS", and
+ * either ends (END "exit", which removes its directory) or is killed as
+ * by another process (END "kill": the directory is left to the next
+ * server's sweep).
  */
 static int holder_names(char **argv)
 {
     uid_t uid = (uid_t)atol(argv[0]);
-    long planted = atol(argv[1]);
+    long planted = atol(argv[2]);
     pid_t pid;
 
     (void)take("m");
     pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-        char claims[4096], from[4200], to[4200];
+        char claims[4096];
         become(uid);
         (void)take("x");
         claims_dir(claims, sizeof claims);
-        snprintf(from, sizeof from, "%s/.holder.%ld", claims, (long)getpid());
-        for (long n = 1, made = 0; made < planted; n++) {
-            if (n == getpid())
-                continue;
-            snprintf(to, sizeof to, "%s/.holder.%ld", claims, n);
-            if (link(from, to) != 0) {
-                REQUIRE(errno == EEXIST);
-                continue; /* a member's own: its master's */
-            }
-            made++;
-        }
+        if (strcmp(argv[1], "journals") == 0)
+            plant_journals(claims, planted);
+        else
+            plant_holder_names(claims, planted);
         _exit(0);
     }
     {
@@ -1992,8 +2032,8 @@ static int holder_names(char **argv)
     }
     printf("ending %lld\n", wall_ns());
     fflush(stdout);
-    if (strcmp(argv[2], "kill") == 0)
-        REQUIRE(kill(getpid(), SIGKILL) == 0);
+    if (strcmp(argv[3], "kill") == 0)
+        die();
     return 0;
 }
 
@@ -2234,7 +2274,7 @@ int main(int argc, char **argv)
         { "wait-flood", 3, 1, wait_flood },
         { "wait-replace", 2, 1, wait_replace },
         { "wait-entries", 3, 1, wait_entries },
-        { "holder-names", 3, 1, holder_names },
+        { "holder-names", 4, 1, holder_names },
         { "drain-parent", 1, 1, drain_parent },
         { "exec-near-limit", 1, 1, exec_near_limit },
         { "deep-fds", 5, 1, deep_fds },
