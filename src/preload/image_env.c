@@ -151,7 +151,7 @@ static int start_in(struct scl_room *room, scl_image_call *call, void *args, cha
     /* An image that loads the shim without its server's directory would
      * make one of its own, and take names its server's members hold: it
      * does not start, as when the kernel finds no room for the variable. */
-    if (fixed == NULL) {
+    if (fixed == NULL && envp != NULL) {
         scl_debug("no memory for the new image's environment: it does not start outside its claim directory");
         errno = spawn ? saved : ENOMEM;
         r = spawn ? ENOMEM : -1;

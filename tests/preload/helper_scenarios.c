@@ -1013,6 +1013,35 @@ static int exec_near_arg_max(char **argv)
     return 0;
 }
 
+/* A holder starts /bin/true by HOW (argv[0]: execve or posix_spawn) with
+ * no environment at all (envp NULL, which Linux takes as an empty one):
+ * it starts, as without the shim (a review found the shim taking NULL
+ * for "no memory for the copy", ENOMEM). */
+static int exec_null_env(char **argv)
+{
+    char *image[] = { "true", NULL };
+    int status, err;
+    pid_t pid;
+
+    REQUIRE(argv[0] != NULL);
+    take("x");
+    fflush(stdout);
+    if (strcmp(argv[0], "execve") == 0) {
+        pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            execve("/bin/true", image, NULL);
+            _exit(errno == ENOMEM ? 97 : 98);
+        }
+    } else {
+        REQUIRE(strcmp(argv[0], "posix_spawn") == 0);
+        err = posix_spawn(&pid, "/bin/true", NULL, NULL, image, NULL);
+        REQUIRE(err == 0);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return 0;
+}
+
 /* ------------------------------------------ new images beside a holder */
 
 /* Run by spawn-keeps-holding: its parent holds x in the claim directory
@@ -2125,6 +2154,7 @@ int main(int argc, char **argv)
         { SCN_PROBE_BUSY, probe_busy },                   /* run by spawn-keeps-holding */
         { SCN_EXEC_ALONE, exec_alone },                   /* run by exec-near-arg-max */
         { SCN_EXEC_NEAR_ARG_MAX, exec_near_arg_max },     /* execve|posix_spawn */
+        { SCN_EXEC_NULL_ENV, exec_null_env },             /* execve|posix_spawn */
         { SCN_THREADED_FORK, threaded_fork },
         { SCN_FORK_IN_SIGNAL_HANDLER, fork_in_signal_handler },
         { SCN_ORPHANS, orphans },

@@ -264,13 +264,21 @@ START_TEST(test_spawn_keeps_holding)
 }
 END_TEST
 
-static const char *const near_arg_max_entries[] = { "execve", "posix_spawn" };
+static const char *const start_entries[] = { "execve", "posix_spawn" };
 
 START_TEST(test_exec_near_arg_max)
 {
-    const char *args[] = { SCN_EXEC_NEAR_ARG_MAX, near_arg_max_entries[_i], NULL };
+    const char *args[] = { SCN_EXEC_NEAR_ARG_MAX, start_entries[_i], NULL };
 
     expect_run("preload/helper_scenarios", args, "ok " SCN_PROBE_BUSY "\nok " SCN_EXEC_NEAR_ARG_MAX "\n", 60);
+}
+END_TEST
+
+START_TEST(test_exec_null_env)
+{
+    const char *args[] = { SCN_EXEC_NULL_ENV, start_entries[_i], NULL };
+
+    expect_run("preload/helper_scenarios", args, "ok " SCN_EXEC_NULL_ENV "\n", 30);
 }
 END_TEST
 
@@ -985,6 +993,7 @@ static Suite *suite(void)
     tcase_add_loop_test(life, test_exec_releases_and_joins, 0, sizeof exec_entries / sizeof exec_entries[0]);
     tcase_add_loop_test(life, test_spawn_keeps_holding, 0, sizeof spawn_entries / sizeof spawn_entries[0]);
     tcase_add_loop_test(life, test_exec_near_arg_max, 0, 2);
+    tcase_add_loop_test(life, test_exec_null_env, 0, 2);
     tcase_add_test(life, test_abandoned_directory_is_swept);
     tcase_add_test(life, test_transparent_to_the_host);
     tcase_add_loop_test(life, test_library_constructor_forks_or_exits, 0, sizeof early_cases / sizeof early_cases[0]);

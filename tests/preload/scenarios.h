@@ -29,6 +29,7 @@
 #define SCN_SPAWN_KEEPS_HOLDING     "spawn-keeps-holding"
 #define SCN_PROBE_BUSY              "probe-busy"
 #define SCN_EXEC_NEAR_ARG_MAX       "exec-near-arg-max"
+#define SCN_EXEC_NULL_ENV           "exec-null-env"
 #define SCN_EXEC_ALONE              "exec-alone"
 #define SCN_THREADED_FORK           "threaded-fork"
 #define SCN_FORK_IN_SIGNAL_HANDLER  "fork-in-signal-handler"
