@@ -109,7 +109,8 @@ void scl_drain_process_exits(void)
  * (a worker telling its root master that it drains).  Its children map
  * it no more; their pointer to it stays, unread (they read the page of
  * their own parent, this process, until they fork themselves).  NULL
- * when it cannot be kept so. */
+ * when it cannot be kept so: nobody can then tell this process by marks,
+ * as before it forked. */
 static struct drain_page *keep_for_self(struct drain_page *inherited)
 {
     if (!usable(inherited))
@@ -117,8 +118,7 @@ static struct drain_page *keep_for_self(struct drain_page *inherited)
     /* Through the bound system call: the fork path binds nothing lazily. */
     if (scl_bound.syscall(SYS_madvise, inherited, sizeof *inherited, MADV_DONTFORK) == 0)
         return inherited;
-    (void)scl_bound.munmap(inherited, sizeof *inherited);
-    return NULL;
+    return NULL; /* left mapped (another thread may be reading it), and read no more */
 }
 
 void scl_drain_before_fork(pid_t self)
@@ -134,15 +134,16 @@ void scl_drain_before_fork(pid_t self)
     fresh = scl_bound.mmap(NULL, sizeof *fresh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     scl_lock();
     if ((owner = atomic_load(&page_owner)) != self) {
-        /* What this process inherited, kept; then its own.  The owner
-         * before the page: a thread that finds the new owner finds the
-         * parent's page kept already. */
+        /* What this process inherited, kept; then its own. */
         atomic_store(&parents_page, owner != 0 ? keep_for_self(atomic_load(&page)) : NULL);
         if (owner != 0)
             atomic_store(&parent, owner);
         atomic_store(&nmarked, 0);
-        atomic_store_explicit(&page_owner, self, memory_order_release);
         atomic_store(&page, fresh);
+        /* The owner last: another thread's fork that finds it finds the
+         * page too, and one that does not waits for this lock, so no child
+         * is forked with the parent's page, which it no longer maps. */
+        atomic_store_explicit(&page_owner, self, memory_order_release);
         fresh = NULL;
     }
     scl_unlock();
