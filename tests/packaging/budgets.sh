@@ -15,7 +15,7 @@ complain() {
     bad=1
 }
 
-budgets=$(sed -n 's/^#define \(SCL_BUDGET_[A-Z0-9_]*\).*/\1/p' "$table" | grep -vx SCL_BUDGET_H)
+budgets=$(sed -n 's/^[[:space:]]*#[[:space:]]*define[[:space:]]\{1,\}\(SCL_BUDGET_[A-Z0-9_]*\).*/\1/p' "$table" | grep -vx SCL_BUDGET_H)
 [ -n "$budgets" ] || complain "no SCL_BUDGET_* defined in $table"
 
 # The section, up to the next one of its level.
@@ -29,7 +29,7 @@ for budget in $budgets; do
         complain "$budget is used by no walk in src/"
 done
 
-elsewhere=$(grep -rn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*define[[:space:]]*SCL_BUDGET_' "$top/src" |
+elsewhere=$(grep -rn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*define[[:space:]]\{1,\}SCL_BUDGET_' "$top/src" |
     grep -v "^$table:" || true)
 [ -z "$elsewhere" ] || complain "a bound defined outside src/core/budget.h: $elsewhere"
 

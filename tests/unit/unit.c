@@ -391,8 +391,6 @@ START_TEST(test_prefix_and_contains)
 }
 END_TEST
 
-/* A clearer unlinks a name only while it is the inode it looked at: one
- * another process put there since stays. */
 /* A holder file's name is its holder's pid: a link of it under another
  * pid's name is planted, and whoever opens it so takes it out (a worker
  * linked its own under 5,000 such names: issue 40). */
@@ -425,6 +423,8 @@ START_TEST(test_holder_named_for_another_pid_is_taken_out)
 }
 END_TEST
 
+/* A clearer unlinks a name only while it is the inode it looked at: one
+ * another process put there since stays. */
 START_TEST(test_unlink_if_same_leaves_a_replacement)
 {
     char dir[] = "/tmp/scl-unit-unlink.XXXXXX";
