@@ -86,14 +86,15 @@ static void clear_dead_for_removal(int topfd, int claimsfd, unsigned leftovers, 
     scl_history_unmap(end.history);
 }
 
-int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers)
+int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers, struct scl_budget *shared)
 {
     int alive;
     struct stat st;
     /* Whatever was planted, a removal reads so many entries in all (its
      * caller may be a master in waitpid(), or ending): past them the
      * directory stays, as if a member were left. */
-    struct scl_budget entries = scl_budget_of("removal of a claim directory", SCL_BUDGET_REMOVAL_ENTRIES);
+    struct scl_budget own = scl_budget_of("removal of a claim directory", SCL_BUDGET_REMOVAL_ENTRIES);
+    struct scl_budget *entries = shared != NULL ? shared : &own;
 
     /* Only its owner (or root) can take the top out of a sticky base: a
      * worker that dropped root leaves it to its master rather than leave
@@ -104,10 +105,10 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
         errno = EPERM;
         return -1;
     }
-    alive = scl_holders_scan(claimsfd, &entries, visit_find_alive, &entries);
+    alive = scl_holders_scan(claimsfd, entries, visit_find_alive, entries);
     if (alive == 0)
-        clear_dead_for_removal(topfd, claimsfd, leftovers, &entries);
-    if (entries.gave_up) {
+        clear_dead_for_removal(topfd, claimsfd, leftovers, entries);
+    if (entries->gave_up) {
         errno = ENOTEMPTY;
         return -1;
     }
@@ -126,7 +127,7 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
 }
 
-int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers)
+int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers, struct scl_budget *shared)
 {
     struct stat st;
     int topfd = scl_open_dir_at(basefd, name), claimsfd, r = -1;
@@ -136,7 +137,7 @@ int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigne
     if (ino == 0 || (fstat(topfd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)) {
         claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
         if (claimsfd >= 0) {
-            r = scl_retire(basefd, name, topfd, claimsfd, leftovers);
+            r = scl_retire(basefd, name, topfd, claimsfd, leftovers, shared);
             scl_close_quietly(claimsfd);
         }
     }
@@ -162,7 +163,7 @@ int scl_retire_path(const char *path, dev_t dev, ino_t ino, unsigned leftovers)
     scl_scratch_give(parent);
     if (basefd < 0)
         return -1;
-    r = scl_retire_named(basefd, name + 1, dev, ino, leftovers);
+    r = scl_retire_named(basefd, name + 1, dev, ino, leftovers, NULL);
     scl_close_quietly(basefd);
     return r;
 }
@@ -171,8 +172,8 @@ int scl_retire_path(const char *path, dev_t dev, ino_t ino, unsigned leftovers)
 #define STALE_NEW_SECONDS 3600
 
 /* Removes a ".new" directory a dead creator left (its holder file, its
- * claims directory, its wake file). */
-static void remove_unfinished(int basefd, const char *name)
+ * claims directory, its wake file), reading ENTRIES' worth of it. */
+static void remove_unfinished(int basefd, const char *name, struct scl_budget *entries)
 {
     int topfd = scl_open_dir_at(basefd, name), claimsfd;
 
@@ -180,11 +181,10 @@ static void remove_unfinished(int basefd, const char *name)
         return;
     claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
     if (claimsfd >= 0) {
-        struct scl_budget entries = scl_budget_of("removal of an unfinished directory", SCL_BUDGET_REMOVAL_ENTRIES);
         struct removal r = { topfd, NULL,
                              scl_budget_of("unlinks of a directory's leftovers", SCL_BUDGET_RETIRE_LEFTOVERS),
-                             &entries };
-        (void)scl_holders_scan(claimsfd, &entries, visit_clear_dead, &r);
+                             entries };
+        (void)scl_holders_scan(claimsfd, entries, visit_clear_dead, &r);
         scl_close_quietly(claimsfd);
     }
     (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
@@ -195,29 +195,32 @@ static void remove_unfinished(int basefd, const char *name)
     scl_close_quietly(topfd);
 }
 
-static void sweep_one(int basefd, const char *name)
+/* The sweep of a base: its descriptor, and how far it has gone: entries
+ * of the base read, directories looked at closely, and what their
+ * removals read in all (one removal's worth, for all of them: a server's
+ * first claim is no place for 64 of them). */
+struct sweep {
+    int basefd;
+    struct scl_budget entries, candidates, removals;
+};
+
+static void sweep_one(struct sweep *s, const char *name)
 {
     struct stat st;
     struct timespec now;
 
     /* Our user's alone: never another user's, even for root. */
-    if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+    if (fstatat(s->basefd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
         return;
     if (scl_layout_is_unfinished(name)) {
         clock_gettime(CLOCK_REALTIME, &now);
         if (now.tv_sec - st.st_mtime > STALE_NEW_SECONDS)
-            remove_unfinished(basefd, name);
+            remove_unfinished(s->basefd, name, &s->removals);
         return;
     }
-    if (scl_retire_named(basefd, name, st.st_dev, st.st_ino, SCL_BUDGET_RETIRE_LEFTOVERS) == 0)
+    if (scl_retire_named(s->basefd, name, st.st_dev, st.st_ino, SCL_BUDGET_RETIRE_LEFTOVERS, &s->removals) == 0)
         scl_debug("removed abandoned claim directory %s", name);
 }
-
-/* The sweep of a base: its descriptor, and how far it has gone. */
-struct sweep {
-    int basefd;
-    struct scl_budget entries, candidates;
-};
 
 static int sweep_entry(const struct dirent64 *d, void *arg)
 {
@@ -229,9 +232,9 @@ static int sweep_entry(const struct dirent64 *d, void *arg)
     if (scl_after_prefix(d->d_name, SCL_DIR_PREFIX) != NULL && (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN)) {
         if (scl_budget_spend(&s->candidates, 1) != 0)
             return 1;
-        sweep_one(s->basefd, d->d_name);
+        sweep_one(s, d->d_name);
     }
-    return 0;
+    return s->removals.gave_up;
 }
 
 /*
@@ -243,7 +246,8 @@ static int sweep_entry(const struct dirent64 *d, void *arg)
 void scl_sweep_abandoned(int basefd)
 {
     struct sweep s = { basefd, scl_budget_of("sweep of the base", SCL_BUDGET_SWEEP_ENTRIES),
-                       scl_budget_of("sweep's look at abandoned directories", SCL_BUDGET_SWEEP_CANDIDATES) };
+                       scl_budget_of("sweep's look at abandoned directories", SCL_BUDGET_SWEEP_CANDIDATES),
+                       scl_budget_of("sweep's removals", SCL_BUDGET_REMOVAL_ENTRIES) };
 
     (void)scl_each_entry(basefd, sweep_entry, &s);
 }

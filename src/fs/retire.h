@@ -13,6 +13,8 @@
 #include <limits.h>
 #include <sys/types.h>
 
+struct scl_budget;
+
 /* How many leftovers of claims/ (".new.*" holder files never finished,
  * ".wait.*" waiters' FIFOs) a removal unlinks at most: a worker may plant
  * any number of them, and the library removes as a master ends, or as a
@@ -24,15 +26,16 @@
 /* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
  * claims directory as CLAIMSFD) unless a live member is left; dead
  * holders are cleared first.  It reads SCL_BUDGET_REMOVAL_ENTRIES entries
- * of claims/ in all, whatever was planted there.  0 when removed, or -1
+ * of claims/ in all, whatever was planted there, or spends from SHARED
+ * when it is not NULL (the budget of several removals: a sweep's).  0 when removed, or -1
  * with errno (EBUSY: a live member is left; ENOTEMPTY: past its budget,
  * said on SWERVE_DEBUG; EPERM: the top is another user's, and this
  * process could not take it out of a sticky base). */
-int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers);
+int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers, struct scl_budget *shared);
 
 /* The same, opening NAME and its claims directory: when INO is not 0,
  * only while NAME is still the directory DEV/INO. */
-int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers);
+int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers, struct scl_budget *shared);
 
 /* The same for the claim directory at PATH (its parent opened by path). */
 int scl_retire_path(const char *path, dev_t dev, ino_t ino, unsigned leftovers);

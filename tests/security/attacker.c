@@ -46,12 +46,19 @@ static void claims_dir(char *out, size_t cap)
     const char *base = getenv("SWERVE_TMPDIR");
     DIR *d = opendir(base);
     struct dirent *e;
+    int own = 0;
 
     REQUIRE(d != NULL);
     out[0] = '\0';
-    while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "swerve-claim.", 13) == 0 && strchr(e->d_name + 13, '.') == NULL)
+    /* The one this process is a member of, where others were abandoned
+     * beside it; else any. */
+    while (!own && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "swerve-claim.", 13) == 0 && strchr(e->d_name + 13, '.') == NULL) {
+            char holder[4200];
             snprintf(out, cap, "%s/%s/claims", base, e->d_name);
+            snprintf(holder, sizeof holder, "%s/.holder.%d", out, (int)getpid());
+            own = access(holder, F_OK) == 0;
+        }
     closedir(d);
     REQUIRE(out[0] != '\0');
 }
