@@ -27,13 +27,11 @@
  * operations (worker G of the run uses the seed and G); the timing, and
  * so where a SIGKILL lands, is the machine's.
  *
- * Known open defects of issue 40 are played only when named in
- * SCL_ADVERSARY_OPEN_ITEMS (e.g. "1 3"): 1, more than 16 planted
- * ".holder.N" names, links of a hostile worker's holder file (they stall
- * the master's exit); 2, fake claim directories in the base past 64
- * entries (root's tools read them all: --server PID took 1 s after 60 s
- * of them, and grows with the run); 3, descriptors of directories 2,000
- * levels deep (root's --server PID resolves each).
+ * It plays what issue 40 found too: ".holder.N" names that are links of
+ * a hostile worker's own holder file (they stalled the master's exit),
+ * fake claim directories in the base past the tools' bound of 1,024 (they
+ * read them all), descriptors of directories 2,000 levels deep (root's
+ * --server PID resolved each).
  */
 #include "config.h"
 
@@ -61,12 +59,11 @@
 
 static struct swerve_claim_api api;
 
-#define HONEST     3
-#define HOSTILE    2    /* hostile workers alive at once */
-#define MAX_FDS    384  /* descriptors a hostile process holds at most */
-#define MAX_FILL   2500 /* entries a fill leaves a directory with at most */
-#define MAX_HOLDER 16   /* planted ".holder.N" names, unless item 1 is played */
-#define MAX_BASE   64   /* entries in the base, unless item 2 is played */
+#define HONEST   3
+#define HOSTILE  2    /* hostile workers alive at once */
+#define MAX_FDS  384  /* descriptors a hostile process holds at most */
+#define MAX_FILL 2500 /* entries a fill leaves a directory with at most */
+#define MAX_BASE 1100 /* entries in the base: past the tools' SCL_BUDGET_LOAD_DIRS */
 
 static const char *const honest_names[HONEST] = { "h0", "h1", "h2" };
 
@@ -115,7 +112,6 @@ static char test_dir[1024], base[1100], top[1200], claims[1300];
 static pid_t master, honest[HONEST];
 static uid_t att_uid, oth_uid;
 static uint64_t seed;
-static int open_item1, open_item2, open_item3;
 /* SCL_ADVERSARY_UNPROTECTED=1: the hostile workers unlink and rename the
  * honest names too, as doc/security.md says a worker can: (a) must then
  * fail, which shows that it can. */
@@ -284,20 +280,16 @@ static void pick_entry(const char *dir, char *out, size_t cap)
     closedir(d);
 }
 
-/* How many entries DIR has, up to LIMIT; and its ".holder.*" ones. */
-static unsigned count_entries(const char *dir, unsigned limit, unsigned *holders)
+/* How many entries DIR has, up to LIMIT. */
+static unsigned count_entries(const char *dir, unsigned limit)
 {
     DIR *d = opendir(dir);
-    struct dirent *e;
     unsigned n = 0;
 
-    *holders = 0;
     if (d == NULL)
         return 0;
-    while (n < limit && (e = readdir(d)) != NULL) {
+    while (n < limit && readdir(d) != NULL)
         n++;
-        *holders += strncmp(e->d_name, ".holder.", 8) == 0;
-    }
     closedir(d);
     return n;
 }
@@ -338,8 +330,6 @@ static void some_name(enum place p, char *out, size_t cap)
         /* fall through */
     default: snprintf(out, cap, "x%u", rnd(100000));
     }
-    if (strncmp(out, ".holder.", 8) == 0 && !open_item1 && one_in(2))
-        snprintf(out, cap, "y%u", rnd(1000));
 }
 
 static void path_of(enum place p, const char *name, char *out, size_t cap)
@@ -385,7 +375,7 @@ static void hold_fd(int fd)
         close(fd);
 }
 
-/* Directories thousands of levels deep, a descriptor of each kept: item 3. */
+/* Directories thousands of levels deep, a descriptor of each kept: issue 40, item 3. */
 static void deep_dirs(void)
 {
     int fd = open(base, O_RDONLY | O_DIRECTORY);
@@ -406,20 +396,18 @@ static void deep_dirs(void)
 static void fill(enum place p)
 {
     char name[128], path[4400], target[1200], own[4400];
-    unsigned holders, n = count_entries(place_path(p), MAX_FILL + 1, &holders), want = 50 + rnd(800);
+    unsigned n = count_entries(place_path(p), MAX_FILL + 1), want = 50 + rnd(800);
 
     snprintf(own, sizeof own, "%s/.holder.%d", claims, (int)getpid());
     for (unsigned i = 0; i < want && n < MAX_FILL; i++, n++) {
         unsigned kind = rnd(6);
-        if (kind == 0 && (open_item1 || holders < MAX_HOLDER)) {
+        if (kind == 0)
             snprintf(name, sizeof name, ".holder.%d", (int)(4194304 + rnd(1000000)));
-            holders++;
-        } else {
+        else
             snprintf(name, sizeof name, "%s%u", kind == 1 ? ".wait." : kind == 2 ? ".new." : "z", rnd(1000000));
-        }
         path_of(p, name, path, sizeof path);
-        /* Item 1: ".holder.N" names are links of its own holder file. */
-        switch (kind == 0 && open_item1 ? 2 : rnd(5)) {
+        /* Issue 40, item 1: ".holder.N" names are links of its own holder file. */
+        switch (kind == 0 ? 2 : rnd(5)) {
         case 0: (void)mkfifo(path, 0666); break;
         case 1:
             canary(target, sizeof target);
@@ -531,10 +519,9 @@ static void top_games(void)
 static void base_games(void)
 {
     char dir[4400], path[4500], target[1200];
-    unsigned holders;
 
-    /* Item 2: many directories for root's tools to read. */
-    if (!open_item2 && count_entries(base, MAX_BASE + 1, &holders) > MAX_BASE)
+    /* Issue 40, item 2: many directories for root's tools to read. */
+    if (count_entries(base, MAX_BASE + 1) > MAX_BASE)
         return;
 
     snprintf(dir, sizeof dir, "%s/swerve-claim.%c%c%c%c%c%c%c%c%c%c%c%c", base, 'a' + rnd(26), 'a' + rnd(26),
@@ -712,7 +699,7 @@ __attribute__((noreturn)) static void hostile_worker(unsigned gen)
     become(att_uid);
     for (int i = 0; i < 8; i++)
         put_back();
-    if (open_item3 && one_in(2))
+    if (one_in(2))
         deep_dirs();
     /* A claim first: its holder file and journal exist. */
     held[0] = api.new_claim(one_in(2) ? "a0" : "a1");
@@ -787,7 +774,6 @@ static int serve(char **argv)
     struct stats st = { 0, 0, 0, 0 };
     pid_t hostile[HOSTILE] = { 0 };
     unsigned gen = 0;
-    const char *items = getenv("SCL_ADVERSARY_OPEN_ITEMS");
     char path[4400];
     int log, hostile_log, status;
 
@@ -795,10 +781,7 @@ static int serve(char **argv)
     oth_uid = (uid_t)atol(argv[1]);
     snprintf(test_dir, sizeof test_dir, "%s", argv[2]);
     seed = strtoull(argv[4], NULL, 10);
-    open_item1 = items != NULL && strstr(items, "1") != NULL;
     unprotected = getenv("SCL_ADVERSARY_UNPROTECTED") != NULL;
-    open_item2 = items != NULL && strstr(items, "2") != NULL;
-    open_item3 = items != NULL && strstr(items, "3") != NULL;
     snprintf(base, sizeof base, "%s/base", test_dir);
     master = getpid();
     rng_seed(seed, 1);

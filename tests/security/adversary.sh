@@ -36,8 +36,7 @@
 # SCL_ADVERSARY_SEED=N replays a run's operations (its seed is printed
 # first and in every failure); SCL_ADVERSARY_SECONDS, else
 # SCL_SOAK_SECONDS, else 60, is how long it runs.
-# SCL_ADVERSARY_OPEN_ITEMS="1 3" also plays operations that meet issue
-# 40's known defects (adversary.c says which).  SCL_ADVERSARY_UNPROTECTED=1 lifts
+# SCL_ADVERSARY_UNPROTECTED=1 lifts
 # the exclusion above: (a) must then fail, as it does.  The tally line is
 # "adversary.sh: N passed, N failed".
 set -u
@@ -55,8 +54,7 @@ if [ -z "${SCL_ADVERSARY_TIMED:-}" ]; then
     SCL_ADVERSARY_TIMED=1 SCL_ADVERSARY_SEED=$seed exec timeout -k 60 $((seconds * 3 + 300)) "$0" "$@"
 fi
 trap 'exit 1' TERM
-echo "adversary.sh: seed $seed (SCL_ADVERSARY_SEED=$seed replays it), $seconds s," \
-    "open items played: ${SCL_ADVERSARY_OPEN_ITEMS:-none}"
+echo "adversary.sh: seed $seed (SCL_ADVERSARY_SEED=$seed replays it), $seconds s"
 said_seed="seed $seed"
 
 t=$(mktemp -d /tmp/scl-adversary.XXXXXX)
@@ -121,7 +119,7 @@ over() { # VALUE BOUND: VALUE is missing or above BOUND
 
 : >"$t/master.out"
 setsid timeout -s KILL $((seconds + 120)) env -i PATH=/usr/bin:/bin SWERVE_TMPDIR="$t/base" \
-    ASAN_OPTIONS=detect_leaks=0 SCL_ADVERSARY_OPEN_ITEMS="${SCL_ADVERSARY_OPEN_ITEMS:-}" \
+    ASAN_OPTIONS=detect_leaks=0\
     ${SCL_ADVERSARY_UNPROTECTED:+SCL_ADVERSARY_UNPROTECTED=1} LD_PRELOAD="$preload" \
     "$adversary" serve "$(id -u "$att")" "$(id -u "$oth")" "$t" "$seconds" "$seed" >"$t/master.out" 2>&1 &
 master_job=$!
