@@ -68,7 +68,7 @@ static const struct command_help commands[] = {
       "" },
     { "run",
       "run [--wait SECONDS] [--server PID|DIR] [--verbose]\n"
-      "              [--conflict-exit-code N] NAME -- COMMAND...",
+      "              [--conflict-exit-code N] NAME [OPTION...] [--] COMMAND...",
       "run a command while holding a claim, like flock(1)",
       "  -w, --wait SECONDS       wait up to SECONDS for the claim (default: try once)\n"
       "  -s, --server PID|DIR     in that server's namespace (default: a namespace\n"

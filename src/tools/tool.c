@@ -26,7 +26,13 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
     int c;
 
     opterr = 0;
-    snprintf(spec, sizeof spec, "+:b:h%s", shortopts);
+    /* Options anywhere among the operands, as GNU tools take them ("history
+     * NAME -o ..."), unless SHORTOPTS starts with '+': then they end at the
+     * first operand (the command name, run's command). */
+    if (shortopts[0] == '+')
+        snprintf(spec, sizeof spec, "+:b:h%s", shortopts + 1);
+    else
+        snprintf(spec, sizeof spec, ":b:h%s", shortopts);
     while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b') {
         tool_base = optarg;
         tool_base_explicit = 1;

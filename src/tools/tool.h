@@ -52,8 +52,10 @@ int tool_select_dir(const char *server, char *out, size_t cap);
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
  * taken before or after the command, and -h/--help prints tool_command's
  * help and exits 0; a missing argument or an unknown option is said once,
- * with where to find help, and TOOL_GETOPT_ERROR returned.  SHORTOPTS as for
- * getopt, without the leading '+' or ':'. */
+ * with where to find help, and TOOL_GETOPT_ERROR returned.  Options are
+ * taken anywhere among the operands, as GNU tools take them, unless
+ * SHORTOPTS starts with '+': then they end at the first operand (the
+ * command's name; run's COMMAND).  SHORTOPTS as for getopt, without ':'. */
 #define TOOL_BASE_OPTION                                                                                               \
     { "base", required_argument, NULL, 'b' },                                                                          \
     {                                                                                                                  \

@@ -102,6 +102,17 @@ check "run: SWERVE_CLAIM_TOKEN is the hold's token, greater with every run" \
     bash -c "[ '$first' -gt 0 ] 2>/dev/null && [ '$second' -gt '$first' ]"
 check "run: the command's status passes through" status_is 3 sc run other -- sh -c 'exit 3'
 check "run: a missing command is 127" status_is 127 sc run other -- /nonexistent/command
+# Options after NAME, as GNU tools take them (#41: "run NAME --wait 0 --
+# true" ran "--wait" as the command after taking the claim), and a
+# missing command's hold recorded with the status the shell sees.
+check "run: options after NAME are run's" bash -c "[ \"\$('$tool' --base '$base' run after-name --wait 0 -E 9 -- echo ran)\" = ran ]"
+check "run: options after NAME, without --" status_is 0 sc run after-name --wait 0 true
+check "run: after --, NAME then the command" bash -c "[ \"\$('$tool' --base '$base' run -- after-name echo ran)\" = ran ]"
+check "run: an option after the COMMAND is the command's" \
+    bash -c "[ \"\$('$tool' --base '$base' run after-name printf '%s' --wait)\" = --wait ]"
+check "history: a missing command's hold ended as the shell saw it (127)" \
+    bash -c "'$tool' --base '$base' history other --noheadings -o HOW | sed 's/ *\$//' | tail -n 1 | grep -qx 'exited with status 127'"
+check "history: options after NAME" bash -c "'$tool' --base '$base' history other -o NAME --noheadings | grep -qx other"
 
 # Started by a parent that ignores SIGCHLD (a daemon that never reaps),
 # with SIGHUP ignored (nohup) and SIGUSR1 blocked: perl hands them on
@@ -186,7 +197,7 @@ check "a holder takes 'frozen'" wait_held frozen
 frozen=$(command_of $!)
 pids+=($frozen)
 stop_and_wait "$frozen"
-out=$("$tool" --base "$base" release --force frozen 2>&1)
+out=$("$tool" --base "$base" release frozen --force 2>&1) # options after NAME too (#41)
 check "release --force on a SIGSTOPped holder says it is stopped" grep -q "WARNING: process $frozen (sleep 30) is stopped" <<<"$out"
 check "(and not that it is alive)" bash -c '! grep -q "is alive" <<<"$1"' _ "$out"
 check "(and how to let it go on)" grep -q "kill -CONT $frozen" <<<"$out"
