@@ -22,7 +22,8 @@ enum {
 };
 
 /* Where claim directories are (--base, else the library's default), and
- * whether --base said so. */
+ * whether the user chose it: --base, or SWERVE_TMPDIR (TMPDIR alone is
+ * no choice of ours: run's own namespace then stays in the home). */
 extern const char *tool_base;
 extern int tool_base_explicit;
 
