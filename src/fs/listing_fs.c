@@ -58,6 +58,9 @@ struct emit {
     scl_admin_row_fn *each;
     void *arg;
     time_t now;
+    /* Where a directory's row waits, not shown yet, when the selection is
+     * of claims: shown before the first row under it (none, no row). */
+    const struct row **pending;
 };
 
 /* UID's name, or its number when it has none.  The last answer is kept:
@@ -87,6 +90,12 @@ static void emit_row(const struct emit *e, int depth, const struct row *r)
 {
     char pid[24] = "", blocker[24] = "", since[24] = "", age[24] = "", user[64] = "";
     const char *values[NCOLUMNS];
+
+    if (e->pending != NULL && *e->pending != NULL) {
+        const struct row *dir = *e->pending;
+        *e->pending = NULL;
+        emit_row(e, 0, dir);
+    }
 
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%d", (int)r->pid);
@@ -180,7 +189,9 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                      .uid = d->owner,
                      .dir = d->path };
 
-    emit_row(e, 0, &r);
+    *e->pending = claims_only ? &r : NULL;
+    if (!claims_only)
+        emit_row(e, 0, &r);
     for (size_t j = 0; j < d->nprocs && !claims_only; j++) {
         const struct inv_proc *p = &d->procs[j];
         struct row pr = { .type = "process",
@@ -211,17 +222,21 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                     (sel->pid == 0 || (p && p->pid == sel->pid)) && selected_by_age_and_state(e, p, cl->since);
         if (shown) {
             emit_row(e, 1, &cr);
-            matched++;
+            /* --name answers as the library does: a claim whose holder
+             * has ended is nobody's (--stale and --older-than count it). */
+            matched += sel->name == NULL || by_claim || (p != NULL && p->state == SCL_PROC_ALIVE);
         }
         emit_waiters(e, shown ? 2 : 1, d, j, &w, shown || !by_claim);
     }
     emit_waiters(e, 1, d, d->nclaims, &w, !by_claim);
+    *e->pending = NULL; /* not shown: nothing under it was */
     return matched;
 }
 
 static int fs_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
-    const struct emit e = { sel, each, arg, time(NULL) };
+    const struct row *pending = NULL;
+    const struct emit e = { sel, each, arg, time(NULL), &pending };
     int matched = 0;
 
     for (size_t i = 0; i < sel->ndirs; i++)
