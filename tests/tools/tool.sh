@@ -364,6 +364,19 @@ check "after release --force the waiter holds the name, and waits no more" \
     bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -qx 'waiter busy $busy_waiter' <<<\"\$out\""
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
 
+# A refused base is said with its mode in octal, as ls and chmod write it
+# (#41: "mode 511" for 0777).
+open_base=$lone/open-base
+mkdir -m 0777 "$open_base" && chmod 0777 "$open_base"
+said=$(SWERVE_TMPDIR=$open_base SWERVE_DEBUG=1 LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 \
+    PYTHONPATH=$SCL_SRCDIR/bindings/python /usr/bin/python3 -c \
+    'import swerve_claim
+try:
+    swerve_claim.Claim("octal").acquire(0)
+except OSError:
+    pass' 2>&1)
+check "a refused base's mode is said in octal ($(grep -o 'mode [0-9]*' <<<"$said"))" grep -q 'mode 0777)' <<<"$said"
+
 # history: how each hold ended, whoever ended it (#22).  A server whose
 # workers end their holds every way there is (holds_over_time.py), in a
 # base of its own.
