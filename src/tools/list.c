@@ -94,7 +94,11 @@ static int parse_options(int argc, char **argv, struct listing *l, double *perio
             continue;
         switch (c) {
         case 's': l->server = optarg; break;
-        case 'n': l->name = optarg; break;
+        case 'n':
+            if (tool_check_name(optarg) != 0)
+                return TOOL_USAGE;
+            l->name = optarg;
+            break;
         case 'p':
             if (tool_parse_pid(optarg, &l->pid, &l->host) != 0)
                 return TOOL_USAGE;

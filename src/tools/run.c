@@ -353,7 +353,7 @@ static int open_claim(int argc, char **argv, const struct run_options *opt, stru
 {
     if (opt->name == NULL)
         return tool_usage_error("run needs a claim NAME and a COMMAND");
-    if (tool_check_store_options(opt->server, NULL) != 0)
+    if (tool_check_name(opt->name) != 0 || tool_check_store_options(opt->server, NULL) != 0)
         return TOOL_USAGE;
     *claim = swerve_claim_new(opt->name);
     if (*claim == NULL)

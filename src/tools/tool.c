@@ -53,6 +53,11 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
     return c;
 }
 
+int tool_check_name(const char *name)
+{
+    return name[0] == '\0' ? tool_usage_error("%s: a claim NAME must not be empty", tool_command) : 0;
+}
+
 const char *tool_store_reason(char *out, size_t cap)
 {
     const char *said = scl_store_admin()->reason();

@@ -68,6 +68,11 @@ extern const char *tool_command;
 struct option;
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 
+/* The usage status (said: "a claim NAME must not be empty") when NAME,
+ * given on the command line, is empty, else 0: no claim has that name,
+ * and "no claim named ''" would blame a claim, not the call. */
+int tool_check_name(const char *name);
+
 /* Parses -p's PID, or PID@HOST, into *PID and *HOST: 0, or the usage
  * status (said). */
 int tool_parse_pid(const char *arg, pid_t *pid, const char **host);

@@ -52,7 +52,8 @@ check "a usage error names the command's help" bash -c "'$tool' gc --frob 2>&1 |
 # where that command's help is.
 usage_errors=("history a b" "history -o NOPE" "history -o ''" "list -o NAME,NOPE" "list -p x"
     "drain -p x" "drain -p 1@elsewhere" "drain x" "metrics x" "run" "run name-only" "run -w x n -- true"
-    "run -E 256 n -- true" "release --force" "gc x" "db")
+    "run -E 256 n -- true" "release --force" "gc x" "db"
+    "list --name ''" "history ''" "release --force ''" "run '' -- true") # an empty NAME, said so (#41)
 for args in "${usage_errors[@]}"; do
     cmd=${args%% *}
     check "'$args' is a usage error (2) naming $cmd's help" \
