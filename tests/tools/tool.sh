@@ -685,9 +685,13 @@ m_dir=$("$tool" --base "$mbase" list --raw --noheadings -o TYPE,DIR | awk '$1 ==
 check "metrics exits 0" test $? -eq 0
 check "metrics writes the collector's format, one gauge family each, no timestamps ($(head -c 300 "$mbase/first.prom" | tr '\n' ' '))" \
     "${mcheck[@]}" "$mbase/first.prom" "len(samples('swerve_claim_held_seconds')) == 304"
-check "metrics: a claim's held seconds, with its server, pid, user and state" env HOLDER="${m_holder:-none}" ME="$me" \
-    DIR="${m_dir:-none}" "${mcheck[@]}" "$mbase/first.prom" \
-    "value('swerve_claim_held_seconds', name='held-long', server=env['DIR'], pid=env['HOLDER'], user=env['ME'], state='alive') >= 0"
+# Its server by what a restart keeps (#41: the random directory): its
+# master's command name (here python3; a systemd unit where there is one),
+# and the master's pid apart.
+check "metrics: a claim's held seconds, with its server, its master's pid, pid, user and state" \
+    env HOLDER="${m_holder:-none}" ME="$me" MASTER="$m_master" "${mcheck[@]}" "$mbase/first.prom" \
+    "value('swerve_claim_held_seconds', name='held-long', server='python3', server_pid=env['MASTER'], pid=env['HOLDER'], user=env['ME'], state='alive') >= 0"
+check "(the random directory is in no label)" test -n "$m_dir" -a -z "$(grep -F "$m_dir" "$mbase/first.prom")"
 check "metrics: a live holder's claim is not stale" "${mcheck[@]}" "$mbase/first.prom" "value('swerve_claim_stale', name='held-long') == 0"
 check "metrics: waiters counts the claim's waiter, and 0 for the others" "${mcheck[@]}" "$mbase/first.prom" \
     "value('swerve_claim_waiters', name='held-long') == 1" "value('swerve_claim_waiters', name='bulk-007') == 0"
