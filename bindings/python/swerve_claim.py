@@ -110,7 +110,15 @@ class Claim:
 
     def __init__(self, name, timeout=0.0):
         lib = _shim()
-        raw = name.encode() if isinstance(name, str) else bytes(name)
+        if isinstance(name, str):
+            raw = name.encode()
+        elif isinstance(name, (bytes, bytearray, memoryview)):
+            raw = bytes(name)
+        else:
+            # bytes(42) would be 42 NUL bytes.
+            raise TypeError(f"claim name must be str or bytes, not {type(name).__name__}")
+        if not raw:
+            raise ValueError("claim name must not be empty")
         if b"\0" in raw:
             # C would cut the name there, and "a\0b" would be "a\0c".
             raise ValueError("claim name contains a NUL byte")

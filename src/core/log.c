@@ -41,6 +41,20 @@ static void put_unsigned(struct line *l, unsigned long long v)
     put(l, num, scl_fmt_ull(num, v));
 }
 
+/* V in octal with a leading 0, as a file's mode is written ("%#o"). */
+static void put_octal(struct line *l, unsigned v)
+{
+    char num[16];
+    size_t n = sizeof num;
+
+    do {
+        num[--n] = (char)('0' + (v & 7));
+        v >>= 3;
+    } while (v != 0);
+    num[--n] = '0';
+    put(l, num + n, sizeof num - n);
+}
+
 /* ERR as strerror(3) and errno(3) name it: "Not a directory (ENOTDIR)".
  * Both are lookups in glibc's constant tables: no locale, no buffer,
  * safe in a signal handler, unlike strerror(). */
@@ -85,6 +99,9 @@ void scl_debug(const char *fmt, ...)
             put_error(&l, saved);
         } else if (*p == 'd') {
             put_signed(&l, va_arg(ap, int));
+        } else if (p[0] == '#' && p[1] == 'o') {
+            put_octal(&l, va_arg(ap, unsigned));
+            p++;
         } else if (p[0] == 'l' && p[1] == 'd') {
             put_signed(&l, va_arg(ap, long));
             p++;

@@ -6,7 +6,7 @@
 #ifndef SCL_LOG_H
 #define SCL_LOG_H
 
-/* Formats %s, %d, %ld, %lu, %llu and %% only, and %m: errno as it was at
+/* Formats %s, %d, %ld, %lu, %llu, %#o (a mode: 0777) and %% only, and %m: errno as it was at
  * the call, named ("Not a directory (ENOTDIR)").  Keeps errno. */
 void scl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -186,6 +186,38 @@ ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap)
     return n;
 }
 
+int scl_proc_parse_unit(const char *cgroup, size_t n, char *out, size_t cap)
+{
+    const char *unit = NULL;
+    size_t len = 0;
+
+    for (size_t i = 0, start = 0; i <= n; i++) {
+        if (i < n && cgroup[i] != '/' && cgroup[i] != '\n')
+            continue;
+        if (i - start > 8 && memcmp(cgroup + i - 8, ".service", 8) == 0) {
+            unit = cgroup + start;
+            len = i - start;
+        }
+        start = i + 1;
+    }
+    if (unit == NULL || len >= cap)
+        return -1;
+    memcpy(out, unit, len);
+    out[len] = '\0';
+    return 0;
+}
+
+int scl_proc_read_unit(pid_t pid, char *out, size_t cap)
+{
+    /* One line a hierarchy, "0::/system.slice/nginx.service" on cgroup
+     * v2 (one line): the kernel's, whatever the process wrote of itself.
+     * The first 511 bytes: the hook paths' stack budget is core's. */
+    char cgroup[512];
+    ssize_t n = read_proc_file(pid, "cgroup", cgroup, sizeof cgroup);
+
+    return n > 0 ? scl_proc_parse_unit(cgroup, (size_t)n, out, cap) : -1;
+}
+
 static _Atomic(_Atomic pid_t *) pid_page;
 static atomic_int pid_page_unavailable;
 

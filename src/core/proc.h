@@ -36,6 +36,14 @@ int scl_proc_read_stat(pid_t pid, struct scl_proc_stat *st);
  * kernel thread or a zombie). */
 ssize_t scl_proc_read_cmdline(pid_t pid, char *out, size_t cap);
 
+/* The systemd service process PID runs in ("nginx.service": the last
+ * ".service" of its /proc/PID/cgroup, which the kernel writes) into OUT
+ * (CAP bytes): 0, or -1 when it runs in none, or has ended. */
+int scl_proc_read_unit(pid_t pid, char *out, size_t cap);
+
+/* The same from the N bytes of such a file at CGROUP. */
+int scl_proc_parse_unit(const char *cgroup, size_t n, char *out, size_t cap);
+
 /* The TracerPid of a /proc/PID/status text (STATUS, NUL-terminated): the
  * pid of the process tracing it (a debugger), 0 when none; -1 with errno
  * EINVAL when the line is missing or malformed. */

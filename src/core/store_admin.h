@@ -88,7 +88,9 @@ struct scl_admin_select {
  * metrics), as a store knows it. */
 struct scl_admin_sample {
     const char *name;   /* the claim's, as the application wrote it */
-    const char *server; /* where the claim lives: its claim directory, or the store's scope */
+    const char *server; /* whose claim it is, in words a restart keeps: its server's systemd unit,
+                         * else its master's command name (SCL_ADMIN_DIRECTORIES); the store's scope */
+    long server_pid;    /* SCL_ADMIN_DIRECTORIES: its server's master, 0 when unknown */
     const char *host;   /* SCL_ADMIN_SESSIONS: the host its session says it runs on (a foreign one's
                          * address); NULL: every holder is this machine's */
     long pid;           /* 0 when unknown */

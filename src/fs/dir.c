@@ -505,8 +505,8 @@ static int open_base(const char *base, size_t name_len)
         return fd;
     }
     saved = errno;
-    scl_debug("will not make claim directories in %s: %s (owner uid %lu, mode %lu)", base, why,
-              (unsigned long)st.st_uid, (unsigned long)(st.st_mode & 07777));
+    scl_debug("will not make claim directories in %s: %s (owner uid %lu, mode %#o)", base, why,
+              (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777));
     scl_close_quietly(fd);
     errno = saved;
     return -1;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include "proc.h"
 #include "inventory.h"
 #include "store_admin.h"
 
@@ -58,6 +59,9 @@ struct emit {
     scl_admin_row_fn *each;
     void *arg;
     time_t now;
+    /* Where a directory's row waits, not shown yet, when the selection is
+     * of claims: shown before the first row under it (none, no row). */
+    const struct row **pending;
 };
 
 /* UID's name, or its number when it has none.  The last answer is kept:
@@ -87,6 +91,12 @@ static void emit_row(const struct emit *e, int depth, const struct row *r)
 {
     char pid[24] = "", blocker[24] = "", since[24] = "", age[24] = "", user[64] = "";
     const char *values[NCOLUMNS];
+
+    if (e->pending != NULL && *e->pending != NULL) {
+        const struct row *dir = *e->pending;
+        *e->pending = NULL;
+        emit_row(e, 0, dir);
+    }
 
     if (r->pid > 0)
         snprintf(pid, sizeof pid, "%d", (int)r->pid);
@@ -180,7 +190,9 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                      .uid = d->owner,
                      .dir = d->path };
 
-    emit_row(e, 0, &r);
+    *e->pending = claims_only ? &r : NULL;
+    if (!claims_only)
+        emit_row(e, 0, &r);
     for (size_t j = 0; j < d->nprocs && !claims_only; j++) {
         const struct inv_proc *p = &d->procs[j];
         struct row pr = { .type = "process",
@@ -211,17 +223,21 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                     (sel->pid == 0 || (p && p->pid == sel->pid)) && selected_by_age_and_state(e, p, cl->since);
         if (shown) {
             emit_row(e, 1, &cr);
-            matched++;
+            /* --name answers as the library does: a claim whose holder
+             * has ended is nobody's (--stale and --older-than count it). */
+            matched += sel->name == NULL || by_claim || (p != NULL && p->state == SCL_PROC_ALIVE);
         }
         emit_waiters(e, shown ? 2 : 1, d, j, &w, shown || !by_claim);
     }
     emit_waiters(e, 1, d, d->nclaims, &w, !by_claim);
+    *e->pending = NULL; /* not shown: nothing under it was */
     return matched;
 }
 
 static int fs_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
-    const struct emit e = { sel, each, arg, time(NULL) };
+    const struct row *pending = NULL;
+    const struct emit e = { sel, each, arg, time(NULL), &pending };
     int matched = 0;
 
     for (size_t i = 0; i < sel->ndirs; i++)
@@ -242,15 +258,43 @@ static void sample_of(const struct inv_proc *p, struct scl_admin_sample *s, scl_
     each(s, arg);
 }
 
+/* What names D's server across its restarts (its directory's name is new
+ * at each): its master's systemd unit, else the first word of its
+ * master's command line (its base name, a title's ':' dropped: "nginx:
+ * master process ..." is nginx), else the directory's name; into OUT. */
+static void name_server(const struct inv_dir *d, char *out, size_t cap)
+{
+    const struct inv_proc *m = d->master >= 0 ? &d->procs[d->master] : NULL;
+    const char *word, *slash;
+    size_t len;
+
+    if (m != NULL && m->state == SCL_PROC_ALIVE && scl_proc_read_unit(m->pid, out, cap) == 0)
+        return;
+    word = m != NULL && m->command[0] != '\0' ? m->command : d->path;
+    len = strcspn(word, " ");
+    for (slash = word; (slash = memchr(word, '/', len)) != NULL && (size_t)(slash - word) + 1 < len;) {
+        len -= (size_t)(slash - word) + 1;
+        word = slash + 1;
+    }
+    if (len > 1 && word[len - 1] == ':')
+        len--;
+    snprintf(out, cap, "%.*s", (int)len, word);
+}
+
 static int fs_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *each, void *arg)
 {
+    char server[256];
+
     for (size_t i = 0; i < sel->ndirs; i++) {
         const struct inv_dir *d = &sel->dirs[i];
+        long master = d->master >= 0 ? (long)d->procs[d->master].pid : 0;
+        name_server(d, server, sizeof server);
         for (size_t j = 0; j < d->nclaims; j++) {
             const struct inv_claim *cl = &d->claims[j];
             const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;
             struct scl_admin_sample s = { .name = cl->name,
-                                          .server = d->path,
+                                          .server = server,
+                                          .server_pid = master,
                                           .state = p != NULL ? inv_proc_state(p) : "no-holder",
                                           .held = 1,
                                           .stale = held_by_stale(p),
@@ -259,9 +303,11 @@ static int fs_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *e
         }
         for (size_t w = 0; w < d->nwaiters; w++) {
             const struct inv_proc *p = &d->procs[d->waiters[w]];
-            struct scl_admin_sample s = {
-                .name = p->waiting, .server = d->path, .state = "waiting", .since = p->waiting_since
-            };
+            struct scl_admin_sample s = { .name = p->waiting,
+                                          .server = server,
+                                          .server_pid = master,
+                                          .state = "waiting",
+                                          .since = p->waiting_since };
             sample_of(p, &s, each, arg);
         }
     }

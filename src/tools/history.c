@@ -48,7 +48,7 @@ static int parse_options(int argc, char **argv, struct history *h)
     if (argc - optind > 1)
         return tool_usage_error("history takes at most one claim NAME");
     h->name = optind < argc ? argv[optind] : NULL;
-    return 0;
+    return h->name != NULL ? tool_check_name(h->name) : 0;
 }
 
 /* Prints the holds H selects: the exit status. */

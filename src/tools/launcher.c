@@ -27,12 +27,15 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "Usage: swerve-claim-preload [--library PATH] [--] COMMAND [ARG...]\n"
+            "       swerve-claim-preload [--library PATH] --print-library\n"
             "\n"
             "Runs COMMAND with %s preloaded (in front of any LD_PRELOAD\n"
             "already set), so that an unmodified server gets named cross-process claims.\n"
             "\n"
             "  -l, --library PATH  the library to preload (default: $%s, else the one\n"
             "                      next to this program in a build tree, else %s)\n"
+            "  -p, --print-library print the library it would preload, for a config file\n"
+            "                      (a unit's Environment=LD_PRELOAD=...), and exit\n"
             "  -h, --help          this help\n"
             "  -V, --version       the version\n"
             "\n"
@@ -150,18 +153,20 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "library", required_argument, NULL, 'l' },
+        { "print-library", no_argument, NULL, 'p' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     char library[PATH_MAX], *preload;
     const char *old, *chosen = getenv(LIBRARY_ENV);
-    int c;
+    int c, print = 0;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:l:hV", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:l:phV", opts, NULL)) != -1) {
         switch (c) {
         case 'l': chosen = optarg; break;
+        case 'p': print = 1; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("swerve-claim-preload %s\n", PACKAGE_VERSION); return 0;
         case ':': fprintf(stderr, "swerve-claim-preload: option '%s' needs an argument\n", argv[optind - 1]); return 2;
@@ -170,13 +175,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind >= argc) {
+    if (print ? optind != argc : optind >= argc) {
         usage(stderr);
         return 2;
     }
     argv += optind - 1; /* argv[1] is COMMAND from here on */
     if (choose_library(chosen, library) != 0)
         return LAUNCHER_FAILED;
+    if (print)
+        return puts(library) >= 0 && fflush(stdout) == 0 ? 0 : LAUNCHER_FAILED;
     old = getenv("LD_PRELOAD");
     if (old != NULL && *old != '\0' && strstr(old, library) == NULL) {
         preload = malloc(strlen(library) + strlen(old) + 2);

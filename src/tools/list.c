@@ -46,8 +46,8 @@ static int list_once(const struct listing *l)
         if (store->can & SCL_ADMIN_SESSIONS)
             tool_error("no claim named '%s' in scope '%s'%s", l->name, scl_settings()->scope,
                        l->pid != 0 ? " held or waited for by that process" : "");
-        else
-            tool_error("no claim named '%s'", l->name);
+        else /* a row may be shown: its holder has ended, and holds nothing */
+            tool_error("no claim named '%s' held by a live process", l->name);
         return TOOL_FAILURE;
     }
     return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */
@@ -94,7 +94,11 @@ static int parse_options(int argc, char **argv, struct listing *l, double *perio
             continue;
         switch (c) {
         case 's': l->server = optarg; break;
-        case 'n': l->name = optarg; break;
+        case 'n':
+            if (tool_check_name(optarg) != 0)
+                return TOOL_USAGE;
+            l->name = optarg;
+            break;
         case 'p':
             if (tool_parse_pid(optarg, &l->pid, &l->host) != 0)
                 return TOOL_USAGE;

@@ -108,6 +108,11 @@ static char *labels_of(const struct scl_admin_sample *s, int brief, int waiting)
     fputc('{', f);
     put_pair(f, 1, "name", s->name);
     put_pair(f, 0, "server", s->server);
+    if (s->server_pid > 0) {
+        char master[24];
+        snprintf(master, sizeof master, "%ld", s->server_pid);
+        put_pair(f, 0, "server_pid", master);
+    }
     if (!brief) {
         if (s->host != NULL)
             put_pair(f, 0, "host", s->host);

@@ -143,7 +143,7 @@ int tool_release(int argc, char **argv)
     if (!force)
         return tool_usage_error("release removes a claim behind its holder's back: say --force");
     name = argv[optind];
-    if (tool_check_store_options(server, NULL) != 0)
+    if (tool_check_name(name) != 0 || tool_check_store_options(server, NULL) != 0)
         return TOOL_USAGE;
     if (scl_store_admin()->can & SCL_ADMIN_SESSIONS)
         return release_in_store(name);

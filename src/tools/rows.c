@@ -21,6 +21,7 @@ struct rows {
     int nshown;
     struct table *table;
     struct table_row *last[4]; /* the last row at each depth */
+    int nrows;
 };
 
 /* T as people read it (ISO 8601 with the UTC offset), or as JSON does
@@ -169,6 +170,7 @@ static void rows_add(int depth, const char *const *values, void *arg)
     depth = depth < 0 ? 0 : depth > max ? max : depth;
     row = table_row(r->table, depth > 0 ? r->last[depth - 1] : NULL);
     r->last[depth] = row;
+    r->nrows++;
     for (int i = 0; i < r->nshown; i++) {
         const char *v = values[r->shown[i]];
         unsigned flags = r->listing->columns[r->shown[i]].flags;
@@ -186,9 +188,15 @@ static void rows_add(int depth, const char *const *values, void *arg)
 }
 
 /* Prints the table and frees it. */
+/* Prints the rows; no rows, nothing (a header alone would tell a script
+ * or a monitoring check that something matched), but for JSON, whose
+ * empty list says it. */
 static void rows_print(struct rows *r)
 {
-    table_print_and_free(r->table);
+    if (r->nrows > 0 || r->style->style == TABLE_JSON)
+        table_print_and_free(r->table);
+    else
+        table_free(r->table);
     r->table = NULL;
 }
 

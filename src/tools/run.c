@@ -234,6 +234,12 @@ static int status_of(int status)
 
 /* In the child: takes CLAIM and becomes the command; tells REPORT why
  * not, and exits. */
+/* The status of a COMMAND that could not be exec'd (ERR), as a shell's. */
+static int exec_failure_status(int err)
+{
+    return err == ENOENT ? TOOL_NOT_FOUND : TOOL_CANNOT_EXEC;
+}
+
 __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, double wait, char **command, int report)
 {
     struct outcome o = { .stage = STAGE_CLAIM };
@@ -250,7 +256,9 @@ __attribute__((noreturn)) static void hold_and_exec(struct swerve_claim *claim, 
     }
     o.err = errno;
     (void)!write(report, &o, sizeof o);
-    _exit(TOOL_FAILURE);
+    /* The status the history records for its hold: the shell's, for a
+     * command that could not be run. */
+    _exit(o.stage == STAGE_EXEC ? exec_failure_status(o.err) : TOOL_FAILURE);
 }
 
 /* Clears what the command held (it ended as ENDED says, as wait(2) put
@@ -268,14 +276,16 @@ static int leave(struct swerve_claim *claim, pid_t command, int ended, int statu
     return status;
 }
 
-/* What run's options say. */
+/* What run's options say, and the claim's NAME (NULL: none given). */
 struct run_options {
-    const char *server;
+    const char *server, *name;
     double wait;
     int conflict, verbose;
 };
 
-/* Reads run's options into *O: 0, or the usage status (said). */
+/* Reads run's options, before and after its NAME up to its COMMAND (or
+ * "--"), into *O, optind then at the COMMAND: 0, or the usage status
+ * (said). */
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
     static const struct option opts[] = {
@@ -286,23 +296,33 @@ static int parse_options(int argc, char **argv, struct run_options *o)
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
-    int c;
+    int c, ended;
 
     *o = (struct run_options){ .conflict = TOOL_CONFLICT_DEFAULT };
-    while ((c = tool_getopt(argc, argv, "w:s:E:v", opts)) != -1) {
-        switch (c) {
-        case 'w':
-            if (parse_seconds(optarg, &o->wait) != 0)
-                return tool_usage_error("run: --wait takes seconds (0 or more), not '%s'", optarg);
-            break;
-        case 's': o->server = optarg; break;
-        case 'v': o->verbose = 1; break;
-        case 'E':
-            if (tool_parse_exit_code(optarg, &o->conflict) != 0)
-                return TOOL_USAGE;
-            break;
-        default: return TOOL_USAGE;
+    /* Twice at most: the options before NAME, then those after it; each
+     * round ends at an operand or after "--", which ends them all. */
+    for (int round = 0; round < 2; round++) {
+        while ((c = tool_getopt(argc, argv, "+w:s:E:v", opts)) != -1) {
+            switch (c) {
+            case 'w':
+                if (parse_seconds(optarg, &o->wait) != 0)
+                    return tool_usage_error("run: --wait takes seconds (0 or more), not '%s'", optarg);
+                break;
+            case 's': o->server = optarg; break;
+            case 'v': o->verbose = 1; break;
+            case 'E':
+                if (tool_parse_exit_code(optarg, &o->conflict) != 0)
+                    return TOOL_USAGE;
+                break;
+            default: return TOOL_USAGE;
+            }
         }
+        if (o->name != NULL || optind >= argc)
+            break;
+        ended = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+        o->name = argv[optind++];
+        if (ended)
+            break; /* "run -- NAME ...": nothing after "--" is an option */
     }
     return 0;
 }
@@ -331,11 +351,11 @@ static void take_signals(void)
  * (optind then at the command): 0, or run's status (said). */
 static int open_claim(int argc, char **argv, const struct run_options *opt, struct swerve_claim **claim)
 {
-    if (optind >= argc)
+    if (opt->name == NULL)
         return tool_usage_error("run needs a claim NAME and a COMMAND");
-    if (tool_check_store_options(opt->server, NULL) != 0)
+    if (tool_check_name(opt->name) != 0 || tool_check_store_options(opt->server, NULL) != 0)
         return TOOL_USAGE;
-    *claim = swerve_claim_new(argv[optind++]);
+    *claim = swerve_claim_new(opt->name);
     if (*claim == NULL)
         return tool_usage_error("run: bad claim name: %s", strerror(errno));
     if (optind < argc && strcmp(argv[optind], "--") == 0)
@@ -378,7 +398,7 @@ static int outcome_status(const struct outcome *o, ssize_t got, pid_t reaped, in
         return TOOL_FAILURE;
     }
     tool_error("%s: %s", command, strerror(o->err));
-    return o->err == ENOENT ? TOOL_NOT_FOUND : TOOL_CANNOT_EXEC;
+    return exec_failure_status(o->err);
 }
 
 int tool_run(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The commands, by name. */
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
     setlocale(LC_ALL, "");
     scl_admin_set_report(tool_error);
     tool_base = scl_settings()->base_dir;
-    while ((c = tool_getopt(argc, argv, "V", opts)) != -1) {
+    tool_base_explicit = getenv("SWERVE_TMPDIR") != NULL && getenv("SWERVE_TMPDIR")[0] != '\0';
+    while ((c = tool_getopt(argc, argv, "+V", opts)) != -1) {
         switch (c) {
         case 'V': printf("swerve-claim %s\n", PACKAGE_VERSION); return TOOL_OK;
         default: return TOOL_USAGE;
@@ -60,7 +62,9 @@ int main(int argc, char **argv)
     command = argv[optind];
     argc -= optind;
     argv += optind;
-    optind = 1;
+    /* 0, not 1: glibc's getopt starts afresh, and takes the command's
+     * options in its own order (anywhere, or up to run's COMMAND). */
+    optind = 0;
     if (strcmp(command, "help") == 0)
         return help_command(argc, argv);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {

@@ -35,4 +35,7 @@ void table_set(struct table_row *row, int col, const char *v);
 /* Prints the table on standard output, then frees it. */
 void table_print_and_free(struct table *t);
 
+/* Frees the table, printing nothing. */
+void table_free(struct table *t);
+
 #endif

@@ -65,25 +65,31 @@ void table_set(struct table_row *row, int col, const char *v)
         row->values[col] = strdup(v);
 }
 
+void table_free(struct table *t)
+{
+    for (struct table_row *row = t->first, *next; row != NULL; row = next) {
+        next = row->next;
+        for (int i = 0; i < t->ncols; i++)
+            free(row->values[i]);
+        free(row);
+    }
+    free(t);
+}
+
 void table_print_and_free(struct table *t)
 {
-    struct table_row *row = t->first, *next;
-
     for (int i = 0; i < t->ncols && !t->noheadings; i++)
         printf("%s%s", i > 0 ? " " : "", t->names[i]);
     if (!t->noheadings)
         putchar('\n');
-    for (; row != NULL; row = next) {
-        next = row->next;
+    for (const struct table_row *row = t->first; row != NULL; row = row->next) {
         for (int i = 0; i < t->ncols; i++) {
             if (i > 0)
                 putchar(' ');
             if (row->values[i] != NULL)
                 tool_put_escaped(stdout, row->values[i], 1);
-            free(row->values[i]);
         }
         putchar('\n');
-        free(row);
     }
-    free(t);
+    table_free(t);
 }

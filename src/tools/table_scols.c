@@ -46,8 +46,13 @@ void table_set(struct table_row *row, int col, const char *v)
         scols_line_set_data((struct libscols_line *)row, (size_t)col, v);
 }
 
+void table_free(struct table *t)
+{
+    scols_unref_table((struct libscols_table *)t);
+}
+
 void table_print_and_free(struct table *t)
 {
     scols_print_table((struct libscols_table *)t);
-    scols_unref_table((struct libscols_table *)t);
+    table_free(t);
 }

@@ -26,7 +26,13 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
     int c;
 
     opterr = 0;
-    snprintf(spec, sizeof spec, "+:b:h%s", shortopts);
+    /* Options anywhere among the operands, as GNU tools take them ("history
+     * NAME -o ..."), unless SHORTOPTS starts with '+': then they end at the
+     * first operand (the command name, run's command). */
+    if (shortopts[0] == '+')
+        snprintf(spec, sizeof spec, "+:b:h%s", shortopts + 1);
+    else
+        snprintf(spec, sizeof spec, ":b:h%s", shortopts);
     while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b') {
         tool_base = optarg;
         tool_base_explicit = 1;
@@ -45,6 +51,11 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
         return TOOL_GETOPT_ERROR;
     }
     return c;
+}
+
+int tool_check_name(const char *name)
+{
+    return name[0] == '\0' ? tool_usage_error("%s: a claim NAME must not be empty", tool_command) : 0;
 }
 
 const char *tool_store_reason(char *out, size_t cap)

@@ -22,7 +22,8 @@ enum {
 };
 
 /* Where claim directories are (--base, else the library's default), and
- * whether --base said so. */
+ * whether the user chose it: --base, or SWERVE_TMPDIR (TMPDIR alone is
+ * no choice of ours: run's own namespace then stays in the home). */
 extern const char *tool_base;
 extern int tool_base_explicit;
 
@@ -52,8 +53,10 @@ int tool_select_dir(const char *server, char *out, size_t cap);
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
  * taken before or after the command, and -h/--help prints tool_command's
  * help and exits 0; a missing argument or an unknown option is said once,
- * with where to find help, and TOOL_GETOPT_ERROR returned.  SHORTOPTS as for
- * getopt, without the leading '+' or ':'. */
+ * with where to find help, and TOOL_GETOPT_ERROR returned.  Options are
+ * taken anywhere among the operands, as GNU tools take them, unless
+ * SHORTOPTS starts with '+': then they end at the first operand (the
+ * command's name; run's COMMAND).  SHORTOPTS as for getopt, without ':'. */
 #define TOOL_BASE_OPTION                                                                                               \
     { "base", required_argument, NULL, 'b' },                                                                          \
     {                                                                                                                  \
@@ -64,6 +67,11 @@ int tool_select_dir(const char *server, char *out, size_t cap);
 extern const char *tool_command;
 struct option;
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* The usage status (said: "a claim NAME must not be empty") when NAME,
+ * given on the command line, is empty, else 0: no claim has that name,
+ * and "no claim named ''" would blame a claim, not the call. */
+int tool_check_name(const char *name);
 
 /* Parses -p's PID, or PID@HOST, into *PID and *HOST: 0, or the usage
  * status (said). */

@@ -162,6 +162,24 @@ try:
     swerve_claim.claim(b"a\0b")
 except ValueError:
     print("ValueError")'
+# A name that is not one says what it is (#41: claim(42) said "contains
+# a NUL byte", bytes(42) being 42 of them; an empty one a bare EINVAL).
+expect "python: claim(42) is a TypeError that says why" \
+    "TypeError: claim name must be str or bytes, not int" \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR=/tmp /usr/bin/python3 -c '
+import swerve_claim
+try:
+    swerve_claim.claim(42)
+except TypeError as e:
+    print("TypeError:", e)'
+expect "python: an empty name is a ValueError that says why" \
+    "ValueError: claim name must not be empty" \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR=/tmp /usr/bin/python3 -c '
+import swerve_claim
+try:
+    swerve_claim.claim("")
+except ValueError as e:
+    print("ValueError:", e)'
 # acquire_async() needs swerve_claim_wait_fd (SWERVECLAIM_1.3): over an
 # older library (here one that hides it) it says so, as token() does.
 expect "python: acquire_async() over a library without wait_fd is a NotImplementedError" \

@@ -29,6 +29,17 @@ check "a setuid program: a warning" bash -c "'$launcher' '$work/setuid-true' 2>&
 check "--help exits 0" bash -c "'$launcher' --help >/dev/null"
 
 # Options end at --, and a staged or moved install is pointed at its library (#12)
+# --print-library: the path a config file needs (#41: the docs said
+# /usr/local/lib, Debian's packages install elsewhere).
+printed=$("$launcher" --print-library)
+check "--print-library prints the library it preloads ($printed)" \
+    bash -c "[ -r '$printed' ] && [ \"\$('$launcher' sh -c 'echo \$LD_PRELOAD' | cut -d: -f1)\" = '$printed' ]"
+check "--print-library follows --library" \
+    bash -c "[ \"\$('$launcher' --library '$printed' -p)\" = '$printed' ]"
+check "--print-library takes no COMMAND (2)" bash -c "'$launcher' --print-library true 2>/dev/null; [ \$? -eq 2 ]"
+check "--print-library of a library not there: 125" \
+    bash -c "'$launcher' --library /nonexistent/lib.so --print-library 2>/dev/null; [ \$? -eq 125 ]"
+
 check "-- ends the options" bash -c "'$launcher' -- sh -c 'exit 5'; [ \$? -eq 5 ]"
 mkdir "$work/moved"
 cp "$launcher" "$work/moved/swerve-claim-preload"

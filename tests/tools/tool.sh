@@ -52,7 +52,8 @@ check "a usage error names the command's help" bash -c "'$tool' gc --frob 2>&1 |
 # where that command's help is.
 usage_errors=("history a b" "history -o NOPE" "history -o ''" "list -o NAME,NOPE" "list -p x"
     "drain -p x" "drain -p 1@elsewhere" "drain x" "metrics x" "run" "run name-only" "run -w x n -- true"
-    "run -E 256 n -- true" "release --force" "gc x" "db")
+    "run -E 256 n -- true" "release --force" "gc x" "db"
+    "list --name ''" "history ''" "release --force ''" "run '' -- true") # an empty NAME, said so (#41)
 for args in "${usage_errors[@]}"; do
     cmd=${args%% *}
     check "'$args' is a usage error (2) naming $cmd's help" \
@@ -102,6 +103,24 @@ check "run: SWERVE_CLAIM_TOKEN is the hold's token, greater with every run" \
     bash -c "[ '$first' -gt 0 ] 2>/dev/null && [ '$second' -gt '$first' ]"
 check "run: the command's status passes through" status_is 3 sc run other -- sh -c 'exit 3'
 check "run: a missing command is 127" status_is 127 sc run other -- /nonexistent/command
+# Options after NAME, as GNU tools take them (#41: "run NAME --wait 0 --
+# true" ran "--wait" as the command after taking the claim), and a
+# missing command's hold recorded with the status the shell sees.
+check "run: options after NAME are run's" bash -c "[ \"\$('$tool' --base '$base' run after-name --wait 0 -E 9 -- echo ran)\" = ran ]"
+check "run: options after NAME, without --" status_is 0 sc run after-name --wait 0 true
+check "run: after --, NAME then the command" bash -c "[ \"\$('$tool' --base '$base' run -- after-name echo ran)\" = ran ]"
+check "run: an option after the COMMAND is the command's" \
+    bash -c "[ \"\$('$tool' --base '$base' run after-name printf '%s' --wait)\" = --wait ]"
+check "history: a missing command's hold ended as the shell saw it (127)" \
+    bash -c "'$tool' --base '$base' history other --noheadings -o HOW | sed 's/ *\$//' | tail -n 1 | grep -qx 'exited with status 127'"
+check "history: options after NAME" bash -c "'$tool' --base '$base' history other -o NAME --noheadings | grep -qx other"
+# run's own namespace follows SWERVE_TMPDIR as it follows --base (#41: it
+# stayed in ~/.cache, so a read-only SWERVE_TMPDIR refused with --base
+# and ran the job without it).
+tmpdir_base=$(mktemp -d)
+check "run: SWERVE_TMPDIR holds run's own namespace, as --base does" bash -c \
+    "SWERVE_TMPDIR='$tmpdir_base' '$tool' run in-tmpdir -- ls '$tmpdir_base' | grep -qx 'swerve-claim.run-$(id -u)'"
+rm -rf "$tmpdir_base"
 
 # Started by a parent that ignores SIGCHLD (a daemon that never reaps),
 # with SIGHUP ignored (nohup) and SIGUSR1 blocked: perl hands them on
@@ -158,13 +177,15 @@ assert claims and all(isinstance(c['age'], int) and 0 <= c['age'] < 600 and c['u
 " "$tool" "$base" "$me"
 fi
 check "list --older-than 1h: nothing that old, exit 0" status_is 0 sc list --older-than 1h
-check "(and it shows no claim)" bash -c "! '$tool' --base '$base' list --raw --noheadings -o TYPE --older-than 1h | grep -q claim"
+check "(and it shows nothing at all: no header, no directory row; #41)" \
+    test -z "$("$tool" --base "$base" list --older-than 1h 2>/dev/null)"
 sleep 2.1 # ages are whole seconds: held 2.1 s at least, its age is 2 or more
 check "list --older-than 1s: the held claim, exit 1" status_is 1 sc list --older-than 1s
 check "(and it shows it)" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME --older-than 1s | grep -qxF 'claim report/eu\x0a#1'"
 check "--older-than takes 90s, 2m, 1h, 1d" bash -c "for d in 90s 2m 1h 1d 45; do '$tool' --base '$base' list --older-than \$d >/dev/null; [ \$? -le 1 ] || exit 1; done"
 check "--older-than refuses what is not a duration (2)" status_is 2 sc list --older-than soon
 check "list --stale: no dead, gone or stopped holder, exit 0" status_is 0 sc list --stale
+check "(and it shows nothing at all; #41)" test -z "$("$tool" --base "$base" list --stale 2>/dev/null)"
 stop_and_wait "$holder"
 check "list --stale: a stopped holder's claim, exit 1" status_is 1 sc list --stale
 check "(shown with its state)" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,STATE --stale | grep -qx 'claim stopped'"
@@ -186,7 +207,7 @@ check "a holder takes 'frozen'" wait_held frozen
 frozen=$(command_of $!)
 pids+=($frozen)
 stop_and_wait "$frozen"
-out=$("$tool" --base "$base" release --force frozen 2>&1)
+out=$("$tool" --base "$base" release frozen --force 2>&1) # options after NAME too (#41)
 check "release --force on a SIGSTOPped holder says it is stopped" grep -q "WARNING: process $frozen (sleep 30) is stopped" <<<"$out"
 check "(and not that it is alive)" bash -c '! grep -q "is alive" <<<"$1"' _ "$out"
 check "(and how to let it go on)" grep -q "kill -CONT $frozen" <<<"$out"
@@ -208,6 +229,11 @@ kill -9 "$stale"
 for _ in $(seq 100); do kill -0 "$stale" 2>/dev/null || break; sleep 0.05; done
 check "a dead holder keeps the command line it had when it took the name" \
     bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,STATE,COMMAND | grep -q '^claim stale gone .*run.x20stale'"
+# A dead holder holds nothing, as the library says (#41: list --name
+# exited 0 for it): the row is shown, gone, and the status says nobody.
+check "list --name of a dead holder's claim exits 1" status_is 1 sc list --name stale
+check "(its row is shown, gone)" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,STATE --name stale 2>/dev/null | grep -qx 'claim gone'"
+check "(and it says no live process holds it)" bash -c "'$tool' --base '$base' list --name stale 2>&1 >/dev/null | grep -q \"no claim named 'stale' held by a live process\""
 check "gc --dry-run names the dead holder's claim" bash -c "'$tool' --base '$base' gc --dry-run | grep -q 'would remove claim stale'"
 check "gc --dry-run exits 1 when it would remove something" status_is 1 sc gc --dry-run
 check "gc --dry-run removes nothing" bash -c "'$tool' --base '$base' list --raw --noheadings -o TYPE,NAME | grep -qx 'claim stale'"
@@ -338,6 +364,19 @@ done
 check "after release --force the waiter holds the name, and waits no more" \
     bash -c "out=\$('$tool' --base '$base' list --raw --noheadings -o TYPE,NAME,PID); grep -qx 'claim busy $busy_waiter' <<<\"\$out\" && ! grep -qx 'waiter busy $busy_waiter' <<<\"\$out\""
 check "the new holder's SINCE is when it took the name" test "$(since_of busy)" -ge "$forced_at"
+
+# A refused base is said with its mode in octal, as ls and chmod write it
+# (#41: "mode 511" for 0777).
+open_base=$lone/open-base
+mkdir -m 0777 "$open_base" && chmod 0777 "$open_base"
+said=$(SWERVE_TMPDIR=$open_base SWERVE_DEBUG=1 LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 \
+    PYTHONPATH=$SCL_SRCDIR/bindings/python /usr/bin/python3 -c \
+    'import swerve_claim
+try:
+    swerve_claim.Claim("octal").acquire(0)
+except OSError:
+    pass' 2>&1)
+check "a refused base's mode is said in octal ($(grep -o 'mode [0-9]*' <<<"$said"))" grep -q 'mode 0777)' <<<"$said"
 
 # history: how each hold ended, whoever ended it (#22).  A server whose
 # workers end their holds every way there is (holds_over_time.py), in a
@@ -646,9 +685,13 @@ m_dir=$("$tool" --base "$mbase" list --raw --noheadings -o TYPE,DIR | awk '$1 ==
 check "metrics exits 0" test $? -eq 0
 check "metrics writes the collector's format, one gauge family each, no timestamps ($(head -c 300 "$mbase/first.prom" | tr '\n' ' '))" \
     "${mcheck[@]}" "$mbase/first.prom" "len(samples('swerve_claim_held_seconds')) == 304"
-check "metrics: a claim's held seconds, with its server, pid, user and state" env HOLDER="${m_holder:-none}" ME="$me" \
-    DIR="${m_dir:-none}" "${mcheck[@]}" "$mbase/first.prom" \
-    "value('swerve_claim_held_seconds', name='held-long', server=env['DIR'], pid=env['HOLDER'], user=env['ME'], state='alive') >= 0"
+# Its server by what a restart keeps (#41: the random directory): its
+# master's command name (here python3; a systemd unit where there is one),
+# and the master's pid apart.
+check "metrics: a claim's held seconds, with its server, its master's pid, pid, user and state" \
+    env HOLDER="${m_holder:-none}" ME="$me" MASTER="$m_master" "${mcheck[@]}" "$mbase/first.prom" \
+    "value('swerve_claim_held_seconds', name='held-long', server='python3', server_pid=env['MASTER'], pid=env['HOLDER'], user=env['ME'], state='alive') >= 0"
+check "(the random directory is in no label)" test -n "$m_dir" -a -z "$(grep -F "$m_dir" "$mbase/first.prom")"
 check "metrics: a live holder's claim is not stale" "${mcheck[@]}" "$mbase/first.prom" "value('swerve_claim_stale', name='held-long') == 0"
 check "metrics: waiters counts the claim's waiter, and 0 for the others" "${mcheck[@]}" "$mbase/first.prom" \
     "value('swerve_claim_waiters', name='held-long') == 1" "value('swerve_claim_waiters', name='bulk-007') == 0"

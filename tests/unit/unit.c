@@ -270,6 +270,35 @@ START_TEST(test_proc_parse_odd_command_names)
 }
 END_TEST
 
+/* A server's unit, from its /proc/PID/cgroup: the last ".service" (a
+ * user's manager runs units under its own user@UID.service). */
+START_TEST(test_proc_unit_from_cgroup)
+{
+    static const struct {
+        const char *cgroup, *unit;
+    } cases[] = {
+        { "0::/system.slice/nginx.service\n", "nginx.service" },
+        { "0::/user.slice/user-1000.slice/user@1000.service/app.slice/web.service\n", "web.service" },
+        { "0::/user.slice/user-1000.slice/session-2.scope\n", NULL },
+        { "0::/\n", NULL },
+        { "12:pids:/\n1:name=systemd:/system.slice/php8.2-fpm.service\n0::/\n", "php8.2-fpm.service" },
+        { "0::/system.slice/.service\n", NULL },
+    };
+    char unit[64];
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int r = scl_proc_parse_unit(cases[i].cgroup, strlen(cases[i].cgroup), unit, sizeof unit);
+        if (cases[i].unit == NULL) {
+            ck_assert_int_eq(r, -1);
+        } else {
+            ck_assert_int_eq(r, 0);
+            ck_assert_str_eq(unit, cases[i].unit);
+        }
+    }
+    ck_assert_int_eq(scl_proc_parse_unit("0::/a.service", 14, unit, 9), -1); /* does not fit */
+}
+END_TEST
+
 START_TEST(test_proc_liveness)
 {
     struct scl_proc_id self = scl_proc_self(), other;
@@ -1449,6 +1478,7 @@ static Suite *suite(void)
 
     tcase_add_test(proc, test_proc_parse_odd_command_names);
     tcase_add_test(proc, test_proc_liveness);
+    tcase_add_test(proc, test_proc_unit_from_cgroup);
     tcase_add_test(proc, test_proc_cmdline);
     tcase_add_test(proc, test_proc_tracer);
     tcase_add_test(proc, test_proc_uids);
