@@ -72,9 +72,9 @@ static const struct command_help commands[] = {
       "run a command while holding a claim, like flock(1)",
       "  -w, --wait SECONDS       wait up to SECONDS for the claim (default: try once)\n"
       "  -s, --server PID|DIR     in that server's namespace (default: a namespace\n"
-      "                           of your own, shared by all your `run`s: in\n"
-      "                           --base or $SWERVE_TMPDIR if given, else in\n"
-      "                           ~/.cache/swerve-claim)\n"
+      "                           of your own, shared by all your `run`s, in\n"
+      "                           ~/.cache/swerve-claim, or in --base if given;\n"
+      "                           SWERVE_TMPDIR does not move it)\n"
       "  -v, --verbose            say what it waits for and who holds it (with a\n"
       "                           progress line on a terminal), and how it ended\n"
       "  -E, --conflict-exit-code N  exit status when the claim is not taken\n"

@@ -14,7 +14,6 @@
 #include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The commands, by name. */
@@ -50,7 +49,6 @@ int main(int argc, char **argv)
     setlocale(LC_ALL, "");
     scl_admin_set_report(tool_error);
     tool_base = scl_settings()->base_dir;
-    tool_base_explicit = getenv("SWERVE_TMPDIR") != NULL && getenv("SWERVE_TMPDIR")[0] != '\0';
     while ((c = tool_getopt(argc, argv, "+V", opts)) != -1) {
         switch (c) {
         case 'V': printf("swerve-claim %s\n", PACKAGE_VERSION); return TOOL_OK;

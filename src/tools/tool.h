@@ -22,8 +22,7 @@ enum {
 };
 
 /* Where claim directories are (--base, else the library's default), and
- * whether the user chose it: --base, or SWERVE_TMPDIR (TMPDIR alone is
- * no choice of ours: run's own namespace then stays in the home). */
+ * whether --base said so. */
 extern const char *tool_base;
 extern int tool_base_explicit;
 

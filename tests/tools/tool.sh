@@ -114,13 +114,6 @@ check "run: an option after the COMMAND is the command's" \
 check "history: a missing command's hold ended as the shell saw it (127)" \
     bash -c "'$tool' --base '$base' history other --noheadings -o HOW | sed 's/ *\$//' | tail -n 1 | grep -qx 'exited with status 127'"
 check "history: options after NAME" bash -c "'$tool' --base '$base' history other -o NAME --noheadings | grep -qx other"
-# run's own namespace follows SWERVE_TMPDIR as it follows --base (#41: it
-# stayed in ~/.cache, so a read-only SWERVE_TMPDIR refused with --base
-# and ran the job without it).
-tmpdir_base=$(mktemp -d)
-check "run: SWERVE_TMPDIR holds run's own namespace, as --base does" bash -c \
-    "SWERVE_TMPDIR='$tmpdir_base' '$tool' run in-tmpdir -- ls '$tmpdir_base' | grep -qx 'swerve-claim.run-$(id -u)'"
-rm -rf "$tmpdir_base"
 
 # Started by a parent that ignores SIGCHLD (a daemon that never reaps),
 # with SIGHUP ignored (nohup) and SIGUSR1 blocked: perl hands them on
