@@ -6,8 +6,8 @@
  */
 #include "config.h"
 
-#include "proc.h"
 #include "inventory.h"
+#include "proc.h"
 #include "store_admin.h"
 
 #include <pwd.h>

@@ -114,6 +114,15 @@ check "run: an option after the COMMAND is the command's" \
 check "history: a missing command's hold ended as the shell saw it (127)" \
     bash -c "'$tool' --base '$base' history other --noheadings -o HOW | sed 's/ *\$//' | tail -n 1 | grep -qx 'exited with status 127'"
 check "history: options after NAME" bash -c "'$tool' --base '$base' history other -o NAME --noheadings | grep -qx other"
+# run's own namespace stays in the home whatever SWERVE_TMPDIR says (#41:
+# one rule; a login's SWERVE_TMPDIR is often /tmp, where another user
+# could squat the name: attack 6), and --base moves it.
+tmpdir_base=$(mktemp -d)
+check "run: SWERVE_TMPDIR does not move run's own namespace" bash -c \
+    "SWERVE_TMPDIR='$tmpdir_base' '$tool' run in-tmpdir -- ls -A '$tmpdir_base' | grep -c . | grep -qx 0"
+check "run: --base does" bash -c \
+    "'$tool' --base '$tmpdir_base' run in-base -- ls '$tmpdir_base' | grep -qx 'swerve-claim.run-$(id -u)'"
+rm -rf "$tmpdir_base"
 
 # Started by a parent that ignores SIGCHLD (a daemon that never reaps),
 # with SIGHUP ignored (nohup) and SIGUSR1 blocked: perl hands them on
