@@ -74,7 +74,7 @@ static const struct command_help commands[] = {
       "  -s, --server PID|DIR     in that server's namespace (default: a namespace\n"
       "                           of your own, shared by all your `run`s, in\n"
       "                           ~/.cache/swerve-claim, or in --base if given;\n"
-      "                           SWERVE_TMPDIR does not move it)\n"
+      "                           SWERVE_TMPDIR does not move it out of a home)\n"
       "  -v, --verbose            say what it waits for and who holds it (with a\n"
       "                           progress line on a terminal), and how it ended\n"
       "  -E, --conflict-exit-code N  exit status when the claim is not taken\n"

@@ -116,10 +116,19 @@ check "history: a missing command's hold ended as the shell saw it (127)" \
 check "history: options after NAME" bash -c "'$tool' --base '$base' history other -o NAME --noheadings | grep -qx other"
 # run's own namespace stays in the home whatever SWERVE_TMPDIR says (#41:
 # one rule; a login's SWERVE_TMPDIR is often /tmp, where another user
-# could squat the name: attack 6), and --base moves it.
+# could squat the name: attack 6), and --base moves it.  A user without
+# a home of its own (nobody's is /nonexistent) falls back to the default
+# base, SWERVE_TMPDIR's.
 tmpdir_base=$(mktemp -d)
-check "run: SWERVE_TMPDIR does not move run's own namespace" bash -c \
-    "SWERVE_TMPDIR='$tmpdir_base' '$tool' run in-tmpdir -- ls -A '$tmpdir_base' | grep -c . | grep -qx 0"
+chmod 1777 "$tmpdir_base"
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+if [ -d "$home" ] && [ "$(stat -c %u "$home")" = "$(id -u)" ]; then
+    check "run: SWERVE_TMPDIR does not move run's own namespace out of the home" bash -c \
+        "SWERVE_TMPDIR='$tmpdir_base' '$tool' run in-tmpdir -- ls -A '$tmpdir_base' | grep -c . | grep -qx 0"
+else
+    check "run: without a home, run's own namespace is in the default base, SWERVE_TMPDIR's" bash -c \
+        "SWERVE_TMPDIR='$tmpdir_base' '$tool' run in-tmpdir -- ls '$tmpdir_base' | grep -qx 'swerve-claim.run-$(id -u)'"
+fi
 check "run: --base does" bash -c \
     "'$tool' --base '$tmpdir_base' run in-base -- ls '$tmpdir_base' | grep -qx 'swerve-claim.run-$(id -u)'"
 rm -rf "$tmpdir_base"
