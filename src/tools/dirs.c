@@ -127,6 +127,10 @@ static void load_more(const char *base, struct inv_budget *b, struct inv_dir **d
     snprintf(looked + strlen(looked), sizeof looked - strlen(looked), ", %s", base);
     if (inv_load(base, b, &more, &nmore, &ignored) != 0)
         return;
+    if (nmore == 0) { /* MORE may be NULL: nothing to copy from it */
+        free(more);
+        return;
+    }
     all = realloc(*dirs, (*n + nmore) * sizeof **dirs);
     if (all == NULL) {
         inv_free(more, nmore);
