@@ -109,6 +109,22 @@ const char *inv_proc_state(const struct inv_proc *p);
 /* "live", "orphaned" (its master has ended) or "abandoned" (everybody has). */
 const char *inv_dir_state(const struct inv_dir *d);
 
+/* How `swerve-claim run`'s own namespaces are named: this, then the
+ * machine's name (in the user's home) or the user's uid (in a base). */
+#define INV_RUN_NAMESPACE_PREFIX "swerve-claim.run-"
+
+/* 1 when the claim directory at PATH is a `run` namespace, else 0. */
+int inv_is_run_namespace(const char *path);
+
+/* What names the server of directory D (at PATH: D may be one read
+ * without members, a kept history's) across its restarts, whose
+ * directory's name is new at each: "run" for a `run` namespace, else its
+ * master's systemd unit, else the first word of its master's command line
+ * (its base name, a title's ':' dropped: "nginx: master process ..." is
+ * nginx), else the directory's name; into OUT.  With its master's pid
+ * when TITLE ("nginx[812]"): tables tell two servers of one name apart. */
+void inv_server_name(const struct inv_dir *d, const char *path, int title, char *out, size_t cap);
+
 /* What member P is to its server D: "master" (D's master: its first
  * member), "exec'd" (its image was exec'd after it was forked, as its
  * holder file says) or "worker" (any other: forked, as far as anybody

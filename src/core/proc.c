@@ -47,7 +47,7 @@ malformed:
  * at most CAP - 1 bytes: how many, or -1 with errno. */
 static ssize_t read_proc_file(pid_t pid, const char *file, char *out, size_t cap)
 {
-    char path[40], num[24];
+    char path[64], num[24];
     ssize_t n;
     int fd;
 
@@ -216,6 +216,17 @@ int scl_proc_read_unit(pid_t pid, char *out, size_t cap)
     ssize_t n = read_proc_file(pid, "cgroup", cgroup, sizeof cgroup);
 
     return n > 0 ? scl_proc_parse_unit(cgroup, (size_t)n, out, cap) : -1;
+}
+
+int scl_proc_has_children(pid_t pid)
+{
+    char file[48], num[24], children[24];
+
+    scl_fmt_ull(num, (unsigned long long)pid);
+    if (scl_concat(file, sizeof file, "task/", num, "/children", (char *)NULL) != 0)
+        return -1;
+    /* "PID PID ...": its first bytes tell whether there is one. */
+    return read_proc_file(pid, file, children, sizeof children) < 0 ? -1 : children[0] != '\0';
 }
 
 static _Atomic(_Atomic pid_t *) pid_page;

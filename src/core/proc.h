@@ -44,6 +44,11 @@ int scl_proc_read_unit(pid_t pid, char *out, size_t cap);
 /* The same from the N bytes of such a file at CGROUP. */
 int scl_proc_parse_unit(const char *cgroup, size_t n, char *out, size_t cap);
 
+/* 1 when process PID's main thread has children now (it forked, and they
+ * live), 0 when not, -1 when /proc cannot tell (a kernel without
+ * CONFIG_PROC_CHILDREN, or it has ended). */
+int scl_proc_has_children(pid_t pid);
+
 /* The TracerPid of a /proc/PID/status text (STATUS, NUL-terminated): the
  * pid of the process tracing it (a debugger), 0 when none; -1 with errno
  * EINVAL when the line is missing or malformed. */

@@ -60,6 +60,8 @@ enum scl_admin_column_flag {
     SCL_COLUMN_NUMBER = 1u << 4,   /* a number in JSON */
     SCL_COLUMN_TIME = 1u << 5,     /* epoch seconds: a date for people, a number in JSON */
     SCL_COLUMN_DURATION = 1u << 6, /* seconds: "2m03s" for people, a number in JSON */
+    SCL_COLUMN_SERVERS = 1u << 7,  /* shown when no columns are asked for and the rows shown are of more
+                                    * than one value of it (more than one server's) */
 };
 
 struct inv_dir;

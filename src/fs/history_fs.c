@@ -28,6 +28,7 @@ enum column {
     COL_TAKEN,
     COL_ENDED,
     COL_HOW,
+    COL_SERVER,
     COL_COMMAND,
     COL_DURATION,
     COL_TOKEN,
@@ -43,6 +44,7 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
     [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
     [COL_HOW] = { "HOW", 18, SCL_COLUMN_USUAL },
+    [COL_SERVER] = { "SERVER", 0.15, SCL_COLUMN_SERVERS | SCL_COLUMN_TRUNCATE },
     [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
     [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
     [COL_TOKEN] = { "TOKEN", 20, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
@@ -80,6 +82,7 @@ struct emit {
     int claimsfd;
     int64_t now;      /* CLOCK_MONOTONIC nanoseconds */
     const char *path; /* the directory's */
+    char server[300]; /* its server, for the SERVER column */
 };
 
 /* The name of file name FNAME as the application wrote it, into OUT: a
@@ -159,6 +162,7 @@ static void emit_hold(const struct emit *e, const struct hold *h, const char *na
     values[COL_DURATION] = duration;
     values[COL_TOKEN] = token;
     values[COL_DIR] = e->path;
+    values[COL_SERVER] = e->server;
     e->each(0, values, e->arg);
 }
 
@@ -208,13 +212,14 @@ static int emit_history(const struct scl_admin_select *sel, scl_admin_row_fn *ea
 {
     static const struct inv_dir none;
     struct scl_history_file *f = malloc(sizeof *f);
-    struct emit e = { sel, each, arg, d != NULL ? d : &none, f, -1, scl_monotonic_ns(), path };
+    struct emit e = { sel, each, arg, d != NULL ? d : &none, f, -1, scl_monotonic_ns(), path, "" };
     struct hold *holds = NULL;
     const char *slash = strrchr(path, '/');
     char *parent = NULL;
     int dirfd = -1, loaded = -1, shown = 0;
     long n;
 
+    inv_server_name(e.d, path, 1, e.server, sizeof e.server);
     if (f != NULL && d != NULL) {
         e.claimsfd = inv_open_dir(path, &dirfd);
         loaded = e.claimsfd >= 0 ? scl_history_read(dirfd, f) : -1;

@@ -35,6 +35,38 @@ const char *inv_dir_state(const struct inv_dir *d)
     return !d->live ? "abandoned" : d->orphaned ? "orphaned" : "live";
 }
 
+int inv_is_run_namespace(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return strncmp(slash != NULL ? slash + 1 : path, INV_RUN_NAMESPACE_PREFIX, strlen(INV_RUN_NAMESPACE_PREFIX)) == 0;
+}
+
+void inv_server_name(const struct inv_dir *d, const char *path, int title, char *out, size_t cap)
+{
+    const struct inv_proc *m = d->master >= 0 && (size_t)d->master < d->nprocs ? &d->procs[d->master] : NULL;
+    const char *word, *slash;
+    size_t len;
+
+    if (inv_is_run_namespace(path)) {
+        snprintf(out, cap, "run");
+        return;
+    }
+    if (m == NULL || m->state != SCL_PROC_ALIVE || scl_proc_read_unit(m->pid, out, cap) != 0) {
+        word = m != NULL && m->command[0] != '\0' ? m->command : path;
+        len = strcspn(word, " ");
+        for (slash = word; (slash = memchr(word, '/', len)) != NULL && (size_t)(slash - word) + 1 < len;) {
+            len -= (size_t)(slash - word) + 1;
+            word = slash + 1;
+        }
+        if (len > 1 && word[len - 1] == ':')
+            len--;
+        snprintf(out, cap, "%.*s", (int)len, word);
+    }
+    if (title && m != NULL && strlen(out) + 24 < cap)
+        snprintf(out + strlen(out), cap - strlen(out), "[%ld]", (long)m->pid);
+}
+
 const char *inv_proc_role(const struct inv_dir *d, const struct inv_proc *p)
 {
     if (d->master >= 0 && p == &d->procs[d->master])

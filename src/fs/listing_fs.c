@@ -20,6 +20,7 @@ enum column {
     COL_PID,
     COL_STATE,
     COL_SINCE,
+    COL_SERVER,
     COL_COMMAND,
     COL_DIR,
     COL_BLOCKER,
@@ -37,6 +38,7 @@ static const struct scl_admin_column columns[NCOLUMNS] = {
     [COL_PID] = { "PID", 5, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
     [COL_STATE] = { "STATE", 9, SCL_COLUMN_USUAL },
     [COL_SINCE] = { "SINCE", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
+    [COL_SERVER] = { "SERVER", 0.15, SCL_COLUMN_SERVERS | SCL_COLUMN_TRUNCATE },
     [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
     [COL_DIR] = { "DIR", 0.2, 0 },
     [COL_BLOCKER] = { "BLOCKER", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
@@ -62,7 +64,10 @@ struct emit {
     /* Where a directory's row waits, not shown yet, when the selection is
      * of claims: shown before the first row under it (none, no row). */
     const struct row **pending;
+    char *server; /* the directory's server, for the SERVER column (SERVER_MAX bytes) */
 };
+
+#define SERVER_MAX 300
 
 /* UID's name, or its number when it has none.  The last answer is kept:
  * rows mostly share a user, and each getpwuid() opens and parses the
@@ -117,6 +122,7 @@ static void emit_row(const struct emit *e, int depth, const struct row *r)
     values[COL_AGE] = age;
     values[COL_USER] = user;
     values[COL_DIR] = r->dir;
+    values[COL_SERVER] = e->server;
     values[COL_BLOCKER] = blocker;
     values[COL_ROLE] = r->role != NULL ? r->role : "";
     e->each(depth, values, e->arg);
@@ -190,6 +196,7 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
                      .uid = d->owner,
                      .dir = d->path };
 
+    inv_server_name(d, d->path, 1, e->server, SERVER_MAX);
     *e->pending = claims_only ? &r : NULL;
     if (!claims_only)
         emit_row(e, 0, &r);
@@ -237,7 +244,8 @@ static int emit_dir(const struct emit *e, const struct inv_dir *d)
 static int fs_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, void *arg)
 {
     const struct row *pending = NULL;
-    const struct emit e = { sel, each, arg, time(NULL), &pending };
+    char server[SERVER_MAX];
+    const struct emit e = { sel, each, arg, time(NULL), &pending, server };
     int matched = 0;
 
     for (size_t i = 0; i < sel->ndirs; i++)
@@ -258,29 +266,6 @@ static void sample_of(const struct inv_proc *p, struct scl_admin_sample *s, scl_
     each(s, arg);
 }
 
-/* What names D's server across its restarts (its directory's name is new
- * at each): its master's systemd unit, else the first word of its
- * master's command line (its base name, a title's ':' dropped: "nginx:
- * master process ..." is nginx), else the directory's name; into OUT. */
-static void name_server(const struct inv_dir *d, char *out, size_t cap)
-{
-    const struct inv_proc *m = d->master >= 0 ? &d->procs[d->master] : NULL;
-    const char *word, *slash;
-    size_t len;
-
-    if (m != NULL && m->state == SCL_PROC_ALIVE && scl_proc_read_unit(m->pid, out, cap) == 0)
-        return;
-    word = m != NULL && m->command[0] != '\0' ? m->command : d->path;
-    len = strcspn(word, " ");
-    for (slash = word; (slash = memchr(word, '/', len)) != NULL && (size_t)(slash - word) + 1 < len;) {
-        len -= (size_t)(slash - word) + 1;
-        word = slash + 1;
-    }
-    if (len > 1 && word[len - 1] == ':')
-        len--;
-    snprintf(out, cap, "%.*s", (int)len, word);
-}
-
 static int fs_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *each, void *arg)
 {
     char server[256];
@@ -288,7 +273,7 @@ static int fs_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *e
     for (size_t i = 0; i < sel->ndirs; i++) {
         const struct inv_dir *d = &sel->dirs[i];
         long master = d->master >= 0 ? (long)d->procs[d->master].pid : 0;
-        name_server(d, server, sizeof server);
+        inv_server_name(d, d->path, 0, server, sizeof server);
         for (size_t j = 0; j < d->nclaims; j++) {
             const struct inv_claim *cl = &d->claims[j];
             const struct inv_proc *p = cl->holder >= 0 ? &d->procs[cl->holder] : NULL;

@@ -73,11 +73,11 @@ int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap,
      * from the other). */
     if (!tool_base_explicit && home_base(base, base_cap, create) == 0) {
         (void)gethostname(host, sizeof host - 1);
-        snprintf(name, name_cap, "swerve-claim.run-%s", host);
+        snprintf(name, name_cap, INV_RUN_NAMESPACE_PREFIX "%s", host);
         return 0;
     }
     snprintf(base, base_cap, "%s", tool_base);
-    snprintf(name, name_cap, "swerve-claim.run-%d", (int)getuid());
+    snprintf(name, name_cap, INV_RUN_NAMESPACE_PREFIX "%d", (int)getuid());
     return 0;
 }
 
@@ -278,15 +278,123 @@ static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n,
     return chosen;
 }
 
-int tool_select_dir(const char *server, char *out, size_t cap)
+/* Reads the pid the pidfile GIVEN holds, into *PID: a regular file
+ * (never a FIFO, whose reader would wait for a writer), its first bytes.
+ * 0, or -1 (said). */
+static int read_pidfile(const char *given, pid_t *pid)
 {
-    const struct inv_dir *d;
+    char text[64], *end;
+    struct stat st;
+    ssize_t n;
+    long value;
+    int fd;
+
+    if (stat(given, &st) != 0) {
+        tool_error("%s: %s", given, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO's reader waits; a device's open may do something */
+        tool_error("%s: not a pidfile nor a claim directory", given);
+        return -1;
+    }
+    fd = open(given, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        tool_error("%s: %s", given, fd < 0 ? strerror(errno) : "not a pidfile nor a claim directory");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    do
+        n = read(fd, text, sizeof text - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    errno = 0;
+    value = strtol(text, &end, 10);
+    if (n <= 0 || end == text || value <= 0 || value > INT_MAX || errno != 0 || end[strspn(end, " \t\n")] != '\0') {
+        tool_error("%s: no pid in it", given);
+        return -1;
+    }
+    *pid = (pid_t)value;
+    return 0;
+}
+
+/* A line naming live server D, for a message: how to choose it. */
+static void say_server(const struct inv_dir *d)
+{
+    char owner[300], server[300];
+
+    inv_server_name(d, d->path, 0, server, sizeof server);
+    inv_owner_name(d->owner, owner, sizeof owner);
+    tool_error("  --server %ld: %s, %s, of %s", (long)d->procs[d->master].pid, server, d->path, owner);
+}
+
+/* Whether D's master is alive and runs in the systemd service WANT. */
+static int runs_in_unit(const struct inv_dir *d, const char *want)
+{
+    const struct inv_proc *m = d->master >= 0 ? &d->procs[d->master] : NULL;
+    char have[256];
+
+    return m != NULL && m->state == SCL_PROC_ALIVE && scl_proc_read_unit(m->pid, have, sizeof have) == 0 &&
+           strcmp(have, want) == 0;
+}
+
+/* The master's pid of the live server in DIRS whose master runs in the
+ * systemd service UNIT ("nginx" is nginx.service); says why not (none, or
+ * several: named) and returns 0 when there is not exactly one. */
+static pid_t unit_master(const char *unit, const struct inv_dir *dirs, size_t n)
+{
+    char want[256];
+    size_t len = strlen(unit), found = 0;
+    const struct inv_dir *one = NULL;
+
+    snprintf(want, sizeof want, "%s%s", unit, len > 8 && strcmp(unit + len - 8, ".service") == 0 ? "" : ".service");
+    for (size_t i = 0; i < n; i++)
+        if (runs_in_unit(&dirs[i], want) && found++ == 0)
+            one = &dirs[i];
+    if (found == 1)
+        return one->procs[one->master].pid;
+    if (found == 0)
+        tool_error("no live server runs in the systemd unit '%s' (looked in %s; a pidfile is named by a path: ./%s)",
+                   want, looked, unit);
+    else
+        tool_error("%zu servers run in the systemd unit '%s': say which with --server PID:", found, want);
+    for (size_t i = 0; i < n && found > 1; i++)
+        if (runs_in_unit(&dirs[i], want))
+            say_server(&dirs[i]);
+    return 0;
+}
+
+/* The claim directory of process PID, of the unit UNIT's master when PID
+ * is 0, into OUT: 0, or -1 (said). */
+static int select_member(pid_t pid, const char *unit, char *out, size_t cap)
+{
+    const struct inv_dir *d = NULL;
     struct inv_dir *dirs;
     size_t n;
+
+    if (load_for(pid, &dirs, &n) < 0)
+        return -1;
+    if (pid == 0)
+        pid = unit_master(unit, dirs, n);
+    if (pid != 0)
+        d = choose_member(dirs, n, pid);
+    if (d != NULL)
+        snprintf(out, cap, "%s", d->path);
+    inv_free(dirs, n);
+    return d != NULL ? 0 : -1;
+}
+
+int tool_select_dir(const char *server, char *out, size_t cap)
+{
     char *end, resolved[PATH_MAX];
-    long pid;
+    struct stat st;
+    pid_t pid;
+    long number;
 
     if (strchr(server, '/') != NULL) {
+        if (stat(server, &st) == 0 && !S_ISDIR(st.st_mode))
+            return read_pidfile(server, &pid) == 0 ? select_member(pid, NULL, out, cap) : -1;
         if (realpath(server, resolved) == NULL) {
             tool_error("%s: %s", server, strerror(errno));
             return -1;
@@ -300,18 +408,80 @@ int tool_select_dir(const char *server, char *out, size_t cap)
         return 0;
     }
     errno = 0;
-    pid = strtol(server, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid > INT_MAX || errno != 0) {
-        tool_error("--server takes a pid or a directory path, not '%s'", server);
+    number = strtol(server, &end, 10);
+    if (*end == '\0' && end != server) {
+        if (number <= 0 || number > INT_MAX || errno != 0) {
+            tool_error("--server %s: no process has that pid", server);
+            return -1;
+        }
+        return select_member((pid_t)number, NULL, out, cap);
+    }
+    if (server[0] == '\0' || server[0] == '-') {
+        tool_error("--server takes a pid, a pidfile, a claim directory or a systemd unit, not '%s'", server);
         return -1;
     }
-    if (load_for((pid_t)pid, &dirs, &n) < 0)
-        return -1;
-    d = choose_member(dirs, n, (pid_t)pid);
-    if (d != NULL)
-        snprintf(out, cap, "%s", d->path);
+    return select_member(0, server, out, cap);
+}
+
+/* Whether D is a live server's: its master lives, and it forked (a
+ * member besides it, or a child now); a process that never forked has a
+ * directory of its own, which is no server's. */
+static int is_live_server(const struct inv_dir *d)
+{
+    return d->live && !d->orphaned && d->master >= 0 && !inv_is_run_namespace(d->path) &&
+           (d->nprocs > 1 || scl_proc_has_children(d->procs[d->master].pid) == 1);
+}
+
+/* Whether a live holder of D holds NAME. */
+static int holds(const struct inv_dir *d, const char *name)
+{
+    for (size_t j = 0; j < d->nclaims; j++)
+        if (d->claims[j].holder >= 0 && d->procs[d->claims[j].holder].state == SCL_PROC_ALIVE &&
+            strcmp(d->claims[j].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+int tool_only_server(const char *name, char *out, size_t cap, pid_t *master)
+{
+    const struct inv_dir *one = NULL;
+    struct inv_dir *dirs;
+    struct inv_budget b;
+    size_t n, found = 0, hidden;
+    int r = 0;
+
+    inv_budget_init(&b);
+    if (inv_load(tool_base, &b, &dirs, &n, &hidden) != 0)
+        return 0; /* no base, or none to read: no server to join */
+    for (size_t i = 0; i < n; i++)
+        if (dirs[i].owner == geteuid() && is_live_server(&dirs[i]) && found++ == 0)
+            one = &dirs[i];
+    if (found == 1) {
+        snprintf(out, cap, "%s", one->path);
+        *master = one->procs[one->master].pid;
+        r = 1;
+    } else if (found > 1) {
+        tool_error("%zu live servers of yours in %s: say which one run joins with --server, or keep the claim "
+                   "to your own namespace with --own-namespace:",
+                   found, tool_base);
+        r = -1;
+    }
+    /* Root sees every user's servers, and joins none of them unasked:
+     * whoever starts a server in /tmp would otherwise stop root's jobs.
+     * One that holds NAME now is named, for root to choose. */
+    for (size_t i = 0; i < n; i++) {
+        const struct inv_dir *d = &dirs[i];
+        int mine = d->owner == geteuid();
+        if (!is_live_server(d) || (mine && r >= 0) || (!mine && (r < 0 || !holds(d, name))))
+            continue;
+        if (!mine)
+            tool_error("note: a live server of another user's in %s holds '%s'; run joins it, as its user, "
+                       "only when told to:",
+                       tool_base, name);
+        say_server(d);
+    }
     inv_free(dirs, n);
-    return d != NULL ? 0 : -1;
+    return r;
 }
 
 /* The directories a command works on: one (--server) or all of ours;

@@ -23,10 +23,10 @@ _Static_assert(TOOL_CONFLICT_DEFAULT == 75, "run's help says 75");
 
 static const struct command_help commands[] = {
     { "list",
-      "list [--server PID|DIR] [--name NAME] [--pid PID] [--older-than D] [--stale]\n"
+      "list [--server SERVER] [--name NAME] [--pid PID] [--older-than D] [--stale]\n"
       "              [--json|--raw] [--output LIST|--output-all] [--watch[=SECONDS]]",
       "every claim directory of yours, its processes and its claims",
-      "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
+      "  -s, --server SERVER      only that server's directory\n"
       "  -n, --name NAME          only claims named NAME, and their waiters\n"
       "  -p, --pid PID            only process PID, its claims and its wait\n"
       "      --older-than D       only claims held longer than D (90s, 2m, 1h, 1d)\n"
@@ -35,7 +35,8 @@ static const struct command_help commands[] = {
       "  -r, --raw                raw output\n"
       "  -H, --noheadings         no header line\n"
       "  -u, --notruncate         do not cut command lines to the terminal\n"
-      "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,COMMAND,DIR,\n"
+      "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,SERVER (shown\n"
+      "                           when rows of several are), COMMAND,DIR,\n"
       "                           BLOCKER (a waiter's: the pid holding its claim),\n"
       "                           AGE (held or waiting for how long), USER,\n"
       "                           ROLE (master, worker or exec'd)\n"
@@ -44,47 +45,51 @@ static const struct command_help commands[] = {
       "list --name: 1 when no claim has that name; list --older-than, --stale:\n"
       "1 when a claim is shown, 0 when none (for monitoring).\n" },
     { "history",
-      "history [--server PID|DIR] [--pid PID] [--json|--raw]\n"
+      "history [--server SERVER] [--pid PID] [--json|--raw]\n"
       "              [--output LIST|--output-all] [NAME]",
       "the last holds of each claim: who took it, when, and how it ended",
-      "  -s, --server PID|DIR     only the directory PID is (or was) a member of, or DIR\n"
+      "  -s, --server SERVER      only that server's directory\n"
       "  -p, --pid PID            only the holds of process PID\n"
       "  -J, --json               JSON output\n"
       "  -r, --raw                raw output\n"
       "  -H, --noheadings         no header line\n"
       "  -u, --notruncate         do not cut names and command lines to the terminal\n"
-      "  -o, --output LIST        columns: NAME,PID,TAKEN,ENDED,HOW,COMMAND,\n"
+      "  -o, --output LIST        columns: NAME,PID,TAKEN,ENDED,HOW,SERVER (shown\n"
+      "                           when rows of several are), COMMAND,\n"
       "                           DURATION (held for how long), TOKEN (its fencing\n"
       "                           token), DIR\n"
       "  -O, --output-all         every column\n",
       "history NAME: 1 when no hold of NAME is known.\n" },
-    { "gc", "gc [--dry-run] [--server PID|DIR]", "remove the claims of dead holders and abandoned directories",
+    { "gc", "gc [--dry-run] [--server SERVER]", "remove the claims of dead holders and abandoned directories",
       "  -d, --dry-run            say what would be removed, remove nothing\n"
-      "  -s, --server PID|DIR     only that directory\n",
+      "  -s, --server SERVER      only that server's directory\n",
       "gc --dry-run: 1 when something would be removed.\n" },
-    { "release", "release --force [--server PID|DIR] NAME", "remove one claim by hand (needs --force)",
+    { "release", "release --force [--server SERVER] NAME", "remove one claim by hand (needs --force)",
       "  -f, --force              required: release NAME whoever holds it\n"
-      "  -s, --server PID|DIR     the directory (needed if NAME is in several)\n",
+      "  -s, --server SERVER      that server's directory (needed if NAME is in several)\n",
       "" },
     { "run",
-      "run [--wait SECONDS] [--server PID|DIR] [--verbose]\n"
+      "run [--wait SECONDS] [--server SERVER|--own-namespace] [--verbose]\n"
       "              [--conflict-exit-code N] NAME [OPTION...] [--] COMMAND...",
       "run a command while holding a claim, like flock(1)",
       "  -w, --wait SECONDS       wait up to SECONDS for the claim (default: try once)\n"
-      "  -s, --server PID|DIR     in that server's namespace (default: a namespace\n"
-      "                           of your own, shared by all your `run`s, in\n"
+      "  -s, --server SERVER      in that server's namespace (default: your one live\n"
+      "                           server's in the base; with several, say which)\n"
+      "      --own-namespace      in a namespace of your own, apart from every server,\n"
+      "                           shared by all your `run`s (the default when no\n"
+      "                           server of yours lives in the base): in\n"
       "                           ~/.cache/swerve-claim, or in --base if given;\n"
-      "                           SWERVE_TMPDIR does not move it out of a home)\n"
+      "                           SWERVE_TMPDIR does not move it out of a home\n"
       "  -v, --verbose            say what it waits for and who holds it (with a\n"
       "                           progress line on a terminal), and how it ended\n"
       "  -E, --conflict-exit-code N  exit status when the claim is not taken\n"
       "                           (default 75, EX_TEMPFAIL; flock -n's is 1)\n",
       "run: the command's status (128+N if killed by signal N), 75 (or -E) if\n"
-      "the claim was not taken, 126 if the command cannot run, 127 if not found.\n" },
-    { "drain", "drain --server PID|DIR [--pid PID] | --pid PID",
+      "the claim was not taken, 126 if the command cannot run, 127 if not found,\n"
+      "2 without --server when several servers of yours live in the base.\n" },
+    { "drain", "drain --server SERVER [--pid PID] | --pid PID",
       "tell a server's processes (or one) that they are being drained",
-      "  -s, --server PID|DIR     every live member of the directory PID is a member of,\n"
-      "                           or DIR\n"
+      "  -s, --server SERVER      every live member of that server's directory\n"
       "  -p, --pid PID            only process PID (alone: in its own directory)\n",
       "drain: 1 when a process could not be told, or none was (only one that took\n"
       "a claim can be: its swerve_claim_draining() then says 1).\n" },
@@ -92,9 +97,9 @@ static const struct command_help commands[] = {
       "  -d, --dedicated          the database is the claims' own: shut every other\n"
       "                           role out of it\n",
       "" },
-    { "metrics", "metrics [--server PID|DIR] [--output FILE]",
+    { "metrics", "metrics [--server SERVER] [--output FILE]",
       "every claim and waiter for Prometheus (node_exporter's textfile collector)",
-      "  -s, --server PID|DIR     only that directory\n"
+      "  -s, --server SERVER      only that server's directory\n"
       "  -o, --output FILE        replace FILE whole (a temporary beside it, renamed\n"
       "                           over it), mode 0644; default: standard output\n",
       "metrics: 1 also when a directory was not read (what was read is written,\n"
@@ -115,7 +120,11 @@ static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), 
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"
+
                                      "  -h, --help               this help\n";
+
+static const char server_note[] = "SERVER is a process's pid, a pidfile (a path: ./app.pid), a claim directory\n"
+                                  "(a path), or a systemd service (nginx, nginx.service).\n\n";
 
 static const char status_common[] = "Exit status: 0 done; 1 a failure, said on standard error; 2 wrong usage.\n";
 
@@ -150,8 +159,8 @@ static void help_all(void)
     putchar('\n');
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         printf("Options of %s:\n%s", commands[i].name, commands[i].options);
-    printf("\n%s\nGlobal options:\n%s  -V, --version            the version\n\n%s", store_note, global_options,
-           status_common);
+    printf("\n%s%s\nGlobal options:\n%s  -V, --version            the version\n\n%s", server_note, store_note,
+           global_options, status_common);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fputs(commands[i].status, stdout);
 }
@@ -168,7 +177,7 @@ int tool_help(const char *command)
         tool_error("no command '%s' (commands: %s)", command, tool_command_names());
         return TOOL_USAGE;
     }
-    printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s", c->usage, c->name, c->summary,
-           c->options, global_options, status_common, c->status);
+    printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s%s", c->usage, c->name, c->summary,
+           c->options, global_options, strstr(c->usage, "SERVER") != NULL ? server_note : "", status_common, c->status);
     return TOOL_OK;
 }

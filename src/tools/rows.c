@@ -111,9 +111,9 @@ static int parse_columns(const char *list, const struct scl_admin_column *cols, 
     return n > 0 ? n : bad_columns(NULL, cols, ncols);
 }
 
-/* The table's columns for R's style, of its listing: how many, or -1
- * (said why). */
-static int choose_columns(struct rows *r)
+/* The table's columns for R's style, of its listing, with those of
+ * SCL_COLUMN_SERVERS when SEVERAL: how many, or -1 (said why). */
+static int choose_columns(struct rows *r, int several)
 {
     const struct scl_admin_listing *ls = r->listing;
     const struct rows_style *s = r->style;
@@ -124,7 +124,8 @@ static int choose_columns(struct rows *r)
             return -1;
     } else {
         for (int c = 0; c < ls->ncolumns; c++)
-            if (s->all_columns || (ls->columns[c].flags & SCL_COLUMN_USUAL))
+            if (s->all_columns || (ls->columns[c].flags & SCL_COLUMN_USUAL) ||
+                (several && (ls->columns[c].flags & SCL_COLUMN_SERVERS)))
                 r->shown[n++] = c;
     }
     for (int i = 0; i < n; i++) {
@@ -150,7 +151,47 @@ static int rows_choose(struct rows *r, const struct scl_admin_listing *ls, const
     memset(r, 0, sizeof *r);
     r->listing = ls;
     r->style = s;
-    return (r->nshown = choose_columns(r)) < 0 ? TOOL_USAGE : TOOL_OK;
+    return (r->nshown = choose_columns(r, 0)) < 0 ? TOOL_USAGE : TOOL_OK;
+}
+
+/* A first look at the rows: whether those of column COL differ (rows of
+ * more than one server). */
+struct servers_seen {
+    int col, have, several;
+    char first[320];
+};
+
+static void note_server(int depth, const char *const *values, void *arg)
+{
+    struct servers_seen *seen = arg;
+
+    (void)depth;
+    if (!seen->have)
+        snprintf(seen->first, sizeof seen->first, "%s", values[seen->col]);
+    else if (strncmp(seen->first, values[seen->col], sizeof seen->first - 1) != 0)
+        seen->several = 1;
+    seen->have = 1;
+}
+
+/* Adds R's columns of SCL_COLUMN_SERVERS when no columns were asked for
+ * and the rows SEL selects are of more than one server: whenever rows of
+ * several servers are shown, each says whose it is (`run`'s own and a
+ * server's hold of one name look like two holders at once otherwise). */
+static void add_servers_column(struct rows *r, const struct scl_admin_select *sel)
+{
+    const struct scl_admin_listing *ls = r->listing;
+    struct servers_seen seen = { .col = -1 };
+
+    if (r->style->output != NULL || r->style->all_columns)
+        return;
+    for (int c = 0; c < ls->ncolumns; c++)
+        if (ls->columns[c].flags & SCL_COLUMN_SERVERS)
+            seen.col = c;
+    if (seen.col < 0)
+        return;
+    (void)ls->rows(sel, note_server, &seen);
+    if (seen.several)
+        r->nshown = choose_columns(r, 1);
 }
 
 /* Starts the table: 0, or -1 (said why). */
@@ -216,6 +257,7 @@ int rows_show(const struct scl_admin_listing *ls, const struct rows_style *style
     if (directories && sel->ndirs == 0 && *loaded == 0)
         tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
                    tool_places_looked());
+    add_servers_column(&r, sel);
     if (rows_open(&r) != 0) {
         inv_free(dirs, sel->ndirs);
         return ROWS_SAID;

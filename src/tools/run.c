@@ -118,29 +118,55 @@ static int become_owner_of(const char *path)
     return 0;
 }
 
-/* Joins the namespace: --server's directory, or the user's own. */
-static int join(const char *server)
+/* Joins the claim directory at PATH (a server's): 0, or -1 (said). */
+static int join_dir(char *path)
 {
-    char path[PATH_MAX], name[NAME_MAX + 1], *slash;
-    const char *base;
+    char *slash = strrchr(path, '/');
+    const char *base = path;
     int r;
 
-    if (server != NULL) {
-        if (tool_select_dir(server, path, sizeof path) != 0 || become_owner_of(path) != 0)
-            return -1;
-        slash = strrchr(path, '/');
-        *slash = '\0';
-        snprintf(name, sizeof name, "%s", slash + 1);
-        base = path[0] != '\0' ? path : "/";
-    } else {
-        (void)tool_run_namespace(path, sizeof path, name, sizeof name, 1);
-        base = path;
-    }
-    r = inv_use_named(base, name);
+    *slash = '\0';
+    if (path[0] == '\0')
+        base = "/";
+    r = inv_use_named(base, slash + 1);
     if (r != 0)
-        explain_namespace(base, name, server != NULL, errno);
-    snprintf(joined, sizeof joined, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name);
+        explain_namespace(base, slash + 1, 1, errno);
+    snprintf(joined, sizeof joined, "%s/%s", path, slash + 1);
     return r;
+}
+
+/* Joins the namespace of CLAIM: --server's directory (SERVER not NULL);
+ * without it, unless OWN, that of the user's one live server in the base,
+ * when there is one; else the user's own.  0, TOOL_USAGE (several
+ * servers: said) or TOOL_FAILURE (said). */
+static int join(const char *server, const char *claim, int own, int verbose)
+{
+    char path[PATH_MAX], name[NAME_MAX + 1];
+    pid_t master;
+    int found = 0;
+
+    if (server != NULL)
+        return tool_select_dir(server, path, sizeof path) != 0 || become_owner_of(path) != 0 || join_dir(path) != 0
+                   ? TOOL_FAILURE
+                   : TOOL_OK;
+    if (!own && (found = tool_only_server(claim, path, sizeof path, &master)) < 0)
+        return TOOL_USAGE;
+    if (found) {
+        if (join_dir(path) != 0)
+            return TOOL_FAILURE;
+        if (verbose)
+            tool_error("joined the server of process %ld, the one live server in %s (%s; --own-namespace keeps to "
+                       "your own)",
+                       (long)master, tool_base, joined);
+        return TOOL_OK;
+    }
+    (void)tool_run_namespace(path, sizeof path, name, sizeof name, 1);
+    snprintf(joined, sizeof joined, "%s/%s", path, name);
+    if (inv_use_named(path, name) != 0) {
+        explain_namespace(path, name, 0, errno);
+        return TOOL_FAILURE;
+    }
+    return TOOL_OK;
 }
 
 /* What the child tells the tool when it does not get as far as running
@@ -280,8 +306,10 @@ static int leave(struct swerve_claim *claim, pid_t command, int ended, int statu
 struct run_options {
     const char *server, *name;
     double wait;
-    int conflict, verbose;
+    int conflict, verbose, own;
 };
+
+enum { OPT_OWN_NAMESPACE = 256 }; /* a long option only */
 
 /* Reads run's options, before and after its NAME up to its COMMAND (or
  * "--"), into *O, optind then at the COMMAND: 0, or the usage status
@@ -293,6 +321,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
         { "server", required_argument, NULL, 's' },
         { "conflict-exit-code", required_argument, NULL, 'E' },
         { "verbose", no_argument, NULL, 'v' },
+        { "own-namespace", no_argument, NULL, OPT_OWN_NAMESPACE },
         TOOL_BASE_OPTION,
         { NULL, 0, NULL, 0 },
     };
@@ -310,6 +339,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
                 break;
             case 's': o->server = optarg; break;
             case 'v': o->verbose = 1; break;
+            case OPT_OWN_NAMESPACE: o->own = 1; break;
             case 'E':
                 if (tool_parse_exit_code(optarg, &o->conflict) != 0)
                     return TOOL_USAGE;
@@ -351,10 +381,17 @@ static void take_signals(void)
  * (optind then at the command): 0, or run's status (said). */
 static int open_claim(int argc, char **argv, const struct run_options *opt, struct swerve_claim **claim)
 {
+    int r;
+
     if (opt->name == NULL)
         return tool_usage_error("run needs a claim NAME and a COMMAND");
     if (tool_check_name(opt->name) != 0 || tool_check_store_options(opt->server, NULL) != 0)
         return TOOL_USAGE;
+    if (opt->own && opt->server != NULL)
+        return tool_usage_error("run: --own-namespace and --server name two namespaces: give one");
+    if (opt->own && !(scl_store_admin()->can & SCL_ADMIN_DIRECTORIES))
+        return tool_usage_error("run: --own-namespace is for claims in directories; the %s store's are the fleet's",
+                                scl_store_admin()->name);
     *claim = swerve_claim_new(opt->name);
     if (*claim == NULL)
         return tool_usage_error("run: bad claim name: %s", strerror(errno));
@@ -364,9 +401,10 @@ static int open_claim(int argc, char **argv, const struct run_options *opt, stru
         swerve_claim_free(*claim);
         return tool_usage_error("run needs a COMMAND after the claim name");
     }
-    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) && join(opt->server) != 0) {
+    if ((scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) &&
+        (r = join(opt->server, opt->name, opt->own, opt->verbose)) != 0) {
         swerve_claim_free(*claim);
-        return TOOL_FAILURE;
+        return r;
     }
     return 0;
 }

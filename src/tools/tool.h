@@ -44,10 +44,21 @@ void tool_put_escaped(FILE *to, const char *s, int raw);
  * in use (tool_command) is; returns TOOL_USAGE. */
 int tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The claim directory --server names (a member's pid, or a path), into
- * OUT; says why not and returns -1 when there is none, or when the pid is
- * a member of more than one (dirs.c says what makes a member). */
+/* The claim directory --server names, into OUT: a member's pid, a
+ * pidfile holding one (a path to a regular file), a claim directory (a
+ * path), or a systemd service, whose live master's is chosen ("nginx" is
+ * nginx.service); says why not and returns -1 when there is none, or
+ * when the pid is a member of more than one (dirs.c says what makes a
+ * member). */
 int tool_select_dir(const char *server, char *out, size_t cap);
+
+/* `run NAME` without --server: the claim directory of the caller's one
+ * live server in the base (a live master that forked; no `run`
+ * namespace), into OUT, its master's pid in *MASTER: 1; 0 when there is
+ * none; -1 when there are several (said, each named with its --server).
+ * Another user's server is never chosen: root is told of one that holds
+ * NAME now. */
+int tool_only_server(const char *name, char *out, size_t cap, pid_t *master);
 
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
  * taken before or after the command, and -h/--help prints tool_command's

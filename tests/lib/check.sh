@@ -29,6 +29,15 @@ check() { # DESCRIPTION COMMAND...
     if "$@"; then pass; else fail "$what"; fi
 }
 
+# A check's command: 0 when COMMAND exits with status EXPECTED (its output
+# dropped).
+status_is() { # EXPECTED COMMAND...
+    local want=$1
+    shift
+    "$@" >/dev/null 2>&1
+    [ $? -eq "$want" ]
+}
+
 # The closing line, "NAME.sh: N passed, N failed" (NAME.sh the script run,
 # $0); its status is the script's.
 finish() {

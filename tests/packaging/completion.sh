@@ -38,7 +38,7 @@ completes "--verbose" swerve-claim run --v
 completes "--pid" swerve-claim drain --p
 completes "db drain" swerve-claim d
 completes "init" swerve-claim db i
-completes "SELF-REPORTED SESSION SINCE STATE" swerve-claim list -o S
+completes "SELF-REPORTED SERVER SESSION SINCE STATE" swerve-claim list -o S
 completes "REPORTED-HOST REPORTED-PID ROLE" swerve-claim list -o R
 completes "--dedicated" swerve-claim db init --d
 completes "--library" swerve-claim-preload --li
@@ -59,7 +59,7 @@ completes "STATE" swerve-claim list --output ST
 rm -rf "$prom_dir"
 completes "NAME,PID" swerve-claim list -o NAME,PI
 completes "DIR" swerve-claim list -o D
-completes "SELF-REPORTED SESSION" swerve-claim history -o S
+completes "SELF-REPORTED SERVER SESSION" swerve-claim history -o S
 # list's -w takes its seconds only attached: the next word is an option
 completes "--watch" swerve-claim list -w --wa
 # What the tool itself says (this build's): its commands, each one's long

@@ -86,17 +86,21 @@ shimmed_bg() { # BASE SECONDS COMMAND...
 }
 # A process of the attacker's under the shim (python3 itself preloaded,
 # its own master) with BASE as SWERVE_TMPDIR, that holds the claims of the
-# Python list NAMES; its output goes to OUT.  Sets $held_by to its pid
+# Python list NAMES (with "forked", a worker it forks holds them: a
+# server); its output goes to OUT.  Sets $held_by to the holder's pid
 # once it holds them (at most 10 s), else to "".
-attacker_holds() { # BASE OUT NAMES
+attacker_holds() { # BASE OUT NAMES [forked]
     held_by=
     as_user "$att" timeout -s KILL 60 env SWERVE_TMPDIR="$1" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
         PYTHONPATH="${SCL_SRCDIR:?}/bindings/python" /usr/bin/python3 -c '
-import os, time, swerve_claim
+import os, sys, time, swerve_claim
+if sys.argv[1:] == ["forked"] and os.fork() != 0:
+    time.sleep(60)
+    os._exit(0)
 held = [swerve_claim.Claim(n) for n in '"$3"']
 assert all(c.acquire() for c in held)
 print("held", os.getpid(), flush=True)
-time.sleep(60)' >"$2" &
+time.sleep(60)' ${4:-} >"$2" &
     pids+=($!)
     for _ in $(seq 200); do
         grep -q '^held ' "$2" && break
@@ -1425,6 +1429,27 @@ assert len(h) == 1 and h[0]['reported-pid'] == int(sys.argv[3]) and h[0]['role']
         "$t/json" "$backend" "$(pgrep -P "$honest")" && pass ||
         fail "35: root's list --json shows the member's forged pid and host as plain \"pid\" and \"host\", or not its session, role and address: $(tr -d '\n ' <"$t/json" | grep -o '{[^{}]*forged35[^{}]*}')"
     kill -9 "$member" "$honest" 2>/dev/null
+}
+
+# 36. Another user's server in the base (anybody can start one in /tmp):
+# root's `run` without --server neither joins it (its job would run as
+# that user) nor refuses to run (anybody could stop root's cron jobs); it
+# says the server holds the name, and how to join it.
+attack_36() {
+    local t=$top/a36 base master rc
+    base=$(base_dir a36)
+    mkdir -p "$t"
+    attacker_holds "$base" "$t/server" '["job36"]' forked
+    [ -n "$held_by" ] || { fail "36: the attacker's server did not start: $(cat "$t/server")"; return; }
+    master=$(ps -o ppid= -p "$held_by" | tr -d ' ')
+    timeout -s KILL 30 "$tool" --base "$base" run job36 -- id -un >"$t/out" 2>"$t/err"
+    rc=$?
+    echo "36: root's run beside $att's server $master: status $rc, ran as $(cat "$t/out"); said: $(head -c 400 "$t/err")"
+    [ "$rc" -eq 0 ] && [ "$(cat "$t/out")" = root ] && pass ||
+        fail "36: root's run did not run its command as root beside $att's server (status $rc)"
+    grep -q -- "--server $master" "$t/err" && pass || fail "36: root was not told of the server that holds job36"
+    timeout -s KILL 30 "$tool" --base "$base" list --server "$master" --raw --noheadings -o TYPE,NAME >"$t/list" 2>&1
+    [ "$(cat "$t/list")" = "claim job36" ] && pass || fail "36: the attacker's server's directory: $(cat "$t/list")"
 }
 
 # 30. Many claim directories, each under the cap of attack 15: an outside

@@ -13,12 +13,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-status_is() { # EXPECTED COMMAND...
-    local want=$1
-    shift
-    "$@" >/dev/null 2>&1
-    [ $? -eq "$want" ]
-}
 sc() { "$tool" --base "$base" "$@"; }
 # Waits (at most 5 s) until `list` shows claim NAME.
 wait_held() {
@@ -263,7 +257,7 @@ check "on an 80-column terminal no line is wider than 80 ($wide)" test "${wide:-
 check "-u/--notruncate shows whole command lines" \
     bash -c "COLUMNS=80 script -qec \"'$tool' --base '$base' list -u\" /dev/null | grep -q 'sleep 30'"
 check "--output-all shows every column" \
-    bash -c "'$tool' --base '$base' list --output-all | head -1 | grep -qE '^TYPE +NAME +PID +STATE +SINCE +COMMAND +DIR'"
+    bash -c "'$tool' --base '$base' list --output-all | head -1 | grep -qE '^TYPE +NAME +PID +STATE +SINCE +SERVER +COMMAND +DIR'"
 check "-p PID shows that process's claims only" \
     bash -c "out=\$('$tool' --base '$base' list -p $viewer --raw --noheadings -o TYPE,PID); grep -qx 'claim $viewer' <<<\"\$out\" && [ \$(grep -cE '^(claim|process) ' <<<\"\$out\") -eq \$(grep -cE '^(claim|process) $viewer\$' <<<\"\$out\") ]"
 stop_and_wait "$viewer"
