@@ -95,13 +95,25 @@ def _shim():
         wait_fd = getattr(lib, "swerve_claim_wait_fd", None)
         if wait_fd is not None:
             wait_fd.restype, wait_fd.argtypes = ctypes.c_int, [ctypes.c_void_p]
+        # Since SWERVECLAIM_1.4.
+        why = getattr(lib, "swerve_claim_why", None)
+        if why is not None:
+            why.restype, why.argtypes = ctypes.c_char_p, []
         _lib = lib
     return _lib
 
 
-def _os_error():
-    code = ctypes.get_errno()
-    return OSError(code, os.strerror(code))
+def _os_error(code=None):
+    """OSError for the call that just failed: errno's text, and the
+    library's why (swerve_claim_why(3)) when it has one."""
+    if code is None:
+        code = ctypes.get_errno()
+    text = os.strerror(code)
+    why = _lib.swerve_claim_why() if hasattr(_lib, "swerve_claim_why") else None
+    if why:
+        why = why.decode(errors="backslashreplace")
+        text = why if text in why else f"{why}: {text}"
+    return OSError(code, text)
 
 
 class Claim:
@@ -144,7 +156,7 @@ class Claim:
         code = ctypes.get_errno()
         if code in (errno.EWOULDBLOCK, errno.ETIMEDOUT):
             return None
-        raise OSError(code, os.strerror(code))
+        raise _os_error(code)
 
     async def acquire_async(self, timeout=0.0):
         """acquire() for a coroutine: takes the name, waiting for up to
@@ -173,7 +185,7 @@ class Claim:
                 if code == errno.ETIMEDOUT:  # the database's round trips: as acquire() says
                     return None
                 if code != errno.EWOULDBLOCK:
-                    raise OSError(code, os.strerror(code))
+                    raise _os_error(code)
                 if expired or loop.time() >= deadline:
                     return None
                 fd = _lib.swerve_claim_wait_fd(self._handle)
