@@ -26,6 +26,10 @@
  * other than the CLI (php://fd is the CLI's) or with a library older than
  * SWERVECLAIM_1.3, it blocks the process as before.
  *
+ * A failed call throws a RuntimeException whose code is errno and whose
+ * message says what failed (a name longer than 64 characters cut, with
+ * "…") and why, as swerve_claim_why(3) says it (since SWERVECLAIM_1.4).
+ *
  * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded; without FFI
  * (the extension missing, or ffi.enable off for this SAPI) it throws
  * Swerve\FfiUnavailable, which is not a ShimNotLoaded: an application that

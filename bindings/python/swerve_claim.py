@@ -42,6 +42,11 @@ the wait:
 A cancelled wait (task.cancel(), asyncio.wait_for's timeout, the loop
 shutting its tasks down) leaves nothing held and no descriptor open.
 
+A failed call raises OSError (FileNotFoundError, PermissionError, ...)
+whose message says why, as swerve_claim_why(3) says it (since
+SWERVECLAIM_1.4): "[Errno 2] cannot open /srv/x for claim directories: No
+such file or directory (ENOENT)".
+
 Without the shim, claim() raises ShimNotLoaded: the caller decides what
 running without claims means.
 """

@@ -34,6 +34,10 @@
 # in a blocking fiber or with a library older than SWERVECLAIM_1.3, it
 # blocks the thread as before.
 #
+# A failed call raises SystemCallError (Errno::ENOENT, ...) whose message
+# says what failed (a name longer than 64 characters cut, with "…") and
+# why, as swerve_claim_why(3) says it (since SWERVECLAIM_1.4).
+#
 # Without the shim, SwerveClaim.claim raises SwerveClaim::ShimNotLoaded:
 # the caller decides what running without claims means.  A handle nobody
 # closes is freed (and what it holds released) by its finalizer, when the

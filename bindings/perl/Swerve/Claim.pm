@@ -469,7 +469,11 @@ C<undef $w> before the next try.
 =head1 ERRORS
 
 A system call's failure dies with a C<Swerve::Claim::Error> (C<errno>,
-C<message>; it stringifies to the message).  Without the shim preloaded,
+C<message>; it stringifies to the message).  The message says what failed
+(a name longer than 64 characters cut, with "\x{2026}"), then why, as
+swerve_claim_why(3) says it (since SWERVECLAIM_1.4: "acquire 'report':
+cannot open /srv/x for claim directories: Permission denied (EACCES)"), or
+errno's text.  Without the shim preloaded,
 C<new> dies with a C<Swerve::Claim::ShimNotLoaded>.  A name with a NUL byte
 is refused (C would cut it short).
 
