@@ -26,6 +26,10 @@
  * other than the CLI (php://fd is the CLI's) or with a library older than
  * SWERVECLAIM_1.3, it blocks the process as before.
  *
+ * A failed call throws a RuntimeException whose code is errno and whose
+ * message says what failed (a name longer than 64 characters cut, with
+ * "…") and why, as swerve_claim_why(3) says it (since SWERVECLAIM_1.4).
+ *
  * Without the shim, Swerve::claim() throws Swerve\ShimNotLoaded; without FFI
  * (the extension missing, or ffi.enable off for this SAPI) it throws
  * Swerve\FfiUnavailable, which is not a ShimNotLoaded: an application that
@@ -85,26 +89,32 @@ final class Shim
         return self::$ffi;
     }
 
-    /** false: not looked up yet; null: the library has no swerve_claim_wait_fd. */
-    private static \FFI|false|null $waitFfi = false;
+    /** Each optional function's FFI, by name once looked up: null when the library has none. */
+    private static array $optional = [];
 
     /**
-     * swerve_claim_wait_fd() (SWERVECLAIM_1.3) through an FFI of its own,
-     * since FFI::cdef() fails on a symbol it cannot resolve: null with a
-     * library older than 1.3.  It takes the handle as a void *, a pointer
-     * of the other FFI's type being incompatible with this one's.
+     * A function of a later version than SWERVECLAIM_1.0 through an FFI of
+     * its own, since FFI::cdef() fails on a symbol it cannot resolve: null
+     * with an older library.  A handle it takes is a void *, a pointer of
+     * the other FFI's type being incompatible with this one's.
      */
-    public static function waitFfi(): ?\FFI
+    private static function optional(string $name, string $declaration): ?\FFI
     {
-        if (self::$waitFfi === false) {
+        if (!array_key_exists($name, self::$optional)) {
             self::ffi();
             try {
-                self::$waitFfi = \FFI::cdef('int swerve_claim_wait_fd(void *claim);');
+                self::$optional[$name] = \FFI::cdef($declaration);
             } catch (\FFI\Exception) {
-                self::$waitFfi = null;
+                self::$optional[$name] = null;
             }
         }
-        return self::$waitFfi;
+        return self::$optional[$name];
+    }
+
+    /** swerve_claim_wait_fd() (SWERVECLAIM_1.3), or null. */
+    public static function waitFfi(): ?\FFI
+    {
+        return self::optional('wait_fd', 'int swerve_claim_wait_fd(void *claim);');
     }
 
     /** FFI gives a NULL pointer back as PHP null. */
@@ -113,11 +123,34 @@ final class Shim
         return $pointer === null || \FFI::isNull($pointer);
     }
 
+    /** The longest name an error shows whole, in characters; a longer one is cut and marked. */
+    public const NAME_SHOWN = 64;
+
+    /** NAME as an error shows it: its first NAME_SHOWN characters and "…" when longer. */
+    public static function cut(string $name): string
+    {
+        if (preg_match('/^(.{' . self::NAME_SHOWN . '})./su', $name, $m) === 1) {
+            return $m[1] . '…';
+        }
+        // Not UTF-8 (preg_match() failed on it): bytes, then.
+        return strlen($name) > self::NAME_SHOWN && preg_match('//u', $name) !== 1
+            ? substr($name, 0, self::NAME_SHOWN) . '…' : $name;
+    }
+
+    /**
+     * The call that just failed, as an exception: WHAT (a name in it cut),
+     * then why (swerve_claim_why(3), SWERVECLAIM_1.4) or errno's text.
+     */
     public static function failure(string $what): \RuntimeException
     {
         $ffi = self::ffi();
         $errno = $ffi->__errno_location()[0];
-        return new \RuntimeException("$what: " . \FFI::string($ffi->strerror($errno)), $errno);
+        $text = \FFI::string($ffi->strerror($errno));
+        $why = self::optional('why', 'const char *swerve_claim_why(void);')?->swerve_claim_why();
+        if ($why !== null) {
+            $text = str_contains($why, $text) ? $why : "$why: $text";
+        }
+        return new \RuntimeException("$what: $text", $errno);
     }
 }
 
@@ -137,7 +170,7 @@ final class Claim
         }
         $this->handle = Shim::ffi()->swerve_claim_new($name);
         if (Shim::isNull($this->handle)) {
-            throw Shim::failure("claim '$name'");
+            throw Shim::failure("claim '" . Shim::cut($name) . "'");
         }
         $this->name = $name;
     }
@@ -147,7 +180,7 @@ final class Claim
     {
         $r = Shim::ffi()->swerve_claim_available($this->handle);
         if ($r < 0) {
-            throw Shim::failure("available '$this->name'");
+            throw Shim::failure("available '" . Shim::cut($this->name) . "'");
         }
         return $r === 1;
     }
@@ -178,7 +211,7 @@ final class Claim
         if ($errno === self::EWOULDBLOCK || $errno === self::ETIMEDOUT) {
             return null;
         }
-        throw Shim::failure("acquire '$this->name'");
+        throw Shim::failure("acquire '" . Shim::cut($this->name) . "'");
     }
 
     /**
@@ -200,11 +233,11 @@ final class Claim
                 if ($errno === self::ETIMEDOUT) {              // the database, slow to answer
                     return null;
                 }
-                throw Shim::failure("acquire '$this->name'");
+                throw Shim::failure("acquire '" . Shim::cut($this->name) . "'");
             }
             $fd = $waitFfi->swerve_claim_wait_fd($this->handle);
             if ($fd < 0) {
-                $e = Shim::failure("acquire '$this->name': swerve_claim_wait_fd");
+                $e = Shim::failure("acquire '" . Shim::cut($this->name) . "': swerve_claim_wait_fd");
                 $ffi->swerve_claim_release($this->handle);    // ends what may have begun
                 throw $e;
             }
@@ -252,7 +285,7 @@ final class Claim
     public function release(): void
     {
         if (Shim::ffi()->swerve_claim_release($this->handle) !== 0) {
-            throw Shim::failure("release '$this->name'");
+            throw Shim::failure("release '" . Shim::cut($this->name) . "'");
         }
     }
 

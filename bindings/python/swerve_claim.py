@@ -42,6 +42,11 @@ the wait:
 A cancelled wait (task.cancel(), asyncio.wait_for's timeout, the loop
 shutting its tasks down) leaves nothing held and no descriptor open.
 
+A failed call raises OSError (FileNotFoundError, PermissionError, ...)
+whose message says why, as swerve_claim_why(3) says it (since
+SWERVECLAIM_1.4): "[Errno 2] cannot open /srv/x for claim directories: No
+such file or directory (ENOENT)".
+
 Without the shim, claim() raises ShimNotLoaded: the caller decides what
 running without claims means.
 """
@@ -95,13 +100,25 @@ def _shim():
         wait_fd = getattr(lib, "swerve_claim_wait_fd", None)
         if wait_fd is not None:
             wait_fd.restype, wait_fd.argtypes = ctypes.c_int, [ctypes.c_void_p]
+        # Since SWERVECLAIM_1.4.
+        why = getattr(lib, "swerve_claim_why", None)
+        if why is not None:
+            why.restype, why.argtypes = ctypes.c_char_p, []
         _lib = lib
     return _lib
 
 
-def _os_error():
-    code = ctypes.get_errno()
-    return OSError(code, os.strerror(code))
+def _os_error(code=None):
+    """OSError for the call that just failed: errno's text, and the
+    library's why (swerve_claim_why(3)) when it has one."""
+    if code is None:
+        code = ctypes.get_errno()
+    text = os.strerror(code)
+    why = _lib.swerve_claim_why() if hasattr(_lib, "swerve_claim_why") else None
+    if why:
+        why = why.decode(errors="backslashreplace")
+        text = why if text in why else f"{why}: {text}"
+    return OSError(code, text)
 
 
 class Claim:
@@ -144,7 +161,7 @@ class Claim:
         code = ctypes.get_errno()
         if code in (errno.EWOULDBLOCK, errno.ETIMEDOUT):
             return None
-        raise OSError(code, os.strerror(code))
+        raise _os_error(code)
 
     async def acquire_async(self, timeout=0.0):
         """acquire() for a coroutine: takes the name, waiting for up to
@@ -173,7 +190,7 @@ class Claim:
                 if code == errno.ETIMEDOUT:  # the database's round trips: as acquire() says
                     return None
                 if code != errno.EWOULDBLOCK:
-                    raise OSError(code, os.strerror(code))
+                    raise _os_error(code)
                 if expired or loop.time() >= deadline:
                     return None
                 fd = _lib.swerve_claim_wait_fd(self._handle)

@@ -34,6 +34,10 @@
 # in a blocking fiber or with a library older than SWERVECLAIM_1.3, it
 # blocks the thread as before.
 #
+# A failed call raises SystemCallError (Errno::ENOENT, ...) whose message
+# says what failed (a name longer than 64 characters cut, with "…") and
+# why, as swerve_claim_why(3) says it (since SWERVECLAIM_1.4).
+#
 # Without the shim, SwerveClaim.claim raises SwerveClaim::ShimNotLoaded:
 # the caller decides what running without claims means.  A handle nobody
 # closes is freed (and what it holds released) by its finalizer, when the
@@ -61,7 +65,8 @@ module SwerveClaim
     swerve_claim_free: [[VOIDP], Fiddle::TYPE_VOID, nil],
     swerve_claim_token: [[VOIDP], -Fiddle::TYPE_INT64_T, "SWERVECLAIM_1.1"],
     swerve_claim_draining: [[], Fiddle::TYPE_INT, "SWERVECLAIM_1.2"],
-    swerve_claim_wait_fd: [[VOIDP], Fiddle::TYPE_INT, "SWERVECLAIM_1.3"]
+    swerve_claim_wait_fd: [[VOIDP], Fiddle::TYPE_INT, "SWERVECLAIM_1.3"],
+    swerve_claim_why: [[], VOIDP, "SWERVECLAIM_1.4"]
   }.freeze
   private_constant :VOIDP, :FUNCTIONS
 
@@ -93,9 +98,29 @@ module SwerveClaim
     # milliseconds.
     def draining?
       result, errno = call(:swerve_claim_draining)
-      raise SystemCallError.new("draining", errno) if result.negative?
+      raise failure("draining", errno) if result.negative?
 
       result == 1
+    end
+
+    # The longest name an error shows whole, in characters.
+    NAME_SHOWN = 64
+
+    # NAME as an error shows it: its first NAME_SHOWN characters and "…"
+    # when longer (a 4 KB name would bury what the error says).
+    def cut(name)
+      name = name.b unless name.valid_encoding?
+      name.length > NAME_SHOWN ? "#{name[0, NAME_SHOWN]}…" : name
+    end
+
+    # The call that just failed in this thread, as SystemCallError: WHAT
+    # (the name in it cut), and why (swerve_claim_why(3), since
+    # SWERVECLAIM_1.4) when the library says more than ERRNO.
+    def failure(what, errno, name = nil)
+      what = format(what, cut(name)) if name
+      why = has?(:swerve_claim_why) && functions[:swerve_claim_why].call
+      what = "#{what}: #{why.to_s.force_encoding(Encoding::UTF_8).scrub}" if why && !why.null?
+      SystemCallError.new(what, errno)
     end
 
     # Whether this library has FUNCTION (a version node later than 1.0's).
@@ -142,7 +167,7 @@ module SwerveClaim
       raise ArgumentError, "claim name contains a NUL byte" if string.include?("\0")
 
       handle, errno = SwerveClaim.call(:swerve_claim_new, string)
-      raise SystemCallError.new("claim '#{string}'", errno) if handle.null?
+      raise SwerveClaim.failure("claim '%s'", errno, string) if handle.null?
 
       @name = string.frozen? ? string : string.dup.freeze
       @handle = handle
@@ -168,7 +193,7 @@ module SwerveClaim
     # Whether nobody holds the name now; claims nothing.
     def available?
       result, errno = SwerveClaim.call(:swerve_claim_available, handle)
-      raise SystemCallError.new("available '#{name}'", errno) if result.negative?
+      raise SwerveClaim.failure("available '%s'", errno, name) if result.negative?
 
       result == 1
     end
@@ -185,7 +210,7 @@ module SwerveClaim
       return self unless result.null?
       return nil if GAVE_UP.include?(errno)
 
-      raise SystemCallError.new("acquire '#{name}'", errno)
+      raise SwerveClaim.failure("acquire '%s'", errno, name)
     end
 
     # Whether this handle holds the name: acquired and not released.
@@ -202,7 +227,7 @@ module SwerveClaim
     # Gives the name up; does nothing when nothing is held.
     def release
       result, errno = SwerveClaim.call(:swerve_claim_release, handle)
-      raise SystemCallError.new("release '#{name}'", errno) unless result.zero?
+      raise SwerveClaim.failure("release '%s'", errno, name) unless result.zero?
 
       nil
     end
@@ -266,10 +291,10 @@ module SwerveClaim
         result, errno = SwerveClaim.call(:swerve_claim_acquire, handle, 0.0)
         return (taken = self) unless result.null?
         return nil if errno == Errno::ETIMEDOUT::Errno # the database, slow to answer
-        raise SystemCallError.new("acquire '#{name}'", errno) unless errno == Errno::EWOULDBLOCK::Errno
+        raise SwerveClaim.failure("acquire '%s'", errno, name) unless errno == Errno::EWOULDBLOCK::Errno
 
         fd, errno = SwerveClaim.call(:swerve_claim_wait_fd, handle)
-        raise SystemCallError.new("acquire '#{name}': swerve_claim_wait_fd", errno) if fd.negative?
+        raise SwerveClaim.failure("acquire '%s': swerve_claim_wait_fd", errno, name) if fd.negative?
 
         left = deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC)
         return nil unless left.positive?

@@ -42,6 +42,8 @@ struct swerve_claim_api {
     int (*draining)(void);
     /* Since SWERVECLAIM_1.3: NULL with an older library. */
     int (*wait_fd)(struct swerve_claim *claim);
+    /* Since SWERVECLAIM_1.4: NULL with an older library. */
+    const char *(*why)(void);
 };
 
 /* The free function of the last successful load, for SWERVE_CLAIM_AUTO. */
@@ -60,6 +62,7 @@ static inline int swerve_claim_load(struct swerve_claim_api *api)
         *(void **)&found.token = dlsym(RTLD_DEFAULT, "swerve_claim_token");
         *(void **)&found.draining = dlsym(RTLD_DEFAULT, "swerve_claim_draining");
         *(void **)&found.wait_fd = dlsym(RTLD_DEFAULT, "swerve_claim_wait_fd");
+        *(void **)&found.why = dlsym(RTLD_DEFAULT, "swerve_claim_why");
         *api = found;
         swerve_claim_loaded_free_ = found.free;
         return 1;

@@ -278,6 +278,28 @@ int swerve_claim_draining(void);
 int swerve_claim_release(struct swerve_claim *claim);
 
 /*
+ * swerve_claim_why - why the last call of this thread failed, in words:
+ * what errno says, with the path or the operation it concerns.
+ *
+ *     if (swerve_claim_acquire(claim, 0) == NULL && errno != EWOULDBLOCK)
+ *         fprintf(stderr, "%s\n", swerve_claim_why() ?: strerror(errno));
+ *
+ * Returns a sentence such as "cannot open /nonexistent for claim
+ * directories: No such file or directory (ENOENT)", or, with
+ * SWERVE_CLAIM_STORE, "PostgreSQL store: " and what the server or libpq
+ * said; or NULL when that call said nothing more than errno (a name
+ * another holds, EWOULDBLOCK, has no more to say).  Each thread has its own.  Every
+ * function above but swerve_claim_name() and swerve_claim_held() sets it
+ * to NULL as it starts, so an old sentence never explains a new failure;
+ * swerve_claim_free() leaves it alone, as it leaves errno.  Read it right
+ * after the call that failed, as errno; it is meaningful only then.  The
+ * string is the library's, valid in this thread until its next call of
+ * these functions; at most 511 bytes.  Never fails, allocates nothing.
+ * SWERVE_DEBUG=1 logs the same sentence.  Since version SWERVECLAIM_1.4.
+ */
+const char *swerve_claim_why(void);
+
+/*
  * swerve_claim_free - release CLAIM if it holds the name, then free it.
  * NULL is accepted and ignored.  errno is left as it was.
  */

@@ -3,6 +3,7 @@
 #include "api.h"
 #include "drain.h"
 #include "export.h"
+#include "log.h"
 #include "proc.h"
 #include "sigsafe.h"
 #include "store.h"
@@ -44,13 +45,16 @@ SCL_EXPORT struct swerve_claim *swerve_claim_new(const char *name)
     struct swerve_claim *claim;
     size_t len;
 
+    scl_why_clear();
     if (name == NULL || *name == '\0') {
         errno = EINVAL;
+        scl_why("a claim's name must not be empty");
         return NULL;
     }
     len = strnlen(name, SWERVE_CLAIM_NAME_MAX + 1);
     if (len > SWERVE_CLAIM_NAME_MAX) {
         errno = ENAMETOOLONG;
+        scl_why("a claim's name must be at most %d bytes", SWERVE_CLAIM_NAME_MAX);
         return NULL;
     }
     claim = calloc(1, sizeof *claim);
@@ -79,13 +83,16 @@ SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
 
 SCL_EXPORT uint64_t swerve_claim_token(const struct swerve_claim *claim)
 {
+    scl_why_clear();
     return swerve_claim_held(claim) ? scl_store()->token(claim->key) : 0;
 }
 
 SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
 {
-    int saved = errno, r = scl_store()->available(claim->key);
+    int saved = errno, r;
 
+    scl_why_clear();
+    r = scl_store()->available(claim->key);
     if (r >= 0)
         errno = saved;
     return r;
@@ -106,8 +113,10 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
     int saved = errno;
     pid_t self = scl_proc_self_pid(); /* no system call: it is on the fast path */
 
+    scl_why_clear();
     if (isnan(timeout) || timeout < 0) {
         errno = EINVAL;
+        scl_why("a timeout must be 0 or more seconds");
         return NULL;
     }
     /* Held already, unless the store lost it behind our back (a database
@@ -131,6 +140,7 @@ SCL_EXPORT int swerve_claim_wait_fd(struct swerve_claim *claim)
     int saved = errno, fd;
     pid_t self = scl_proc_self_pid();
 
+    scl_why_clear();
     if (holds(claim, self) && scl_store()->held(claim->key)) {
         errno = EALREADY;
         return -1;
@@ -141,7 +151,8 @@ SCL_EXPORT int swerve_claim_wait_fd(struct swerve_claim *claim)
     return fd;
 }
 
-SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
+/* swerve_claim_release() but for the why: swerve_claim_free() leaves it. */
+static int release(struct swerve_claim *claim)
 {
     int saved = errno;
 
@@ -156,13 +167,19 @@ SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
     return 0;
 }
 
+SCL_EXPORT int swerve_claim_release(struct swerve_claim *claim)
+{
+    scl_why_clear();
+    return release(claim);
+}
+
 SCL_EXPORT void swerve_claim_free(struct swerve_claim *claim)
 {
     int saved = errno;
 
     if (claim == NULL)
         return;
-    (void)swerve_claim_release(claim);
+    (void)release(claim);
     scl_store()->key_free(claim->key);
     free(claim->name);
     free(claim);
@@ -171,9 +188,16 @@ SCL_EXPORT void swerve_claim_free(struct swerve_claim *claim)
 
 SCL_EXPORT int swerve_claim_draining(void)
 {
-    int saved = errno, r = scl_drain_asked();
+    int saved = errno, r;
 
+    scl_why_clear();
+    r = scl_drain_asked();
     if (r >= 0)
         errno = saved;
     return r;
+}
+
+SCL_EXPORT const char *swerve_claim_why(void)
+{
+    return scl_why_said();
 }

@@ -73,6 +73,63 @@ static void put_error(struct line *l, int err)
     put(l, ")", 1);
 }
 
+/* FMT's text, after whatever L holds already; SAVED is errno at the call (%m). */
+static void format(struct line *l, const char *fmt, va_list ap, int saved)
+{
+    for (const char *p = fmt; *p != '\0'; p++) {
+        if (*p != '%') {
+            put(l, p, 1);
+            continue;
+        }
+        p++;
+        if (*p == 's') {
+            const char *s = va_arg(ap, const char *);
+            s = s == NULL ? "(null)" : s;
+            put(l, s, strlen(s));
+        } else if (*p == 'm') {
+            put_error(l, saved);
+        } else if (*p == 'd') {
+            put_signed(l, va_arg(ap, int));
+        } else if (p[0] == '#' && p[1] == 'o') {
+            put_octal(l, va_arg(ap, unsigned));
+            p++;
+        } else if (p[0] == 'l' && p[1] == 'd') {
+            put_signed(l, va_arg(ap, long));
+            p++;
+        } else if (p[0] == 'l' && p[1] == 'u') {
+            put_unsigned(l, va_arg(ap, unsigned long));
+            p++;
+        } else if (p[0] == 'l' && p[1] == 'l' && p[2] == 'u') {
+            put_unsigned(l, va_arg(ap, unsigned long long));
+            p += 2;
+        } else {
+            put(l, "%", 1);
+            if (*p == '\0')
+                break;
+        }
+    }
+}
+
+/* FMT's line, after the prefix that names this process; returns where
+ * its text starts. */
+static size_t line(struct line *l, const char *fmt, va_list ap, int saved)
+{
+    size_t start;
+
+    put(l, "swerve-claim[", 13);
+    put_signed(l, getpid());
+    put(l, "]: ", 3);
+    start = l->len;
+    format(l, fmt, ap, saved);
+    return start;
+}
+
+static void emit(struct line *l)
+{
+    put(l, "\n", 1);
+    (void)scl_write_full(STDERR_FILENO, l->buf, l->len);
+}
+
 void scl_debug(const char *fmt, ...)
 {
     struct line l = { .len = 0 };
@@ -81,44 +138,58 @@ void scl_debug(const char *fmt, ...)
 
     if (!scl_settings()->debug)
         return;
-    put(&l, "swerve-claim[", 13);
-    put_signed(&l, getpid());
-    put(&l, "]: ", 3);
     va_start(ap, fmt);
-    for (const char *p = fmt; *p != '\0'; p++) {
-        if (*p != '%') {
-            put(&l, p, 1);
-            continue;
-        }
-        p++;
-        if (*p == 's') {
-            const char *s = va_arg(ap, const char *);
-            s = s == NULL ? "(null)" : s;
-            put(&l, s, strlen(s));
-        } else if (*p == 'm') {
-            put_error(&l, saved);
-        } else if (*p == 'd') {
-            put_signed(&l, va_arg(ap, int));
-        } else if (p[0] == '#' && p[1] == 'o') {
-            put_octal(&l, va_arg(ap, unsigned));
-            p++;
-        } else if (p[0] == 'l' && p[1] == 'd') {
-            put_signed(&l, va_arg(ap, long));
-            p++;
-        } else if (p[0] == 'l' && p[1] == 'u') {
-            put_unsigned(&l, va_arg(ap, unsigned long));
-            p++;
-        } else if (p[0] == 'l' && p[1] == 'l' && p[2] == 'u') {
-            put_unsigned(&l, va_arg(ap, unsigned long long));
-            p += 2;
-        } else {
-            put(&l, "%", 1);
-            if (*p == '\0')
-                break;
-        }
-    }
+    (void)line(&l, fmt, ap, saved);
     va_end(ap);
-    put(&l, "\n", 1);
-    (void)scl_write_full(STDERR_FILENO, l.buf, l.len);
+    emit(&l);
     errno = saved;
+}
+
+/* This thread's why (swerve_claim_why()): a plain store through %fs
+ * (initial-exec: no __tls_get_addr, nothing bound lazily), so that a
+ * path a hook shares with the API may reach it from a signal handler. */
+static __thread char why[SCL_WHY_MAX] __attribute__((tls_model("initial-exec")));
+
+/* FMT's line kept as this thread's why, and logged when LOG and SWERVE_DEBUG say so. */
+static void keep(int log, const char *fmt, va_list ap)
+{
+    struct line l = { .len = 0 };
+    int saved = errno;
+    size_t start = line(&l, fmt, ap, saved);
+
+    if (why[0] == '\0') { /* the first said is the cause; later ones are its consequences */
+        memcpy(why, l.buf + start, l.len - start);
+        why[l.len - start] = '\0';
+    }
+    if (log && scl_settings()->debug)
+        emit(&l);
+    errno = saved;
+}
+
+void scl_why(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    keep(1, fmt, ap);
+    va_end(ap);
+}
+
+void scl_why_quiet(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    keep(0, fmt, ap);
+    va_end(ap);
+}
+
+void scl_why_clear(void)
+{
+    why[0] = '\0';
+}
+
+const char *scl_why_said(void)
+{
+    return why[0] != '\0' ? why : NULL;
 }

@@ -479,17 +479,17 @@ static int open_base(const char *base, size_t name_len)
 
     if (base[0] == '\0') {
         errno = scl_settings()->base_error;
-        scl_debug("no base directory for claim directories: SWERVE_TMPDIR or TMPDIR is unusable: %m");
+        scl_why("no base directory for claim directories: SWERVE_TMPDIR or TMPDIR is unusable: %m");
         return -1;
     }
     if (strlen(base) + 1 + name_len + sizeof "/" SCL_CLAIMS_DIR > PATH_MAX) {
         errno = ENAMETOOLONG;
-        scl_debug("cannot make claim directories in %s: the path is too long", base);
+        scl_why("cannot make claim directories in %s: the path is too long", base);
         return -1;
     }
     fd = scl_openat(AT_FDCWD, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) {
-        scl_debug("cannot open %s for claim directories: %m", base);
+        scl_why("cannot open %s for claim directories: %m", base);
         return -1;
     }
     if (fstat(fd, &st) != 0) {
@@ -505,8 +505,8 @@ static int open_base(const char *base, size_t name_len)
         return fd;
     }
     saved = errno;
-    scl_debug("will not make claim directories in %s: %s (owner uid %lu, mode %#o)", base, why,
-              (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777));
+    scl_why("will not make claim directories in %s: %s (owner uid %lu, mode %#o)", base, why, (unsigned long)st.st_uid,
+            (unsigned)(st.st_mode & 07777));
     scl_close_quietly(fd);
     errno = saved;
     return -1;
@@ -806,7 +806,7 @@ static int create_reserved_locked(void)
         int saved = errno;
         slot_give(was);
         errno = saved; /* scl_debug() keeps it */
-        scl_debug("cannot make or join claim directory %s: %m", place_path);
+        scl_why("cannot make or join claim directory %s: %m", place_path);
         return -1;
     }
     slot_give(0);
@@ -830,7 +830,7 @@ static int create_locked(void)
         saved = errno;
         scl_close_quietly(basefd);
         errno = saved; /* scl_debug() keeps it */
-        scl_debug("cannot make a claim directory in %s: %m", base);
+        scl_why("cannot make a claim directory in %s: %m", base);
         return -1;
     }
     if (publish(base, name, &top, &claims, topfd, fd, getpid()) != 0) {

@@ -313,6 +313,7 @@ void scl_pg_remember_reason(const char *message)
     size_t n = strcspn(message, "\n");
 
     snprintf(reason, sizeof reason, "%.*s", (int)(n < sizeof reason ? n : sizeof reason - 1), message);
+    scl_why_quiet("PostgreSQL store: %s", reason); /* swerve_claim_why(); logged by the caller */
 }
 
 unsigned scl_pg_generation(void)

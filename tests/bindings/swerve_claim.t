@@ -4,7 +4,7 @@
 use strict;
 use warnings;
 
-use Errno qw(EALREADY EBUSY EINVAL ENAMETOOLONG);
+use Errno qw(EALREADY EBUSY EINVAL ENAMETOOLONG ENOENT);
 use File::Basename qw(dirname);
 use File::Spec;
 use File::Temp qw(tempdir);
@@ -192,11 +192,25 @@ subtest 'system errors die with errno and its message' => sub {
     isa_ok($@, 'Swerve::Claim::Error');
     is($@->errno, EINVAL, 'EINVAL');
     local $! = EINVAL;
-    is("$@", "claim '': $!\n", 'the message is strerror');
+    is("$@", "claim '': a claim's name must not be empty: $!\n", 'the message says why, and strerror');
     ok(!eval { claim('x' x 4097); 1 }, 'a name too long dies');
     is($@->errno, ENAMETOOLONG, 'ENAMETOOLONG');
     ok(!eval { claim('negative')->acquire(-1); 1 }, 'a negative timeout dies');
     is($@->errno, EINVAL, 'EINVAL');
+};
+
+# #41: the error names what is wrong (the missing base), and a 4 KB name
+# is cut to its first 64 characters and "..." (it was echoed whole).
+subtest 'an error names the missing base and cuts a long name' => sub {
+    my $missing = '/nonexistent/scl-why-base';
+    my ($out, $err, $status) = run_with({ SWERVE_TMPDIR => $missing }, $^X, "-I$binding", '-MSwerve::Claim', '-e',
+        'eval { Swerve::Claim->new("n" x 4096)->acquire }; print ref $@, " ", $@->errno, "\n", $@');
+    is($status, 0, 'the script runs') or diag $err;
+    is( $out,
+        "Swerve::Claim::Error " . ENOENT . "\nacquire '"
+            . ('n' x 64)
+            . "\xe2\x80\xa6': cannot open $missing for claim directories: No such file or directory (ENOENT)\n",
+        'the path, the cut name');
 };
 
 subtest 'without the shim' => sub {

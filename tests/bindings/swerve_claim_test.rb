@@ -185,6 +185,25 @@ class SwerveClaimTest < Minitest::Test
     assert_raises(Errno::EINVAL) { claim("negative").acquire(-1.0) }
   end
 
+  # #41: the error names what is wrong (the missing base), and a 4 KB name
+  # is cut to its first 64 characters and "…" (it was echoed whole).
+  MISSING = "/nonexistent/scl-why-base"
+
+  def test_an_error_names_the_missing_base_and_cuts_the_name
+    script = 'begin; SwerveClaim.claim("n" * 4096).acquire; rescue SystemCallError => e; puts e.class, e.message; end'
+    out, err, status = run_command(RUBY, "-I", BINDING, "-rswerve_claim", "-e", script,
+                                   env: { "SWERVE_TMPDIR" => MISSING })
+    assert status.success?, err
+    assert_equal ["Errno::ENOENT",
+                  "No such file or directory - acquire '#{'n' * 64}…': cannot open #{MISSING} for claim " \
+                  "directories: No such file or directory (ENOENT)"], out.lines.map(&:chomp)
+  end
+
+  def test_an_empty_name_says_why
+    error = assert_raises(Errno::EINVAL) { claim("") }
+    assert_equal "Invalid argument - claim '': a claim's name must not be empty", error.message
+  end
+
   def test_without_the_shim
     script = 'begin; SwerveClaim.claim("x"); rescue StandardError => e; puts e.class, e.message; end'
     out, err, status = run_command(RUBY, "-I", BINDING, "-rswerve_claim", "-e", script, shim: false)

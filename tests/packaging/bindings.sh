@@ -180,18 +180,42 @@ try:
     swerve_claim.claim("")
 except ValueError as e:
     print("ValueError:", e)'
+# Python lines that put the binding over an older library, one without
+# FUNCTION (a later version node's).
+older_library() { # FUNCTION
+    printf '%s\n' 'class Older:' '    def __init__(self, lib): self.lib = lib' '    def __getattr__(self, name):' \
+        "        if name == \"$1\": raise AttributeError(name)" '        return getattr(self.lib, name)' \
+        'swerve_claim._lib = Older(swerve_claim._shim())'
+}
+# An error names what is wrong (#41: a base that does not exist was a bare
+# "[Errno 2] No such file or directory"): swerve_claim_why(3) in its text,
+# the exception's class as errno makes it.
+missing=/nonexistent/scl-why-base
+expect "python: a missing base's error names it" \
+    "FileNotFoundError: [Errno 2] cannot open $missing for claim directories: No such file or directory (ENOENT)" \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR="$missing" /usr/bin/python3 -c '
+import swerve_claim
+try:
+    swerve_claim.claim("report").acquire()
+except OSError as e:
+    print(type(e).__name__ + ":", e)'
+# A library without swerve_claim_why (before SWERVECLAIM_1.4): errno's text, as before.
+expect "python: over a library without swerve_claim_why, errno's text" \
+    "FileNotFoundError: [Errno 2] No such file or directory" \
+    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR="$missing" /usr/bin/python3 -c '
+import swerve_claim
+'"$(older_library swerve_claim_why)"'
+try:
+    swerve_claim.claim("report").acquire()
+except OSError as e:
+    print(type(e).__name__ + ":", e)'
 # acquire_async() needs swerve_claim_wait_fd (SWERVECLAIM_1.3): over an
 # older library (here one that hides it) it says so, as token() does.
 expect "python: acquire_async() over a library without wait_fd is a NotImplementedError" \
     "NotImplementedError: this libswerveclaim_preload.so has no swerve_claim_wait_fd" \
     env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR=/tmp /usr/bin/python3 -c '
 import asyncio, swerve_claim
-class Older:
-    def __init__(self, lib): self.lib = lib
-    def __getattr__(self, name):
-        if name == "swerve_claim_wait_fd": raise AttributeError(name)
-        return getattr(self.lib, name)
-swerve_claim._lib = Older(swerve_claim._shim())
+'"$(older_library swerve_claim_wait_fd)"'
 try:
     asyncio.run(swerve_claim.claim("older").acquire_async(1.0))
 except NotImplementedError as e:
@@ -228,6 +252,13 @@ if [ $php -eq 1 ]; then
     expect "php: a handle cannot be cloned, and the original holds on" "held Error" \
         php_try -d extension=ffi -d ffi.enable=1 -- '$c = Swerve\Swerve::claim("copied");
             $c->acquire(); try { $d = clone $c; unset($d); } finally { echo $c->held() ? "held " : "lost "; }'
+    # #41: the error names the missing base, and a 4096-byte name is cut
+    # to its first 64 characters and "…" (it was echoed whole).
+    long=$(printf 'n%.0s' $(seq 4096))
+    expect "php: a missing base's error names it, and cuts a long name" \
+        "RuntimeException 2: acquire '$(printf 'n%.0s' $(seq 64))…': cannot open $missing for claim directories: No such file or directory (ENOENT)" \
+        env LD_PRELOAD="$preload" SWERVE_TMPDIR="$missing" php -n -d extension=ffi -d ffi.enable=1 -r "require '$src/bindings/php/Swerve.php';
+            try { Swerve\Swerve::claim('$long')->acquire(); } catch (Throwable \$e) { echo get_class(\$e), ' ', \$e->getCode(), ': ', \$e->getMessage(); }"
     expect "php: FfiUnavailable is not a ShimNotLoaded" nothing env php -n -r "require '$src/bindings/php/Swerve.php';
         if (!is_subclass_of('Swerve\FfiUnavailable', 'Swerve\ShimNotLoaded')) echo 'nothing';"
 fi

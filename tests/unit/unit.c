@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -553,6 +554,110 @@ START_TEST(test_settings_too_long_is_an_error)
     ck_assert_int_eq(scl_settings()->base_error, ENAMETOOLONG);
     ck_assert_str_eq(scl_settings()->claim_dir, "");
     free(too_long);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ why
+ * swerve_claim_why(): the last failed call's sentence, this thread's own. */
+
+#define WHY_BASE "/nonexistent/scl-why-base"
+
+static int why_says(const char *what)
+{
+    const char *why = swerve_claim_why();
+
+    return why != NULL && strstr(why, what) != NULL;
+}
+
+START_TEST(test_why_names_the_missing_base)
+{
+    struct swerve_claim *c, *other;
+
+    ck_assert_int_eq(setenv("SWERVE_TMPDIR", WHY_BASE, 1), 0);
+    c = swerve_claim_new("report");
+    other = swerve_claim_new("other");
+    ck_assert(c != NULL && other != NULL);
+    ck_assert_ptr_null(swerve_claim_why());
+    errno = 0;
+    ck_assert_ptr_null(swerve_claim_acquire(c, 0.0));
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_msg(why_says(WHY_BASE) && why_says("No such file or directory"), "why: %s", swerve_claim_why());
+    /* free leaves it, as it leaves errno */
+    swerve_claim_free(other);
+    ck_assert_msg(why_says(WHY_BASE), "why after a free: %s", swerve_claim_why());
+    ck_assert_int_eq(swerve_claim_available(c), 1); /* no directory: nobody holds it */
+    ck_assert_ptr_null(swerve_claim_why());
+    ck_assert_ptr_null(swerve_claim_acquire(c, 0.5));
+    ck_assert_msg(why_says(WHY_BASE), "why: %s", swerve_claim_why());
+    /* a call that fails for another reason says that one */
+    ck_assert_ptr_null(swerve_claim_acquire(c, -1.0));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_msg(why_says("timeout") && !why_says(WHY_BASE), "why: %s", swerve_claim_why());
+    /* and one that does not fail clears it */
+    ck_assert_int_eq(swerve_claim_draining(), 0);
+    ck_assert_ptr_null(swerve_claim_why());
+    swerve_claim_free(c);
+}
+END_TEST
+
+START_TEST(test_why_of_a_name)
+{
+    char *long_name = malloc(SWERVE_CLAIM_NAME_MAX + 2);
+
+    ck_assert_ptr_null(swerve_claim_new(""));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_msg(why_says("must not be empty"), "why: %s", swerve_claim_why());
+    ck_assert_ptr_nonnull(long_name);
+    memset(long_name, 'n', SWERVE_CLAIM_NAME_MAX + 1);
+    long_name[SWERVE_CLAIM_NAME_MAX + 1] = '\0';
+    ck_assert_ptr_null(swerve_claim_new(long_name));
+    ck_assert_int_eq(errno, ENAMETOOLONG);
+    ck_assert_msg(why_says("4096 bytes"), "why: %s", swerve_claim_why());
+    long_name[SWERVE_CLAIM_NAME_MAX] = '\0';
+    struct swerve_claim *c = swerve_claim_new(long_name);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_null(swerve_claim_why());
+    swerve_claim_free(c);
+    free(long_name);
+}
+END_TEST
+
+struct why_thread {
+    pthread_barrier_t *failed, *read;
+    const char *seen; /* what the thread's own why said once the other had failed */
+};
+
+static void *fail_an_empty_name(void *arg)
+{
+    struct why_thread *t = arg;
+
+    pthread_barrier_wait(t->failed); /* the main thread's acquire failed */
+    t->seen = swerve_claim_why();
+    (void)swerve_claim_new("");
+    pthread_barrier_wait(t->read);
+    return NULL;
+}
+
+START_TEST(test_why_is_each_threads_own)
+{
+    pthread_barrier_t failed, read;
+    struct why_thread t = { &failed, &read, "unset" };
+    struct swerve_claim *c;
+    pthread_t other;
+
+    ck_assert_int_eq(setenv("SWERVE_TMPDIR", WHY_BASE, 1), 0);
+    ck_assert_int_eq(pthread_barrier_init(&failed, NULL, 2), 0);
+    ck_assert_int_eq(pthread_barrier_init(&read, NULL, 2), 0);
+    ck_assert_int_eq(pthread_create(&other, NULL, fail_an_empty_name, &t), 0);
+    c = swerve_claim_new("report");
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_null(swerve_claim_acquire(c, 0.0));
+    pthread_barrier_wait(&failed);
+    pthread_barrier_wait(&read); /* the other thread's new("") failed */
+    ck_assert_int_eq(pthread_join(other, NULL), 0);
+    ck_assert_ptr_null(t.seen);
+    ck_assert_msg(why_says(WHY_BASE), "this thread's why: %s", swerve_claim_why());
+    swerve_claim_free(c);
 }
 END_TEST
 
@@ -1460,7 +1565,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("unit");
     TCase *names = tcase_create("names"), *proc = tcase_create("proc"), *api = tcase_create("api");
-    TCase *strings = tcase_create("strings"), *settings = tcase_create("settings");
+    TCase *strings = tcase_create("strings"), *settings = tcase_create("settings"), *why = tcase_create("why");
 
     tcase_add_test(names, test_names_plain_stay_readable);
     tcase_add_test(names, test_names_unsafe_bytes_are_escaped);
@@ -1519,6 +1624,10 @@ static Suite *suite(void)
     tcase_add_test(api, test_history_full_table_gives_up_the_idlest);
     tcase_add_test(api, test_history_parse_keeps_only_what_is_sound);
     suite_add_tcase(s, api);
+    tcase_add_test(why, test_why_names_the_missing_base);
+    tcase_add_test(why, test_why_of_a_name);
+    tcase_add_test(why, test_why_is_each_threads_own);
+    suite_add_tcase(s, why);
     return s;
 }
 

@@ -33,6 +33,7 @@ my @FUNCTIONS = (
     [ swerve_claim_token     => ['opaque'],           'uint64', 'SWERVECLAIM_1.1' ],
     [ swerve_claim_draining  => [],                   'int',    'SWERVECLAIM_1.2' ],
     [ swerve_claim_wait_fd   => ['opaque'],           'int',    'SWERVECLAIM_1.3' ],
+    [ swerve_claim_why       => [],                   'string', 'SWERVECLAIM_1.4' ],
 );
 
 my $loaded;
@@ -55,11 +56,28 @@ sub _shim {
     $loaded = 1;
 }
 
-# A system call failed: dies with its errno (read at once, before Perl
-# makes another call) and its message.
+# The longest name an error shows whole, in characters.
+use constant NAME_SHOWN => 64;
+
+# NAME as an error shows it: its first NAME_SHOWN characters and "..." (in
+# one character, U+2026) when longer, in UTF-8 bytes as the message is.
+sub _cut {
+    my ($name) = @_;
+    my $chars = $name;
+    utf8::decode($chars) unless utf8::is_utf8($chars);    # left as bytes when it is no UTF-8
+    return $name if length($chars) <= NAME_SHOWN;
+    my $cut = substr($chars, 0, NAME_SHOWN);
+    utf8::encode($cut) if utf8::is_utf8($cut);
+    return "$cut\xe2\x80\xa6";
+}
+
+# A call of the library failed: dies with its errno (read at once, before
+# Perl makes another call), WHAT with %s for the NAME it concerns (cut),
+# and the library's why (swerve_claim_why(3), SWERVECLAIM_1.4) if it says one.
 sub _fail {
-    my ($what, $errno) = @_;
-    die Swerve::Claim::Error->new($what, $errno);
+    my ($what, $errno, $name) = @_;
+    my $why = defined &Swerve::Claim::C::swerve_claim_why ? Swerve::Claim::C::swerve_claim_why() : undef;
+    die Swerve::Claim::Error->new(defined $name ? sprintf($what, _cut($name)) : $what, $errno, $why);
 }
 
 # Swerve::claim($name): a handle on NAME.
@@ -72,7 +90,7 @@ sub new {
     Carp::croak('claim name contains a NUL byte') if index($name, "\0") >= 0;
     _shim();
     my $handle = Swerve::Claim::C::swerve_claim_new($name);
-    _fail("claim '$name'", $! + 0) unless defined $handle;
+    _fail("claim '%s'", $! + 0, $name) unless defined $handle;
     return bless { handle => $handle, name => $name }, ref($class) || $class;
 }
 
@@ -98,7 +116,7 @@ sub draining {
 sub available {
     my $self = shift;
     my $r = Swerve::Claim::C::swerve_claim_available($self->{handle});
-    _fail("available '$self->{name}'", $! + 0) if $r < 0;
+    _fail("available '%s'", $! + 0, $self->{name}) if $r < 0;
     return $r == 1;
 }
 
@@ -110,7 +128,7 @@ sub acquire {
     return $self if defined Swerve::Claim::C::swerve_claim_acquire($self->{handle}, $timeout // 0);
     my $errno = $! + 0;
     return undef if $errno == EWOULDBLOCK || $errno == ETIMEDOUT;
-    _fail("acquire '$self->{name}'", $errno);
+    _fail("acquire '%s'", $errno, $self->{name});
 }
 
 # The descriptor to wait on after acquire(0) returned undef: readable once
@@ -122,7 +140,7 @@ sub wait_fd {
     Carp::croak('this libswerveclaim_preload.so has no swerve_claim_wait_fd')
         unless defined &Swerve::Claim::C::swerve_claim_wait_fd;
     my $fd = Swerve::Claim::C::swerve_claim_wait_fd($self->{handle});
-    _fail("wait_fd '$self->{name}'", $! + 0) if $fd < 0;
+    _fail("wait_fd '%s'", $! + 0, $self->{name}) if $fd < 0;
     return $fd;
 }
 
@@ -170,7 +188,7 @@ sub acquire_p {
         # A copy, so that closing ours (a Perl handle closes its descriptor
         # as it goes) leaves the library's open.
         if (!open($fh, '<&', $fd)) {
-            my $error = Swerve::Claim::Error->new("acquire_p '$name': dup", $! + 0);
+            my $error = Swerve::Claim::Error->new("acquire_p '" . Swerve::Claim::_cut($name) . "': dup", $! + 0);
             undef $fh;
             eval { $self->release };    # ends the library's wait (and settles)
             return $settle->(reject => $error);
@@ -203,7 +221,7 @@ sub token {
 sub release {
     my $self = shift;
     $self->{wait}->() if $self->{wait};    # it unwatches its descriptor first
-    _fail("release '$self->{name}'", $! + 0) if Swerve::Claim::C::swerve_claim_release($self->{handle}) != 0;
+    _fail("release '%s'", $! + 0, $self->{name}) if Swerve::Claim::C::swerve_claim_release($self->{handle}) != 0;
     return;
 }
 
@@ -241,13 +259,16 @@ sub DESTROY {
 
 package Swerve::Claim::Error;
 
-# A system call failed: errno, and the message that goes with it.
+# A system call failed: errno, and the message that goes with it: WHAT,
+# then the library's WHY when it has one, and errno's text unless WHY says it.
 use overload '""' => sub { $_[0]{message} }, fallback => 1;
 
 sub new {
-    my ($class, $what, $errno) = @_;
+    my ($class, $what, $errno, $why) = @_;
     local $! = $errno;
-    return bless { errno => $errno, message => "$what: $!\n" }, $class;
+    my $text = "$!";
+    $text = index($why, $text) >= 0 ? $why : "$why: $text" if defined $why;
+    return bless { errno => $errno, message => "$what: $text\n" }, $class;
 }
 sub errno   { $_[0]{errno} }
 sub message { $_[0]{message} }
@@ -448,7 +469,11 @@ C<undef $w> before the next try.
 =head1 ERRORS
 
 A system call's failure dies with a C<Swerve::Claim::Error> (C<errno>,
-C<message>; it stringifies to the message).  Without the shim preloaded,
+C<message>; it stringifies to the message).  The message says what failed
+(a name longer than 64 characters cut, with "\x{2026}"), then why, as
+swerve_claim_why(3) says it (since SWERVECLAIM_1.4: "acquire 'report':
+cannot open /srv/x for claim directories: Permission denied (EACCES)"), or
+errno's text.  Without the shim preloaded,
 C<new> dies with a C<Swerve::Claim::ShimNotLoaded>.  A name with a NUL byte
 is refused (C would cut it short).
 
