@@ -40,6 +40,14 @@ static int holds(const struct swerve_claim *claim, pid_t self)
     return claim->held_by == self && claim->held_era == atomic_load(&era);
 }
 
+/* Whether this process holds CLAIM now: what swerve_claim_held() says,
+ * for the library's own use (a call of the exported name could reach an
+ * application's function of that name: tests/packaging/own-calls.sh). */
+static int held(const struct swerve_claim *claim, pid_t self)
+{
+    return holds(claim, self) && scl_store()->held(claim->key);
+}
+
 SCL_EXPORT struct swerve_claim *swerve_claim_new(const char *name)
 {
     struct swerve_claim *claim;
@@ -78,13 +86,13 @@ SCL_EXPORT const char *swerve_claim_name(const struct swerve_claim *claim)
 SCL_EXPORT int swerve_claim_held(const struct swerve_claim *claim)
 {
     /* A forked child inherits the handle, not the claim. */
-    return holds(claim, scl_proc_self_pid()) && scl_store()->held(claim->key);
+    return held(claim, scl_proc_self_pid());
 }
 
 SCL_EXPORT uint64_t swerve_claim_token(const struct swerve_claim *claim)
 {
     scl_why_clear();
-    return swerve_claim_held(claim) ? scl_store()->token(claim->key) : 0;
+    return held(claim, scl_proc_self_pid()) ? scl_store()->token(claim->key) : 0;
 }
 
 SCL_EXPORT int swerve_claim_available(const struct swerve_claim *claim)
@@ -121,7 +129,7 @@ SCL_EXPORT struct swerve_claim *swerve_claim_acquire(struct swerve_claim *claim,
     }
     /* Held already, unless the store lost it behind our back (a database
      * session that ended): then it is taken anew. */
-    if (holds(claim, self) && scl_store()->held(claim->key))
+    if (held(claim, self))
         return claim;
     if (timeout > 0 && timeout <= FOREVER_SECONDS)
         deadline = scl_monotonic_ns() + (int64_t)(timeout * 1e9);
@@ -141,7 +149,7 @@ SCL_EXPORT int swerve_claim_wait_fd(struct swerve_claim *claim)
     pid_t self = scl_proc_self_pid();
 
     scl_why_clear();
-    if (holds(claim, self) && scl_store()->held(claim->key)) {
+    if (held(claim, self)) {
         errno = EALREADY;
         return -1;
     }
@@ -158,7 +166,7 @@ static int release(struct swerve_claim *claim)
 
     scl_store()->wait_end(claim->key); /* a waiter that gives up */
     errno = saved;
-    if (!swerve_claim_held(claim))
+    if (!held(claim, scl_proc_self_pid()))
         return 0;
     if (scl_store()->release(claim->key) != 0)
         return -1;

@@ -3,6 +3,7 @@
 #include "children.h"
 #include "fork_page.h"
 #include "own_stack.h"
+#include "sigsafe.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -34,7 +35,7 @@ static void prune(void *unused)
     (void)unused;
     for (size_t i = 0; i < SCL_CHILD_SLOTS; i++) {
         pid_t pid = atomic_load(&scl_fork_page.children[i]);
-        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+        if (pid > 0 && scl_kill(pid, 0) != 0 && errno == ESRCH)
             atomic_compare_exchange_strong(&scl_fork_page.children[i], &pid, 0);
     }
     errno = saved;

@@ -328,7 +328,7 @@ enum scl_proc_state scl_proc_state(const struct scl_proc_id *id)
 
     if (id->pid <= 0) {
         state = SCL_PROC_GONE;
-    } else if (kill(id->pid, 0) != 0 && errno == ESRCH) {
+    } else if (scl_kill(id->pid, 0) != 0 && errno == ESRCH) {
         state = SCL_PROC_GONE;
     } else if (scl_proc_read_stat(id->pid, &st) == 0) {
         if (st.state == 'Z' || st.state == 'X')

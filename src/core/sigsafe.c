@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "bound.h"
 #include "scratch.h"
 #include "sigsafe.h"
 
@@ -8,6 +9,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,9 +188,15 @@ void scl_close_quietly(int fd)
 {
     int saved = errno;
 
-    /* Linux frees the descriptor even when close() reports EINTR. */
-    (void)close(fd);
+    /* Linux frees the descriptor even when close() reports EINTR.  The
+     * system call itself: close() is the shim's own hook. */
+    (void)scl_bound.syscall(SYS_close, fd);
     errno = saved;
+}
+
+int scl_kill(pid_t pid, int sig)
+{
+    return (int)scl_bound.syscall(SYS_kill, pid, sig);
 }
 
 size_t scl_length(const char *s)

@@ -94,8 +94,14 @@ int scl_each_entry(int dirfd, scl_entry_fn *fn, void *arg);
  * opened its own there. */
 int scl_fd_is(int fd, mode_t type, dev_t dev, ino_t ino);
 
-/* close() that keeps errno: used on paths that must not disturb it. */
+/* close() that keeps errno: used on paths that must not disturb it.
+ * Like scl_kill(), the system call itself, never the shim's hook of the
+ * same name (tests/packaging/own-calls.sh checks that the library calls
+ * none of its own). */
 void scl_close_quietly(int fd);
+
+/* kill(2): 0, or -1 with errno. */
+int scl_kill(pid_t pid, int sig);
 
 /* Writes zeroes over the first SIZE bytes of the file open as FD, so that
  * each of its pages has its room: 0, or -1 with errno (ENOSPC).  For a

@@ -395,7 +395,7 @@ static void drop_inherited(void)
     if (session.conn == NULL)
         return;
     if (socket_is_ours())
-        (void)close(session.fd);
+        scl_close_quietly(session.fd);
     forget();
 }
 

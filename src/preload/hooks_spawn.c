@@ -27,6 +27,7 @@
 #include "image_env.h"
 #include "lifecycle.h"
 #include "real.h"
+#include "sigsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -132,24 +133,24 @@ static void system_cancelled(void *arg)
     pid_t pid = *(pid_t *)arg;
     int state;
 
-    (void)kill(pid, SIGKILL);
+    (void)scl_kill(pid, SIGKILL);
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    while (scl_waitpid_reaping(pid, NULL, 0) < 0 && errno == EINTR)
         ;
     pthread_setcancelstate(state, NULL);
     system_end();
 }
 
 /* The shell's status, or -1.  waitpid is a cancellation point, where
- * system_cancelled() takes over.  The shell is reaped through waitpid,
- * hooked, as a host's own wait would reap it. */
+ * system_cancelled() takes over.  The shell is reaped as the waitpid hook
+ * reaps (its claims cleared), as a host's own wait would reap it. */
 static int wait_shell(pid_t pid)
 {
     int status = -1;
     pid_t r;
 
     pthread_cleanup_push(system_cancelled, &pid);
-    while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+    while ((r = scl_waitpid_reaping(pid, &status, 0)) < 0 && errno == EINTR)
         ;
     pthread_cleanup_pop(0);
     return r == pid ? status : -1;
@@ -344,19 +345,19 @@ SCL_EXPORT FILE *popen(const char *command, const char *mode)
      * it close-on-exec, so it moves. */
     if (fds[child_end] == child_fd) {
         int moved = fcntl(child_fd, F_DUPFD_CLOEXEC, 0);
-        close(child_fd);
+        scl_close_quietly(child_fd);
         fds[child_end] = moved;
     }
     p->fd = fds[parent_end];
     p->stream = fds[child_end] >= 0 ? fdopen(p->fd, reading ? "r" : "w") : NULL;
     started = p->stream != NULL && start_piped(p, fds[child_end], child_fd, command);
     if (fds[child_end] >= 0)
-        close(fds[child_end]);
+        scl_close_quietly(fds[child_end]);
     if (!started) {
         if (p->stream != NULL)
             (void)scl_real()->fclose(p->stream);
         else
-            close(p->fd);
+            scl_close_quietly(p->fd);
         free(p);
         errno = ENOMEM; /* what glibc says of any failure here */
         return NULL;
@@ -406,7 +407,7 @@ static int close_stream(FILE *stream, int (*real)(FILE *))
     closed = scl_real()->fclose(stream);
     do {
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-        r = waitpid(pid, &status, 0);
+        r = scl_waitpid_reaping(pid, &status, 0);
         pthread_setcancelstate(state, NULL);
     } while (r < 0 && errno == EINTR);
     if (r < 0)

@@ -11,6 +11,7 @@
 #include "export.h"
 #include "lifecycle.h"
 #include "real.h"
+#include "sigsafe.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -32,7 +33,7 @@ static pid_t after_wait(pid_t r, pid_t pid, const int *status)
 
     if (r > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)))
         scl_child_reaped(r, *status);
-    else if (r < 0 && saved == EFAULT && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+    else if (r < 0 && saved == EFAULT && pid > 0 && scl_kill(pid, 0) != 0 && errno == ESRCH)
         scl_child_reaped(pid, -1); /* gone: reaped, not stopped (WUNTRACED) */
     errno = saved;
     return r;
@@ -50,13 +51,18 @@ SCL_EXPORT pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusa
     return after_wait(r, pid, status);
 }
 
-SCL_EXPORT pid_t waitpid(pid_t pid, int *wstatus, int options)
+pid_t scl_waitpid_reaping(pid_t pid, int *wstatus, int options)
 {
     pid_t (*real)(pid_t, int *, int) = scl_real()->waitpid;
     int ours = 0, *status = wstatus != NULL ? wstatus : &ours;
     pid_t r = real != NULL ? real(pid, status, options) : (pid_t)syscall(SYS_wait4, pid, status, options, NULL);
 
     return after_wait(r, pid, status);
+}
+
+SCL_EXPORT pid_t waitpid(pid_t pid, int *wstatus, int options)
+{
+    return scl_waitpid_reaping(pid, wstatus, options);
 }
 
 SCL_EXPORT pid_t wait(int *wstatus)

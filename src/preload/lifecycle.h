@@ -31,6 +31,11 @@ void scl_forked(pid_t child);
  * when the call could not tell): what it held is freed. */
 void scl_child_reaped(pid_t child, int status);
 
+/* waitpid() as its hook does it (hooks_wait.c): a child reaped has its
+ * claims cleared.  The library's own reaping (system(), pclose()) calls
+ * this, never the exported waitpid, which an application may define. */
+pid_t scl_waitpid_reaping(pid_t pid, int *wstatus, int options);
+
 /* This process is about to exec: what it holds is released; what the new
  * image needs to join the same claims is kept. */
 void scl_process_execs(void);

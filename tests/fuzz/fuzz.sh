@@ -22,7 +22,7 @@ flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 core=("$src/src/fs/names.c" "$src/src/fs/sha256.c")
 declare -A sources=(
     [names]="${core[*]}"
-    [holder]="${core[*]} $src/src/fs/holder.c $src/src/fs/claim.c $src/src/core/sigsafe.c $src/src/core/budget.c $src/src/core/log.c $src/src/core/settings.c $src/src/core/scratch.c $src/src/core/proc.c $src/src/fs/wake.c $src/src/fs/watch.c $src/src/fs/times.c $src/src/fs/history.c"
+    [holder]="${core[*]} $src/src/fs/holder.c $src/src/fs/claim.c $src/src/core/sigsafe.c $src/src/core/bound.c $src/src/core/budget.c $src/src/core/log.c $src/src/core/settings.c $src/src/core/scratch.c $src/src/core/proc.c $src/src/fs/wake.c $src/src/fs/watch.c $src/src/fs/times.c $src/src/fs/history.c"
 )
 for target in names holder; do
     # shellcheck disable=SC2086 # the source lists are word lists
