@@ -41,17 +41,19 @@ static void put_unsigned(struct line *l, unsigned long long v)
     put(l, num, scl_fmt_ull(num, v));
 }
 
-/* V in octal with a leading 0, as a file's mode is written ("%#o"). */
-static void put_octal(struct line *l, unsigned v)
+/* V in octal, with a leading 0 when ALT, as a file's mode is written
+ * ("%#o": 0750). */
+static void put_octal(struct line *l, unsigned long long v, int alt)
 {
-    char num[16];
+    char num[32];
     size_t n = sizeof num;
 
     do {
         num[--n] = (char)('0' + (v & 7));
         v >>= 3;
     } while (v != 0);
-    num[--n] = '0';
+    if (alt)
+        num[--n] = '0';
     put(l, num + n, sizeof num - n);
 }
 
@@ -73,41 +75,68 @@ static void put_error(struct line *l, int err)
     put(l, ")", 1);
 }
 
+/* Takes the integer argument of a conversion with LONGS 'l's (or a 'z'
+ * when SIZE) from AP: signed or not, as the conversion says. */
+static long long signed_arg(va_list *ap, int longs, int size)
+{
+    return size         ? (long long)va_arg(*ap, ssize_t)
+           : longs >= 2 ? va_arg(*ap, long long)
+           : longs == 1 ? (long long)va_arg(*ap, long)
+                        : (long long)va_arg(*ap, int);
+}
+
+static unsigned long long unsigned_arg(va_list *ap, int longs, int size)
+{
+    return size         ? (unsigned long long)va_arg(*ap, size_t)
+           : longs >= 2 ? va_arg(*ap, unsigned long long)
+           : longs == 1 ? (unsigned long long)va_arg(*ap, unsigned long)
+                        : (unsigned long long)va_arg(*ap, unsigned);
+}
+
+/* The conversion at P (past its '%') into L, its argument taken from AP;
+ * SAVED is errno at the call (%m).  Where it ends, or NULL for one this
+ * formatter does not know: its argument's size is unknown, so nothing
+ * after it can be read safely. */
+static const char *convert(struct line *l, const char *p, va_list *ap, int saved)
+{
+    int alt = 0, longs = 0, size = 0;
+
+    if (*p == '#')
+        alt = 1, p++;
+    while (*p == 'l')
+        longs++, p++;
+    if (*p == 'z')
+        size = 1, p++;
+    switch (*p) {
+    case 's': {
+        const char *s = va_arg(*ap, const char *);
+        s = s == NULL ? "(null)" : s;
+        put(l, s, strlen(s));
+        return p;
+    }
+    case 'm': put_error(l, saved); return p;
+    case 'd':
+    case 'i': put_signed(l, signed_arg(ap, longs, size)); return p;
+    case 'u': put_unsigned(l, unsigned_arg(ap, longs, size)); return p;
+    case 'o': put_octal(l, unsigned_arg(ap, longs, size), alt); return p;
+    case '%': put(l, "%", 1); return p;
+    default: put(l, "%?", 2); return NULL;
+    }
+}
+
 /* FMT's text, after whatever L holds already; SAVED is errno at the call (%m). */
 static void format(struct line *l, const char *fmt, va_list ap, int saved)
 {
-    for (const char *p = fmt; *p != '\0'; p++) {
-        if (*p != '%') {
+    va_list args;
+
+    va_copy(args, ap);
+    for (const char *p = fmt; p != NULL && *p != '\0'; p++) {
+        if (*p == '%')
+            p = convert(l, p + 1, &args, saved);
+        else
             put(l, p, 1);
-            continue;
-        }
-        p++;
-        if (*p == 's') {
-            const char *s = va_arg(ap, const char *);
-            s = s == NULL ? "(null)" : s;
-            put(l, s, strlen(s));
-        } else if (*p == 'm') {
-            put_error(l, saved);
-        } else if (*p == 'd') {
-            put_signed(l, va_arg(ap, int));
-        } else if (p[0] == '#' && p[1] == 'o') {
-            put_octal(l, va_arg(ap, unsigned));
-            p++;
-        } else if (p[0] == 'l' && p[1] == 'd') {
-            put_signed(l, va_arg(ap, long));
-            p++;
-        } else if (p[0] == 'l' && p[1] == 'u') {
-            put_unsigned(l, va_arg(ap, unsigned long));
-            p++;
-        } else if (p[0] == 'l' && p[1] == 'l' && p[2] == 'u') {
-            put_unsigned(l, va_arg(ap, unsigned long long));
-            p += 2;
-        } else {
-            put(l, "%", 1);
-            if (*p == '\0')
-                break;
-        }
     }
+    va_end(args);
 }
 
 /* FMT's line, after the prefix that names this process; returns where

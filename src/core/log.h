@@ -6,8 +6,10 @@
 #ifndef SCL_LOG_H
 #define SCL_LOG_H
 
-/* Formats %s, %d, %ld, %lu, %llu, %#o (a mode: 0777) and %% only, and %m: errno as it was at
- * the call, named ("Not a directory (ENOTDIR)").  Keeps errno. */
+/* Formats %s; %d, %i, %u and %o (%#o: a mode, 0777), each with l, ll or
+ * z; %%; and %m: errno as it was at the call, named ("Not a directory
+ * (ENOTDIR)").  Anything else ends the line with "%?": its argument could
+ * not be read safely.  Keeps errno. */
 void scl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The longest why kept, its NUL included. */

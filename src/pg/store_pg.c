@@ -411,7 +411,7 @@ static int room_for_one_more(void)
 {
     if ((long)held.n < scl_settings()->max_names || held.generation != scl_pg_generation())
         return 1;
-    scl_debug("PostgreSQL store: this process holds %zu names, SWERVE_CLAIM_MAX_NAMES: no more", held.n);
+    scl_why("PostgreSQL store: this process holds %zu names, SWERVE_CLAIM_MAX_NAMES: no more", held.n);
     errno = ENOLCK;
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "dir.h"
 #include "history.h"
 #include "holder.h"
+#include "log.h"
 #include "names.h"
 #include "proc.h"
 #include "retire.h"
@@ -619,6 +620,14 @@ START_TEST(test_why_of_a_name)
     ck_assert_ptr_null(swerve_claim_why());
     swerve_claim_free(c);
     free(long_name);
+}
+END_TEST
+
+START_TEST(test_why_formats_every_conversion_it_is_given)
+{
+    scl_why_clear();
+    scl_why("holds %zu names, at most %ld; mode %#o; %s", (size_t)1000, 1000L, 0750u, "said");
+    ck_assert_str_eq(scl_why_said(), "holds 1000 names, at most 1000; mode 0750; said");
 }
 END_TEST
 
@@ -1626,6 +1635,7 @@ static Suite *suite(void)
     suite_add_tcase(s, api);
     tcase_add_test(why, test_why_names_the_missing_base);
     tcase_add_test(why, test_why_of_a_name);
+    tcase_add_test(why, test_why_formats_every_conversion_it_is_given);
     tcase_add_test(why, test_why_is_each_threads_own);
     suite_add_tcase(s, why);
     return s;
