@@ -61,7 +61,7 @@ int tool_db(int argc, char **argv)
         return tool_usage_error("db takes one subcommand: init");
     argc--;
     argv++;
-    while ((c = tool_getopt(argc, argv, "", opts)) != -1) {
+    while ((c = tool_getopt(argc, argv, "d", opts)) != -1) {
         switch (c) {
         case 'd': dedicated = 1; break;
         default: return TOOL_USAGE;

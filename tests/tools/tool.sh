@@ -37,6 +37,8 @@ done
 check "list --help shows list's options only" bash -c "out=\$('$tool' list --help); grep -q -- '--output-all' <<<\"\$out\" && ! grep -q -- '--dry-run' <<<\"\$out\""
 check "run -h, after other options, is run's help" bash -c "'$tool' run -v -h | grep -q -- '--conflict-exit-code'"
 check "db init --help is db's help" bash -c "'$tool' db init --help | grep -q -- '--dedicated'"
+check "db init -d is --dedicated, as its help says (not an unknown option)" \
+    bash -c "env -u SWERVE_CLAIM_STORE '$tool' db init -d 2>&1 | grep -q 'SWERVE_CLAIM_STORE is not set'"
 check "help with no command is the whole help" bash -c "out=\$('$tool' help) && [ \"\$out\" = \"\$('$tool' --help)\" ] && grep -q '^Commands:' <<<\"\$out\""
 check "help of an unknown command is a usage error (2)" status_is 2 sc help frobnicate
 check "run's command keeps its own --help" bash -c "[ \"\$('$tool' --base '$base' run helped -- printf '%s' --help)\" = --help ]"
