@@ -7,6 +7,11 @@
  * A store says what it can do in one set of capabilities, `can`; an
  * operation outside its set is NULL, and the tools ask `can`, never the
  * pointer.
+ *
+ * What a store's session decides as it is set up (struct
+ * scl_store_reached) is the store's own record, kept by the library's
+ * code too: only the type is shared, so that db check says what the
+ * library decided, not what a second look at the server guessed.
  */
 #ifndef SCL_STORE_ADMIN_H
 #define SCL_STORE_ADMIN_H
@@ -43,6 +48,47 @@ struct scl_store_access {
     int public_connects;  /* 1 every role may connect, and so take any claim */
     int members_connect;  /* 1 the claims' role may connect */
     long foreign_holders; /* claims held now by sessions that are not the library's */
+};
+
+/* What is between this process and a shared store's server, as the
+ * store's session decided it at set-up. */
+enum scl_admin_pooler {
+    SCL_ADMIN_POOLER_UNSEEN,      /* no connection was made */
+    SCL_ADMIN_POOLER_NONE,        /* the session is the server's own */
+    SCL_ADMIN_POOLER_NOT_PROBED,  /* a pooler is in between; refused for another reason before its mode */
+    SCL_ADMIN_POOLER_HANDED_ON,   /* the server session is not new, another client's: refused */
+    SCL_ADMIN_POOLER_TRANSACTION, /* server sessions changed hands: transaction or statement mode, refused */
+    SCL_ADMIN_POOLER_UNTOLD,      /* a pooler whose mode cannot be told, not declared: refused */
+    SCL_ADMIN_POOLER_DECLARED,    /* one declared a session pooler (SWERVE_CLAIM_POOLER=session): accepted */
+};
+
+/* How far the last opening of a shared store's session got. */
+struct scl_store_reached {
+    int reached;                                      /* 1 a connection was made: the rest is its */
+    char host[128], port[16], database[64], role[64]; /* as the client library reached them */
+    int standby;                                      /* the server is one: refused */
+    int server_version;                               /* server_version_num; 0 unknown */
+    enum scl_admin_pooler pooler;
+};
+
+enum scl_admin_schema {
+    SCL_ADMIN_SCHEMA_UNSEEN,  /* not looked at (no session) */
+    SCL_ADMIN_SCHEMA_MISSING, /* db init never ran in this database */
+    SCL_ADMIN_SCHEMA_OLD,     /* older than this store's code: db init again */
+    SCL_ADMIN_SCHEMA_CLOSED,  /* there, but the session's role may not look inside */
+    SCL_ADMIN_SCHEMA_READY,
+};
+
+/* What check() sees from this environment. */
+struct scl_store_check {
+    struct scl_store_reached seen; /* the session's set-up, as far as it got */
+    int accepted;                  /* 1 the session was set up: a claim could be taken through it */
+    char behind[80];               /* accepted: where the server says it is ("" a local socket) */
+    char behind_port[16];
+    enum scl_admin_schema schema; /* accepted: whether db init ran */
+    int member;                   /* accepted: 1 the session's role may take claims (swerve_claim_user) */
+    int access_read;              /* 1 ACCESS is filled (schema ready, role a member) */
+    struct scl_store_access access;
 };
 
 /* A column of a store's listing (swerve-claim list -o NAME). */
@@ -161,6 +207,11 @@ struct scl_store_admin {
      * when DEDICATED says the database is the claims' own, shuts every
      * other role out: 0 and *ACCESS, or -1 with errno. */
     int (*init)(int dedicated, struct scl_store_access *access);
+    /* SCL_ADMIN_SCHEMA: opens the session as a claim would, and says what
+     * it found (db check): 0 and *OUT when the session was set up and
+     * looked at, or -1 with errno (reason() the words) and *OUT as far as
+     * it got. */
+    int (*check)(struct scl_store_check *out);
 
     /* Every store: what this process holds is made to outlive its exec
      * (swerve-claim run hands its claim to the command; a filesystem

@@ -1,5 +1,5 @@
 /* The PostgreSQL store's operations for the tools (store_admin.h): list,
- * release --force, db init.  Built into libscl_admin.la: they run in
+ * release --force, db init, db check.  Built into libscl_admin.la: they run in
  * swerve-claim, never in a host under the shim. */
 #include "config.h"
 
@@ -245,6 +245,73 @@ static int scl_pg_init(int dedicated, struct scl_store_access *access)
     return r;
 }
 
+/* Where the server says it is; whether the schema is there, and open to
+ * the session's role (a look inside a schema without USAGE is an error,
+ * even one the planner makes to estimate); and whether the role may take
+ * claims (the CASE keeps pg_has_role() from a role that does not exist). */
+static const char check_sql[] =
+    "SELECT coalesce(host(inet_server_addr()), ''), coalesce(inet_server_port()::text, ''), "
+    "CASE WHEN to_regnamespace('swerve_claim') IS NULL THEN 'missing' "
+    "WHEN NOT has_schema_privilege('swerve_claim', 'USAGE') THEN 'closed' ELSE 'open' END, "
+    "CASE WHEN to_regrole('swerve_claim_user') IS NULL THEN false ELSE pg_has_role('swerve_claim_user', 'USAGE') END";
+/* Then, in an open schema: whether it is as new as this code (the
+ * functions the claim statements call, session.c, and the view's last
+ * column). */
+static const char current_sql[] =
+    "SELECT to_regprocedure('swerve_claim.acquire_within(integer,integer,integer)') IS NOT NULL "
+    "AND to_regprocedure('swerve_claim.token_for(integer,integer,double precision)') IS NOT NULL "
+    "AND to_regprocedure('swerve_claim.release_recorded(integer,integer,integer)') IS NOT NULL "
+    "AND to_regprocedure('swerve_claim.unlock_if_held(integer,integer)') IS NOT NULL "
+    "AND to_regprocedure('swerve_claim.available(integer)') IS NOT NULL "
+    "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('swerve_claim.claims') "
+    "AND attname = 'connected' AND NOT attisdropped)";
+
+static int scl_pg_check(struct scl_store_check *out)
+{
+    const struct scl_libpq *pq;
+    PGresult *res;
+    int err, r = -1;
+
+    memset(out, 0, sizeof *out);
+    scl_pg_lock();
+    scl_pg_deadline(scl_monotonic_ns() + SCL_BUDGET_PG_STATEMENT_NS);
+    if (scl_pg_open(getpid()) != 0) {
+        err = errno;
+        out->seen = *scl_pg_seen();
+        scl_pg_unlock();
+        errno = err;
+        return -1;
+    }
+    out->seen = *scl_pg_seen();
+    out->accepted = 1;
+    pq = scl_pg_libpq();
+    if ((res = scl_pg_run(check_sql, 0, NULL, NULL, NULL, NULL)) == NULL)
+        goto out;
+    snprintf(out->behind, sizeof out->behind, "%s", pq->getvalue(res, 0, 0));
+    snprintf(out->behind_port, sizeof out->behind_port, "%s", pq->getvalue(res, 0, 1));
+    out->schema = strcmp(pq->getvalue(res, 0, 2), "missing") == 0  ? SCL_ADMIN_SCHEMA_MISSING
+                  : strcmp(pq->getvalue(res, 0, 2), "closed") == 0 ? SCL_ADMIN_SCHEMA_CLOSED
+                                                                   : SCL_ADMIN_SCHEMA_OLD;
+    out->member = strcmp(pq->getvalue(res, 0, 3), "t") == 0;
+    pq->clear(res);
+    if (out->schema == SCL_ADMIN_SCHEMA_OLD) {
+        if ((res = scl_pg_run(current_sql, 0, NULL, NULL, NULL, NULL)) == NULL)
+            goto out;
+        if (strcmp(pq->getvalue(res, 0, 0), "t") == 0)
+            out->schema = SCL_ADMIN_SCHEMA_READY;
+        pq->clear(res);
+    }
+    r = 0;
+    /* The view is a member's to read: without it, who may connect is not ours to see. */
+    if (out->schema == SCL_ADMIN_SCHEMA_READY && out->member)
+        out->access_read = read_access(pq, &out->access) == 0;
+out:
+    err = errno;
+    scl_pg_unlock();
+    errno = err;
+    return r;
+}
+
 extern const struct scl_admin_listing scl_pg_listing, scl_pg_history; /* listing_pg.c, history_pg.c */
 
 const struct scl_store_admin scl_store_pg_admin = {
@@ -255,6 +322,7 @@ const struct scl_store_admin scl_store_pg_admin = {
     .list = scl_pg_list,
     .end_holder = scl_pg_end_holder,
     .init = scl_pg_init,
+    .check = scl_pg_check,
     .keep_across_exec = scl_pg_keep_across_exec,
     .reason = scl_pg_reason,
 };

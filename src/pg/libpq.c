@@ -50,6 +50,10 @@ static const struct {
     FN(connectionNeedsPassword, "PQconnectionNeedsPassword"),
     FN(connectionUsedPassword, "PQconnectionUsedPassword"),
     FN(sendQuery, "PQsendQuery"),
+    FN(host, "PQhost"),
+    FN(port, "PQport"),
+    FN(db, "PQdb"),
+    FN(user, "PQuser"),
 #undef FN
 };
 

@@ -61,6 +61,11 @@ struct scl_libpq {
     int (*connectionNeedsPassword)(const PGconn *conn);
     int (*connectionUsedPassword)(const PGconn *conn);
     int (*sendQuery)(PGconn *conn, const char *query);
+    /* Where a connection went, for the tools' db check. */
+    char *(*host)(const PGconn *conn);
+    char *(*port)(const PGconn *conn);
+    char *(*db)(const PGconn *conn);
+    char *(*user)(const PGconn *conn);
 };
 
 /* libpq's functions, loaded on the first call (thread-safe); NULL with

@@ -169,7 +169,8 @@ static unsigned long statement_serial;                     /* which statement in
 static int interrupted;                                    /* a cancel is out for it */
 static int cancelled_for_another;                          /* one reached it: the holder learns of it */
 
-static char reason[256]; /* the last failure's message, for the tools */
+static char reason[256];              /* the last failure's message, for the tools */
+static struct scl_store_reached seen; /* what the last connect_session() found, for the tools */
 
 /* Cancels the statement the session runs; FOR_ANOTHER: another thread's
  * cancel, only while statement SERIAL still runs and may be (checked
@@ -301,6 +302,11 @@ const char *scl_pg_backend(void)
 const char *scl_pg_nonce(void)
 {
     return session.nonce;
+}
+
+const struct scl_store_reached *scl_pg_seen(void)
+{
+    return &seen;
 }
 
 const char *scl_pg_reason(void)
@@ -653,7 +659,7 @@ static int setup(const struct connect_params *p)
 {
     const char *values[1] = { session.nonce };
     PGresult *res;
-    int standby, fresh, backend;
+    int standby, fresh, backend, pooled;
 
     make_nonce();
     if ((res = scl_pg_run(setup_sql, 1, NULL, values, NULL, NULL)) == NULL)
@@ -663,26 +669,49 @@ static int setup(const struct connect_params *p)
     fresh = strcmp(session.pq->getvalue(res, 0, 2), "t") == 0;
     session.server_version = atoi(session.pq->getvalue(res, 0, 8));
     session.pq->clear(res);
+    /* Its BackendKeyData is not the backend's: a pooler is in between. */
+    pooled = backend != session.pq->backendPID(session.conn);
+    seen.standby = standby;
+    seen.server_version = session.server_version;
+    seen.pooler = pooled ? SCL_ADMIN_POOLER_NOT_PROBED : SCL_ADMIN_POOLER_NONE;
     if (standby)
         return fail(EROFS, "the server is a standby (pg_is_in_recovery): claims need the primary");
-    if (!fresh)
+    if (!fresh) {
+        seen.pooler = SCL_ADMIN_POOLER_HANDED_ON;
         return fail(EPROTO, "the server session is not new (prepared statements, advisory locks or another "
                             "client's mark): a pooler hands out sessions other clients used; session locks need "
                             "a session of their own (doc/cluster.md, PgBouncer)");
+    }
     session.backend = backend;
-    if (backend != session.pq->backendPID(session.conn)) {
-        /* Its BackendKeyData is not the backend's: a pooler is in between. */
-        if (pooled_by_transaction(p))
+    if (pooled) {
+        if (pooled_by_transaction(p)) {
+            seen.pooler = SCL_ADMIN_POOLER_TRANSACTION;
             return fail(EPROTO, "a pooler in transaction or statement mode is in between: session locks would "
                                 "stay in server sessions other clients get; connect to PostgreSQL itself or to a "
                                 "session-mode pool (doc/cluster.md, PgBouncer)");
+        }
+        seen.pooler = SCL_ADMIN_POOLER_UNTOLD;
         if (strcmp(scl_settings()->pooler, "session") != 0)
             return fail(EPROTO, "a pooler is in between, in a mode that cannot be told from here: if it pools "
                                 "sessions (PgBouncer's pool_mode = session), say so with "
                                 "SWERVE_CLAIM_POOLER=session (doc/cluster.md, PgBouncer)");
+        seen.pooler = SCL_ADMIN_POOLER_DECLARED;
     }
     snprintf(session.backend_text, sizeof session.backend_text, "%d", session.backend);
     return 0;
+}
+
+/* Where CONN reached, for the tools (seen): libpq's own words, no
+ * password among them. */
+static void note_reached(PGconn *conn)
+{
+    const struct scl_libpq *pq = session.pq;
+
+    seen.reached = 1;
+    snprintf(seen.host, sizeof seen.host, "%s", pq->host(conn) ?: "");
+    snprintf(seen.port, sizeof seen.port, "%s", pq->port(conn) ?: "");
+    snprintf(seen.database, sizeof seen.database, "%s", pq->db(conn) ?: "");
+    snprintf(seen.role, sizeof seen.role, "%s", pq->user(conn) ?: "");
 }
 
 static int connect_session(void)
@@ -692,6 +721,7 @@ static int connect_session(void)
     struct stat st;
     int err;
 
+    memset(&seen, 0, sizeof seen);
     if (settings->store_error != 0)
         return fail(settings->store_error, "SWERVE_CLAIM_STORE or SWERVE_CLAIM_SCOPE is too long");
     if ((session.pq = scl_libpq()) == NULL)
@@ -704,6 +734,7 @@ static int connect_session(void)
         errno = err;
         return -1;
     }
+    note_reached(session.conn);
     session.fd = session.pq->socket(session.conn);
     if (fstat(session.fd, &st) != 0) {
         err = errno;

@@ -14,6 +14,7 @@
 #define SCL_PG_SESSION_H
 
 #include "libpq.h"
+#include "store_admin.h"
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -92,6 +93,10 @@ int scl_pg_current(pid_t self);
  * standby, EPROTO a pooler in transaction mode, ENAMETOOLONG settings too
  * long, EACCES refused, ENOMEM) and a SWERVE_DEBUG line. */
 int scl_pg_open(pid_t self);
+
+/* What the last attempt to open the session (scl_pg_open()) found, as far
+ * as it got, for the tools (db check): its set-up's own decisions. */
+const struct scl_store_reached *scl_pg_seen(void);
 
 /* Counts the sessions this process has had: it changes whenever one is
  * lost or forgotten, so a hold taken in an older one is gone. */

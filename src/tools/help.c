@@ -93,10 +93,13 @@ static const struct command_help commands[] = {
       "  -p, --pid PID            only process PID (alone: in its own directory)\n",
       "drain: 1 when a process could not be told, or none was (only one that took\n"
       "a claim can be: its swerve_claim_draining() then says 1).\n" },
-    { "db", "db init [--dedicated]", "make the PostgreSQL store's schema (SWERVE_CLAIM_STORE)",
-      "  -d, --dedicated          the database is the claims' own: shut every other\n"
-      "                           role out of it\n",
-      "" },
+    { "db", "db init [--dedicated]\n       swerve-claim [--base DIR] db check",
+      "the PostgreSQL store: make its schema (init); check it from here (check)",
+      "  -d, --dedicated          db init: the database is the claims' own: shut\n"
+      "                           every other role out of it\n",
+      "db check: 0 claims work from this environment; 1 they would not (why, and\n"
+      "what to set: SWERVE_CLAIM_POOLER=session behind a session-mode pooler);\n"
+      "db init, db check: 2 without SWERVE_CLAIM_STORE (local claims need no database).\n" },
     { "metrics", "metrics [--server SERVER] [--output FILE]",
       "every claim and waiter for Prometheus (node_exporter's textfile collector)",
       "  -s, --server SERVER      only that server's directory\n"

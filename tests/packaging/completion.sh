@@ -41,6 +41,9 @@ completes "init" swerve-claim db i
 completes "SELF-REPORTED SERVER SESSION SINCE STATE" swerve-claim list -o S
 completes "REPORTED-HOST REPORTED-PID ROLE" swerve-claim list -o R
 completes "--dedicated" swerve-claim db init --d
+completes "check" swerve-claim db c
+completes "--base --help" swerve-claim db check --
+completes "--base --dedicated --help" swerve-claim db init --
 completes "--library" swerve-claim-preload --li
 completes "help history" swerve-claim h
 completes "release run" swerve-claim help r

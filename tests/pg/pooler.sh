@@ -7,7 +7,10 @@
 # holds a name another holds, and a SIGKILLed client may leave no lock on
 # the server.  In session mode claims work as without it, a killed holder's
 # claim is freed, and a client that waits for a pool slot gets the
-# acquire's timeout, not a hang.
+# acquire's timeout, not a hang.  `swerve-claim db check` says which of
+# these it sees, as root and as an unprivileged user, with the status a
+# script can trust: 0 claims work from here, 1 they do not (and what to
+# set).
 . "$(dirname "$0")/../real-servers/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/pgbouncer.sh"
@@ -15,10 +18,55 @@ trap 'pgb_stop; finish_servers; pg_cluster_stop' EXIT
 
 need_packages pgbouncer
 helper=$SCL_HELPERS/pg/pg_helper
+tool=$SCL_HELPERS/../swerve-claim
 ours() { pg_sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1398231638"; }
 
 pg_cluster_start || exit 1
-check "db init" pg_cluster_init "$SCL_HELPERS/../swerve-claim"
+
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/nonexistent "$@"; }
+# db check, as root and as nobody, with the environment given, straight to
+# PostgreSQL (direct), to URL, or each time through a PgBouncer of its own
+# in MODE (transaction mode hands one client's server session to the next,
+# marked: a run there would be another's): it must exit with STATUS and
+# print a line matching RE (grep -E) on its standard output.  The outputs
+# are kept in $work/check.LABEL[.nobody][.err].
+db_check() { # LABEL STATUS RE direct|transaction|session|URL [VAR=VALUE...]
+    local label=$1 want=$2 re=$3 to=$4 who out store rc run
+    shift 4
+    for who in root nobody; do
+        out=$work/check.$label
+        [ $who = nobody ] && out=$out.nobody
+        case $to in
+        direct) store=$SCL_PG_URL ;;
+        transaction | session) pgb_start "$to" 2 || return 1; store=$PGB_URL ;;
+        *) store=$to ;;
+        esac
+        run=(timeout 60 env -u SWERVE_CLAIM_POOLER SWERVE_CLAIM_STORE="$store" "$@" "$tool" db check)
+        [ $who = nobody ] && run=(as_nobody "${run[@]}")
+        "${run[@]}" >"$out" 2>"$out.err"
+        rc=$?
+        [ $rc -eq "$want" ] || { echo "db check as $who: status $rc, not $want" >&2; cat "$out" "$out.err" >&2; return 1; }
+        has "$re" "$out" || return 1
+    done
+}
+
+# ---- db check, straight to PostgreSQL: claims work once db init ran, to
+# a role of swerve_claim_user; no pooler
+check "db check, direct, before db init: status 1, says to run db init" \
+    db_check noschema 1 "^schema: missing: run 'swerve-claim db init'" direct
+check "db init" pg_cluster_init "$tool"
+pg_sql "CREATE ROLE outsider LOGIN PASSWORD 'outsider'; GRANT CONNECT ON DATABASE claims TO outsider"
+check "db check, direct, a role outside swerve_claim_user: status 1, names the GRANT" \
+    db_check outsider 1 '^role: outsider may not take claims: GRANT swerve_claim_user TO' \
+    "postgresql://outsider:outsider@127.0.0.1:$PG_PORT/claims"
+check "db check, direct: status 0, no pooler in between" \
+    db_check direct 0 '^pooler: none' direct
+check "db check, direct: names the database and the scope, and the schema ready" \
+    bash -c "grep -q '^database: claims' '$work/check.direct' && grep -q '^scope: default' '$work/check.direct' &&
+        grep -q '^schema: .*ready' '$work/check.direct'"
+check "db check, direct: a wrong password is status 1, the server's words said" \
+    db_check badpw 1 '^server: .*not reached' "postgresql://app:wrong@127.0.0.1:$PG_PORT/claims"
+check "(and names the password)" grep -qi 'password' "$work/check.badpw.err"
 
 # The holds that CLIENTS' outputs report ("held BEGIN END") never overlap
 # between two clients; prints the overlaps it finds.
@@ -51,6 +99,11 @@ all_failed_with() { # ERRNO OUTPUT
 }
 
 # ---- transaction mode: two server sessions shared by five clients
+# db check first: refused, saying why, even declared a session pool.
+check "db check, transaction mode: status 1, says transaction" db_check tx 1 '^pooler: .*transaction' transaction
+check "(and says why on standard error)" grep -q 'transaction' "$work/check.tx.err"
+check "db check, transaction mode declared a session pool: still status 1, says transaction" \
+    db_check txd 1 '^pooler: .*transaction' transaction SWERVE_CLAIM_POOLER=session
 check "pgbouncer (transaction mode) starts and proxies" pgb_start transaction 2
 export SWERVE_CLAIM_STORE=$PGB_URL
 # The first client of all, alone with a fresh pool; it is then SIGKILLed.
@@ -114,6 +167,13 @@ check "transaction mode declared a session pool: eight clients at once, never tw
     no_two_holders "$work"/txd.[1-8]
 
 # ---- session mode
+check "db check, session mode undeclared: status 1, names SWERVE_CLAIM_POOLER=session" \
+    db_check sess 1 '^pooler: .*SWERVE_CLAIM_POOLER=session' session
+check "(and standard error names it too)" grep -q 'SWERVE_CLAIM_POOLER=session' "$work/check.sess.err"
+check "db check, session mode declared: status 0, the pooler accepted" \
+    db_check sessd 0 '^pooler: .*accepted' session SWERVE_CLAIM_POOLER=session
+check "db check, session mode, SWERVE_CLAIM_POOLER=Session (mistyped): status 1, says it is ignored" \
+    db_check sesst 1 'SWERVE_CLAIM_POOLER.*ignored' session SWERVE_CLAIM_POOLER=Session
 check "pgbouncer (session mode) starts and proxies" pgb_start session 10
 export SWERVE_CLAIM_STORE=$PGB_URL
 SWERVE_DEBUG=1 "${under_shim[@]}" "$helper" take sess-undeclared 0 >"$work/sess.undeclared" 2>"$work/sess.undeclared.err"

@@ -34,6 +34,9 @@ check "pg_basebackup -R makes a standby" pg_as_postgres env PGPASSWORD="$(cat "$
     "$pg_bin/pg_basebackup" -h 127.0.0.1 -p "$PG_PORT" -U postgres -D "$standby" -R -X stream -c fast
 pg_sql "ALTER SYSTEM SET synchronous_standby_names = '*'" && pg_sql "SELECT pg_reload_conf()" >/dev/null
 check "the standby starts and is synchronous" start_standby
+SWERVE_CLAIM_STORE=$standby_url timeout 60 "$SCL_HELPERS/../swerve-claim" db check >"$work/check" 2>"$work/check.err"
+check "db check on the standby: status 1, naming the primary" \
+    bash -c "[ $? -eq 1 ] && grep -q 'standby: claims need the primary' '$work/check.err'"
 export SWERVE_CLAIM_STORE=$SCL_PG_URL
 check "a name is registered while the standby is there" "${under_shim[@]}" "$helper" take registered 2 >/dev/null
 "${under_shim[@]}" "$helper" take cancelled-token 2 >/dev/null

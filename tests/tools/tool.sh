@@ -37,6 +37,14 @@ done
 check "list --help shows list's options only" bash -c "out=\$('$tool' list --help); grep -q -- '--output-all' <<<\"\$out\" && ! grep -q -- '--dry-run' <<<\"\$out\""
 check "run -h, after other options, is run's help" bash -c "'$tool' run -v -h | grep -q -- '--conflict-exit-code'"
 check "db init --help is db's help" bash -c "'$tool' db init --help | grep -q -- '--dedicated'"
+check "db check --help is db's help, and names check" bash -c "'$tool' db check --help | grep -q '^ *swerve-claim \\[--base DIR\\] db check$'"
+# Without SWERVE_CLAIM_STORE there is no database to check (#41): said, and
+# status 2, as db init says it.
+check "db check without SWERVE_CLAIM_STORE: status 2, says the claims need no database" \
+    bash -c "out=\$(env -u SWERVE_CLAIM_STORE '$tool' db check 2>&1); [ \$? -eq 2 ] &&
+        grep -q 'SWERVE_CLAIM_STORE is not set: .*no database' <<<\"\$out\""
+check "db init -d is --dedicated, as its help says (not an unknown option)" \
+    bash -c "env -u SWERVE_CLAIM_STORE '$tool' db init -d 2>&1 | grep -q 'SWERVE_CLAIM_STORE is not set'"
 check "help with no command is the whole help" bash -c "out=\$('$tool' help) && [ \"\$out\" = \"\$('$tool' --help)\" ] && grep -q '^Commands:' <<<\"\$out\""
 check "help of an unknown command is a usage error (2)" status_is 2 sc help frobnicate
 check "run's command keeps its own --help" bash -c "[ \"\$('$tool' --base '$base' run helped -- printf '%s' --help)\" = --help ]"
@@ -46,7 +54,7 @@ check "a usage error names the command's help" bash -c "'$tool' gc --frob 2>&1 |
 # where that command's help is.
 usage_errors=("history a b" "history -o NOPE" "history -o ''" "list -o NAME,NOPE" "list -p x"
     "drain -p x" "drain -p 1@elsewhere" "drain x" "metrics x" "run" "run name-only" "run -w x n -- true"
-    "run -E 256 n -- true" "release --force" "gc x" "db"
+    "run -E 256 n -- true" "release --force" "gc x" "db" "db frob" "db check x" "db check --dedicated"
     "list --name ''" "history ''" "release --force ''" "run '' -- true") # an empty NAME, said so (#41)
 for args in "${usage_errors[@]}"; do
     cmd=${args%% *}
