@@ -477,7 +477,7 @@ int tool_only_server(const char *name, char *out, size_t cap, pid_t *master)
         if (!mine)
             tool_error("note: a live server of another user's in %s holds '%s'; run joins it, as its user, "
                        "only when told to:",
-                       tool_base, name);
+                       tool_base, tool_shown_name(name));
         say_server(d);
     }
     inv_free(dirs, n);

@@ -75,9 +75,10 @@ static int show(const struct history *h, const struct scl_store_admin *store)
         return TOOL_FAILURE;
     if (h->name != NULL && shown == 0) { /* for scripts, as list --name */
         if (store->can & SCL_ADMIN_SESSIONS)
-            tool_error("no history of a claim named '%s' in scope '%s'", h->name, scl_settings()->scope);
+            tool_error("no history of a claim named '%s' in scope '%s'", tool_shown_name(h->name),
+                       scl_settings()->scope);
         else
-            tool_error("no history of a claim named '%s'", h->name);
+            tool_error("no history of a claim named '%s'", tool_shown_name(h->name));
         return TOOL_FAILURE;
     }
     return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */

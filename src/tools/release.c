@@ -24,12 +24,12 @@ static int release_in_store(const char *name)
     int r = scl_store_admin()->end_holder(name, &who);
 
     if (r < 0) {
-        snprintf(what, sizeof what, "releasing '%s'", name);
+        snprintf(what, sizeof what, "releasing '%s'", tool_shown_name(name));
         tool_store_error(what, errno == EACCES ? " (ending another role's session needs pg_signal_backend)" : "");
         return TOOL_FAILURE;
     }
     if (r == 0) {
-        tool_error("no claim named '%s' in scope '%s'", name, scl_settings()->scope);
+        tool_error("no claim named '%s' in scope '%s'", tool_shown_name(name), scl_settings()->scope);
         return TOOL_FAILURE;
     }
     tool_listed_session(&who, session, sizeof session);
@@ -42,8 +42,8 @@ static int release_in_store(const char *name)
         snprintf(token, sizeof token, "its token unknown");
     tool_error("WARNING: ended the database %s, which held '%s' (%s): every claim of that session is "
                "released; %s, and may still be running",
-               session, name, token, says);
-    tool_say("released '%s' in scope '%s'", name, scl_settings()->scope);
+               session, tool_shown_name(name), token, says);
+    tool_say("released '%s' in scope '%s'", tool_shown_name(name), scl_settings()->scope);
     return TOOL_OK;
 }
 
@@ -58,15 +58,15 @@ static int find_claim(struct inv_dir *dirs, size_t n, const char *name, const ch
         for (size_t j = 0; j < dirs[i].nclaims; j++)
             if (strcmp(dirs[i].claims[j].name, name) == 0) {
                 if (*found != NULL) {
-                    tool_error("'%s' is held in %s and in %s: say which with --server", name, (*dir)->path,
-                               dirs[i].path);
+                    tool_error("'%s' is held in %s and in %s: say which with --server", tool_shown_name(name),
+                               (*dir)->path, dirs[i].path);
                     return TOOL_FAILURE;
                 }
                 *found = &dirs[i].claims[j];
                 *dir = &dirs[i];
             }
     if (*found == NULL) {
-        tool_error("no claim named '%s'%s%s", name, server ? " in " : "", server ? server : "");
+        tool_error("no claim named '%s'%s%s", tool_shown_name(name), server ? " in " : "", server ? server : "");
         return TOOL_FAILURE;
     }
     return TOOL_OK;
@@ -80,14 +80,14 @@ static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *fou
 
     /* Only the claim we looked at goes: one taken since stays. */
     if (fd >= 0 && inv_release_forced(fd, topfd, found, holder, &told) == 0) {
-        tool_say("released '%s' in %s", name, dir->path);
+        tool_say("released '%s' in %s", tool_shown_name(name), dir->path);
     } else if (!told) {
         tool_error("releasing '%s' in %s: cannot tell its holder through %s/%s"
                    " (%s): run this as root or as the directory's owner",
-                   name, dir->path, dir->path, inv_wake_file, strerror(errno));
+                   tool_shown_name(name), dir->path, dir->path, inv_wake_file, strerror(errno));
         r = TOOL_FAILURE;
     } else {
-        tool_error("releasing '%s' in %s: %s", name, dir->path,
+        tool_error("releasing '%s' in %s: %s", tool_shown_name(name), dir->path,
                    errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
         r = TOOL_FAILURE;
     }
@@ -106,15 +106,15 @@ static void warn_holder(const struct inv_proc *p, const char *name)
 
     if (!p->stopped)
         tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway", (int)p->pid,
-                   p->command, name);
+                   p->command, tool_shown_name(name));
     else if (tracer > 0)
         tool_error("WARNING: process %d (%s) is stopped, traced by process %d (a debugger?), and believes it holds "
                    "'%s'; releasing it anyway",
-                   (int)p->pid, p->command, (int)tracer, name);
+                   (int)p->pid, p->command, (int)tracer, tool_shown_name(name));
     else
         tool_error("WARNING: process %d (%s) is stopped ('kill -CONT %d' lets it go on) and believes it holds '%s'; "
                    "releasing it anyway",
-                   (int)p->pid, p->command, (int)p->pid, name);
+                   (int)p->pid, p->command, (int)p->pid, tool_shown_name(name));
 }
 
 int tool_release(int argc, char **argv)

@@ -234,7 +234,7 @@ static ssize_t await_outcome(int report, struct outcome *o, const char *name, in
         if (ready > 0)
             break;
         if (ready == 0)
-            tool_progress("waiting for '%s': %.0f s", name, now_seconds() - start);
+            tool_progress("waiting for '%s': %.0f s", tool_shown_name(name), now_seconds() - start);
     }
     if (progress)
         fputs("\r\033[K", stderr);
@@ -416,9 +416,9 @@ static void say_trying(const char *name, double wait)
 
     describe_holder(name, holder, sizeof holder);
     if (wait > 0)
-        tool_error("waiting up to %g s for '%s'%s", wait, name, holder);
+        tool_error("waiting up to %g s for '%s'%s", wait, tool_shown_name(name), holder);
     else
-        tool_error("trying '%s' once%s", name, holder);
+        tool_error("trying '%s' once%s", tool_shown_name(name), holder);
 }
 
 /* run's status once its child PID (reaped, with STATUS, unless REAPED is
@@ -431,8 +431,8 @@ static int outcome_status(const struct outcome *o, ssize_t got, pid_t reaped, in
     if (o->stage == STAGE_CLAIM && (o->err == EWOULDBLOCK || o->err == ETIMEDOUT))
         return conflict; /* quiet, as flock(1) is: cron mails what it says */
     if (o->stage != STAGE_EXEC) {
-        tool_error("%s '%s': %s", o->stage == STAGE_CLAIM ? "taking" : "getting the fencing token of", name,
-                   strerror(o->err));
+        tool_error("%s '%s': %s", o->stage == STAGE_CLAIM ? "taking" : "getting the fencing token of",
+                   tool_shown_name(name), strerror(o->err));
         return TOOL_FAILURE;
     }
     tool_error("%s: %s", command, strerror(o->err));
@@ -475,10 +475,10 @@ int tool_run(int argc, char **argv)
     got = await_outcome(report[0], &o, swerve_claim_name(claim), opt.verbose);
     close(report[0]);
     if (opt.verbose && got != (ssize_t)sizeof o)
-        tool_error("took '%s' after %.1f s", swerve_claim_name(claim), now_seconds() - started);
+        tool_error("took '%s' after %.1f s", tool_shown_name(swerve_claim_name(claim)), now_seconds() - started);
     else if (opt.verbose && o.stage == STAGE_CLAIM)
-        tool_error("gave up on '%s' after %.1f s: %s", swerve_claim_name(claim), now_seconds() - started,
-                   strerror(o.err));
+        tool_error("gave up on '%s' after %.1f s: %s", tool_shown_name(swerve_claim_name(claim)),
+                   now_seconds() - started, strerror(o.err));
     do
         reaped = waitpid(pid, &status, 0);
     while (reaped < 0 && errno == EINTR);

@@ -34,6 +34,13 @@ void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A claim's NAME as a message shows it: its first TOOL_NAME_SHOWN
+ * characters and "…" when it is longer (a name may be 4 KB; the bindings
+ * cut theirs the same way), in a buffer that the fourth call after
+ * reuses. */
+#define TOOL_NAME_SHOWN 64
+const char *tool_shown_name(const char *name);
+
 /* Writes S to TO with what is not printable as \xHH a byte, and '\' too,
  * so that the escapes are unambiguous: in messages, what is no printable
  * character in the locale; RAW (list --raw, as libsmartcols' raw output),

@@ -61,6 +61,12 @@ for args in "${usage_errors[@]}"; do
     check "'$args' is a usage error (2) naming $cmd's help" \
         bash -c "out=\$(eval \"'$tool' --base '$base' $args\" 2>&1); [ \$? -eq 2 ] && grep -q \"(try 'swerve-claim $cmd --help')\$\" <<<\"\$out\""
 done
+# A 4 KB name in a message is cut to its first 64 characters and "…", as
+# the bindings cut it (#41): the message stays one readable line.
+long_name=$(printf 'n%.0s' $(seq 4096))
+out=$(LANG=C.UTF-8 "$tool" --base "$base" list --name "$long_name" 2>&1 >/dev/null | grep 'no claim named')
+check "a 4 KB name is cut in a message: ${out:0:120}" \
+    bash -c '[ ${#1} -lt 200 ] && grep -q "named '"'"'$(printf "n%.0s" $(seq 64))…'"'"'" <<<"$1"' _ "$out"
 check "--version prints the version" bash -c "'$tool' --version | grep -q '^swerve-claim [0-9]'"
 check "an unknown command is a usage error (2)" status_is 2 sc frobnicate
 check "release without --force is a usage error (2)" status_is 2 sc release x
