@@ -20,7 +20,7 @@ use Time::HiRes qw(time sleep);
 use Swerve::Claim qw(claim);
 
 my $here     = File::Spec->rel2abs(dirname(__FILE__));
-my $expected = "$here/../packaging/bindings/expected";
+my $expected = "$here/expected";
 my $binding  = "$here/../../bindings/perl";
 
 # Runs COMMAND... with %ENV changed by ENV, under a timeout of 30 s that is

@@ -11,7 +11,7 @@ require "swerve_claim"
 
 class SwerveClaimTest < Minitest::Test
   HERE = __dir__
-  EXPECTED = File.expand_path("../packaging/bindings/expected", HERE)
+  EXPECTED = File.expand_path("expected", HERE)
   BINDING = File.expand_path("../../bindings/ruby", HERE)
   RUBY = RbConfig.ruby
 

@@ -197,9 +197,9 @@ fi
 python=$(env -u PYTHONPATH /usr/bin/python3 -c 'import swerve_claim; print(swerve_claim.__file__)' 2>&1)
 check "python3 imports swerve_claim from dist-packages: $python" test "$python" = /usr/lib/python3/dist-packages/swerve_claim.py
 out=$(timeout 60 env -u PYTHONPATH SWERVE_TMPDIR="$work/base" LD_PRELOAD=libswerveclaim_preload.so \
-    /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" class-1 2>&1)
+    /usr/bin/python3 "$src/tests/bindings/seed_examples.py" class-1 2>&1)
 check "a seed example over the installed Python binding prints the seed's output" \
-    diff -u "$src/tests/packaging/bindings/expected/class-1.txt" - <<<"$out"
+    diff -u "$src/tests/bindings/expected/class-1.txt" - <<<"$out"
 php=$(timeout 60 env SWERVE_TMPDIR="$work/base" LD_PRELOAD=libswerveclaim_preload.so php -n -d extension=ffi -d ffi.enable=1 -r '
     require "Swerve/Swerve.php";
     $claim = Swerve\Swerve::claim("deb")->acquire();

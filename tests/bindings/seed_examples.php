@@ -6,7 +6,7 @@
  * Revolt's (fake_revolt.php) or Swerve::setWaiter().
  * usage: php -d ffi.enable=1 seed_examples.php EXAMPLE */
 
-require __DIR__ . '/../../../bindings/php/Swerve.php';
+require __DIR__ . '/../../bindings/php/Swerve.php';
 
 use Swerve\Swerve;
 

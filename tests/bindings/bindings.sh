@@ -30,15 +30,15 @@ run_example() { # LANGUAGE EXAMPLE [EXPECTED: EXAMPLE's own by default]
     # (LD_PRELOAD on the interpreter, not on timeout, which would be the
     # master of what it runs)
     python) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SCL_TOOL="$tool" \
-                /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
+                /usr/bin/python3 "$src/tests/bindings/seed_examples.py" "$2" >"$out" 2>"$err" ;;
     php) timeout 60 env SWERVE_TMPDIR="$base" LD_PRELOAD="$preload" \
              php -n -d extension=ffi -d ffi.enable=1 \
-             "$src/tests/packaging/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
+             "$src/tests/bindings/seed_examples.php" "$2" >"$out" 2>"$err" ;;
     esac
     status=$?
     if [ $status -ne 0 ]; then
         fail "$1 $2: status $status: $(cat "$err")"
-    elif ! diff -u "$src/tests/packaging/bindings/expected/$expected.txt" "$out" >&2; then
+    elif ! diff -u "$src/tests/bindings/expected/$expected.txt" "$out" >&2; then
         fail "$1 $2: not the seed's output"
     elif [ -s "$err" ]; then
         fail "$1 $2 wrote to stderr: $(cat "$err")"
@@ -103,7 +103,7 @@ if [ "$(id -u)" -eq 0 ]; then
     other=$(mktemp -d)
     chmod 755 "$other"
     out=$(timeout 30 env SWERVE_TMPDIR="$other" LD_PRELOAD="$preload" /usr/bin/python3 \
-        "$src/tests/packaging/bindings/other_user_waits.py" 2>&1)
+        "$src/tests/bindings/other_user_waits.py" 2>&1)
     status=$?
     if [ $status -eq 0 ]; then pass; else fail "an exec'd worker of another user waiting in a loop: status $status: $out"; fi
     echo "other user's loop waiter: $out"
@@ -115,7 +115,7 @@ fi
 for how in spawn forkserver subprocess; do
     spawned=$(mktemp -d) out=$(mktemp) err=$(mktemp)
     timeout 90 env SWERVE_TMPDIR="$spawned" LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" \
-        /usr/bin/python3 "$src/tests/packaging/bindings/spawn_master.py" "$how" >"$out" 2>"$err"
+        /usr/bin/python3 "$src/tests/bindings/spawn_master.py" "$how" >"$out" 2>"$err"
     status=$?
     for _ in $(seq 50); do
         [ -z "$(ls -A "$spawned")" ] && break
@@ -132,14 +132,14 @@ for how in spawn forkserver subprocess; do
 done
 
 # Without the shim: a clear error, exit status 2.
-if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/packaging/bindings/seed_examples.py" class-1 2>&1) ||
+if out=$(PYTHONPATH=$src/bindings/python /usr/bin/python3 "$src/tests/bindings/seed_examples.py" class-1 2>&1) ||
     ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
     fail "python without the shim: $out"
 else
     pass
 fi
 if [ $php -eq 1 ]; then
-    if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/packaging/bindings/seed_examples.php" class-1 2>&1) ||
+    if out=$(php -n -d extension=ffi -d ffi.enable=1 "$src/tests/bindings/seed_examples.php" class-1 2>&1) ||
         ! grep -q "libswerveclaim_preload.so is not loaded" <<<"$out"; then
         fail "php without the shim: $out"
     else
