@@ -1,12 +1,32 @@
 #include "config.h"
 
-#include "settings.h"
 #include "store.h"
+#include "stores.h"
 
-/* src/fs/store_fs.c, src/pg/store_pg.c */
-extern const struct scl_store_ops scl_store_fs, scl_store_pg;
+#define DECLARE(name, chosen, ops, admin)                                                                              \
+    int chosen(void);                                                                                                  \
+    extern const struct scl_store_ops ops;
+SCL_STORES(DECLARE)
+
+static const struct {
+    const char *name;
+    int (*chosen)(void);
+    const struct scl_store_ops *ops;
+} stores[] = {
+#define ROW(name, chosen, ops, admin) { #name, chosen, &ops },
+    SCL_STORES(ROW)
+};
+
+size_t scl_store_row(void)
+{
+    size_t row = 0;
+
+    while (row < sizeof stores / sizeof stores[0] - 1 && !stores[row].chosen())
+        row++;
+    return row;
+}
 
 const struct scl_store_ops *scl_store(void)
 {
-    return scl_settings()->store != NULL ? &scl_store_pg : &scl_store_fs;
+    return stores[scl_store_row()].ops;
 }

@@ -1,18 +1,24 @@
 #include "config.h"
 
-#include "settings.h"
 #include "store_admin.h"
+#include "stores.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* src/fs/admin_fs.c, src/pg/admin.c */
-extern const struct scl_store_admin scl_store_fs_admin, scl_store_pg_admin;
+#define DECLARE(name, chosen, ops, admin) extern const struct scl_store_admin admin;
+SCL_STORES(DECLARE)
+
+/* Each store's tool side, in the table's order. */
+static const struct scl_store_admin *const admins[] = {
+#define ROW(name, chosen, ops, admin) &admin,
+    SCL_STORES(ROW)
+};
 
 const struct scl_store_admin *scl_store_admin(void)
 {
-    return scl_settings()->store != NULL ? &scl_store_pg_admin : &scl_store_fs_admin;
+    return admins[scl_store_row()];
 }
 
 static scl_admin_report_fn *report;

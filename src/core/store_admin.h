@@ -170,6 +170,9 @@ struct scl_store_admin {
     /* Every store: the last message its server gave this process, or
      * NULL. */
     const char *(*reason)(void);
+    /* SCL_ADMIN_SESSIONS: the namespace in use (SWERVE_CLAIM_SCOPE), for
+     * messages. */
+    const char *(*scope)(void);
 };
 
 /* How a store's code for the tools tells a person what went wrong (a
@@ -180,7 +183,7 @@ typedef void scl_admin_report_fn(const char *fmt, ...);
 void scl_admin_set_report(scl_admin_report_fn *fn);
 void scl_admin_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The store in use, as scl_store() chooses it. */
+/* The store in use, as scl_store() chooses it (stores.h). */
 const struct scl_store_admin *scl_store_admin(void);
 
 #endif

@@ -3,7 +3,6 @@
  * who else can get in: any role that can connect can take every claim. */
 #include "config.h"
 
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 

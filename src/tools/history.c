@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include "rows.h"
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -75,7 +74,7 @@ static int show(const struct history *h, const struct scl_store_admin *store)
         return TOOL_FAILURE;
     if (h->name != NULL && shown == 0) { /* for scripts, as list --name */
         if (store->can & SCL_ADMIN_SESSIONS)
-            tool_error("no history of a claim named '%s' in scope '%s'", h->name, scl_settings()->scope);
+            tool_error("no history of a claim named '%s' in scope '%s'", h->name, scl_store_admin()->scope());
         else
             tool_error("no history of a claim named '%s'", h->name);
         return TOOL_FAILURE;

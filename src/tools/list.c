@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include "rows.h"
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -44,7 +43,7 @@ static int list_once(const struct listing *l)
         return matched > 0 || loaded > 0 ? TOOL_FAILURE : TOOL_OK;
     if (l->name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
         if (store->can & SCL_ADMIN_SESSIONS)
-            tool_error("no claim named '%s' in scope '%s'%s", l->name, scl_settings()->scope,
+            tool_error("no claim named '%s' in scope '%s'%s", l->name, scl_store_admin()->scope(),
                        l->pid != 0 ? " held or waited for by that process" : "");
         else /* a row may be shown: its holder has ended, and holds nothing */
             tool_error("no claim named '%s' held by a live process", l->name);

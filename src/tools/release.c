@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include "inventory.h"
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -29,7 +28,7 @@ static int release_in_store(const char *name)
         return TOOL_FAILURE;
     }
     if (r == 0) {
-        tool_error("no claim named '%s' in scope '%s'", name, scl_settings()->scope);
+        tool_error("no claim named '%s' in scope '%s'", name, scl_store_admin()->scope());
         return TOOL_FAILURE;
     }
     tool_listed_session(&who, session, sizeof session);
@@ -43,7 +42,7 @@ static int release_in_store(const char *name)
     tool_error("WARNING: ended the database %s, which held '%s' (%s): every claim of that session is "
                "released; %s, and may still be running",
                session, name, token, says);
-    tool_say("released '%s' in scope '%s'", name, scl_settings()->scope);
+    tool_say("released '%s' in scope '%s'", name, scl_store_admin()->scope());
     return TOOL_OK;
 }
 

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -103,7 +102,7 @@ void tool_store_unread(void)
 {
     char what[300];
 
-    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
+    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_store_admin()->scope());
     tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
 }
 
