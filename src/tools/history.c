@@ -60,7 +60,7 @@ static int show(const struct history *h, const struct scl_store_admin *store)
     /* The user's own run namespace is removed as its last run ends: its
      * history waits beside it (history.h). */
     if (h->server == NULL && (store->can & SCL_ADMIN_DIRECTORIES) &&
-        tool_run_namespace(base, sizeof base, name, sizeof name, 0) == 0) {
+        store->directories->run_namespace(base, sizeof base, name, sizeof name, 0) == 0) {
         snprintf(kept, sizeof kept, "%s/%s", base, name);
         sel.kept = kept;
     }

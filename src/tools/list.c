@@ -1,6 +1,7 @@
 /* swerve-claim list: the store's rows in the store's columns
  * (store_admin.h), as a tree, raw lines or JSON (table.h prints them):
- * which directories a filesystem store lists is dirs.c's. */
+ * which directories a filesystem store lists is the store's (its
+ * directories' load()). */
 #include "config.h"
 
 #include "rows.h"

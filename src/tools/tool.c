@@ -1,7 +1,8 @@
 /*
  * What the swerve-claim commands share: the base directory and the
  * options every command takes, parsing, and the store's errors.  Messages
- * are output.c's; which claim directories a command works on, dirs.c's.
+ * are output.c's; which claim directories a command works on, the
+ * store's (store_admin.h).
  */
 #include "config.h"
 
@@ -15,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *tool_base;
 const char *tool_command;
-int tool_base_explicit;
 
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
@@ -32,10 +31,8 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
         snprintf(spec, sizeof spec, "+:b:h%s", shortopts + 1);
     else
         snprintf(spec, sizeof spec, ":b:h%s", shortopts);
-    while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b') {
-        tool_base = optarg;
-        tool_base_explicit = 1;
-    }
+    while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b')
+        scl_admin_set_base(optarg, 1);
     if (c == 'h') {
         int status = tool_help(tool_command);
         exit(fflush(stdout) == 0 ? status : TOOL_FAILURE);
