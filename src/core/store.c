@@ -1,7 +1,10 @@
 #include "config.h"
 
+#include "hot.h"
 #include "store.h"
 #include "stores.h"
+
+#include <stdatomic.h>
 
 #define DECLARE(name, chosen, ops, admin)                                                                              \
     int chosen(void);                                                                                                  \
@@ -17,13 +20,22 @@ static const struct {
     SCL_STORES(ROW)
 };
 
+/* The row in use, once asked (-1 before): what chooses it is read once,
+ * so every hook and call after the first pays one load, as the test of a
+ * setting did. */
+SCL_HOT static atomic_int chosen_row = -1;
+
 size_t scl_store_row(void)
 {
-    size_t row = 0;
+    int row = atomic_load_explicit(&chosen_row, memory_order_relaxed);
 
-    while (row < sizeof stores / sizeof stores[0] - 1 && !stores[row].chosen())
+    if (row >= 0)
+        return (size_t)row;
+    row = 0;
+    while ((size_t)row < sizeof stores / sizeof stores[0] - 1 && !stores[row].chosen())
         row++;
-    return row;
+    atomic_store_explicit(&chosen_row, row, memory_order_relaxed);
+    return (size_t)row;
 }
 
 const struct scl_store_ops *scl_store(void)

@@ -5,8 +5,8 @@
  * A row is SCL_STORE(NAME, CHOSEN, OPS, ADMIN): the store's name, its
  * function that says whether it is the one in use (int CHOSEN(void),
  * which reads the store's own settings, once, from the environment: it
- * runs at load, and then on every scl_store(), so it must be
- * async-signal-safe and cheap once read), its library operations
+ * runs at load, from the constructor or the first hook, so it must be
+ * async-signal-safe; store.c remembers the answer), its library operations
  * (struct scl_store_ops OPS, store.h) and its tool side (struct
  * scl_store_admin ADMIN, store_admin.h, in libscl_admin).  The first row
  * whose CHOSEN says 1 is the store in use; the last row's says 1 always.
