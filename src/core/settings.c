@@ -15,17 +15,11 @@
 
 SCL_HOT static struct scl_settings settings = { .base_dir = "/tmp",
                                                 .claim_dir = "",
-                                                .scope = "default",
-                                                .max_names = SCL_MAX_NAMES_DEFAULT,
-                                                .pg_env = "",
-                                                .pooler = "",
                                                 .drain_signals = SCL_DRAIN_SIGNALS_DEFAULT };
 SCL_HOT static atomic_int loaded; /* 0 not yet, 1 being read, 2 ready */
 /* Copies of what the environment set (a host may overwrite its
  * environment to retitle itself), packed so a process touches one page. */
 static char copies[2 * PATH_MAX];
-static char store_copy[SCL_STORE_MAX + 1], scope_copy[SCL_SCOPE_MAX + 1];
-static char pg_env_copy[SCL_PG_ENV_MAX];
 static char refused_copy[64];
 
 static const char *first_set(const char *a, const char *b)
@@ -44,99 +38,6 @@ static const char *take(char **free_space)
 
     *free_space += strlen(copy) + 1;
     return copy;
-}
-
-/* libpq's environment variables and the connection keyword each stands
- * for (libpq's "Environment Variables"; those without a keyword, such as
- * PGSERVICEFILE, cannot be passed on).  A fixed table rather than libpq's
- * PQconndefaults(): that one takes a lock of libpq's, which the child of
- * a threaded fork may find held for ever. */
-static const struct {
-    const char *env, *keyword;
-} pg_variables[] = {
-    { "PGHOST", "host" },
-    { "PGHOSTADDR", "hostaddr" },
-    { "PGPORT", "port" },
-    { "PGDATABASE", "dbname" },
-    { "PGUSER", "user" },
-    { "PGPASSWORD", "password" },
-    { "PGPASSFILE", "passfile" },
-    { "PGCHANNELBINDING", "channel_binding" },
-    { "PGSERVICE", "service" },
-    { "PGOPTIONS", "options" },
-    { "PGAPPNAME", "application_name" },
-    { "PGSSLMODE", "sslmode" },
-    { "PGREQUIRESSL", "requiressl" },
-    { "PGSSLCOMPRESSION", "sslcompression" },
-    { "PGSSLCERT", "sslcert" },
-    { "PGSSLKEY", "sslkey" },
-    { "PGSSLROOTCERT", "sslrootcert" },
-    { "PGSSLCRL", "sslcrl" },
-    { "PGSSLCRLDIR", "sslcrldir" },
-    { "PGSSLSNI", "sslsni" },
-    { "PGREQUIREPEER", "requirepeer" },
-    { "PGSSLMINPROTOCOLVERSION", "ssl_min_protocol_version" },
-    { "PGSSLMAXPROTOCOLVERSION", "ssl_max_protocol_version" },
-    { "PGGSSENCMODE", "gssencmode" },
-    { "PGKRBSRVNAME", "krbsrvname" },
-    { "PGGSSLIB", "gsslib" },
-    { "PGCONNECT_TIMEOUT", "connect_timeout" },
-    { "PGCLIENTENCODING", "client_encoding" },
-    { "PGTARGETSESSIONATTRS", "target_session_attrs" },
-};
-
-/* libpq's own variables, which libpq would otherwise read from the
- * environment of whichever process connects: a worker's may have been
- * wiped.  Kept as keyword and value, one after the other. */
-static void load_pg_env(void)
-{
-    size_t used = 0;
-
-    for (size_t i = 0; i < sizeof pg_variables / sizeof pg_variables[0]; i++) {
-        const char *value = secure_getenv(pg_variables[i].env);
-        size_t klen = strlen(pg_variables[i].keyword), vlen;
-        if (value == NULL)
-            continue;
-        vlen = strlen(value);
-        if (used + klen + vlen + 3 > sizeof pg_env_copy) {
-            settings.store_error = ENAMETOOLONG; /* never connect without it */
-            break;
-        }
-        memcpy(pg_env_copy + used, pg_variables[i].keyword, klen + 1);
-        memcpy(pg_env_copy + used + klen + 1, value, vlen + 1);
-        used += klen + vlen + 2;
-    }
-    pg_env_copy[used] = '\0';
-    settings.pg_env = pg_env_copy;
-}
-
-/* The PostgreSQL store's settings.  One too long to keep is an error of
- * that store, never the local store instead: that would split one fleet
- * into one claim space per machine. */
-static void load_store(void)
-{
-    const char *store = secure_getenv("SWERVE_CLAIM_STORE"), *scope = secure_getenv("SWERVE_CLAIM_SCOPE");
-    const char *max_names = secure_getenv("SWERVE_CLAIM_MAX_NAMES"), *pooler = secure_getenv("SWERVE_CLAIM_POOLER");
-
-    if (store == NULL || *store == '\0')
-        return;
-    if (scl_concat(store_copy, sizeof store_copy, store, (char *)NULL) != 0)
-        settings.store_error = ENAMETOOLONG;
-    settings.store = store_copy;
-    if (scope != NULL && *scope != '\0') {
-        if (scl_concat(scope_copy, sizeof scope_copy, scope, (char *)NULL) != 0)
-            settings.store_error = ENAMETOOLONG;
-        settings.scope = scope_copy;
-    }
-    if (max_names != NULL && *max_names != '\0') {
-        char *end;
-        long n = strtol(max_names, &end, 10);
-        /* A value that is not a positive number keeps the default. */
-        if (*end == '\0' && n > 0)
-            settings.max_names = n;
-    }
-    settings.pooler = pooler != NULL && strcmp(pooler, "session") == 0 ? "session" : "";
-    load_pg_env();
 }
 
 /* One entry of SWERVE_CLAIM_DRAIN_SIGNALS, the LEN bytes at NAME: a
@@ -210,7 +111,6 @@ static void load(void)
     char *free_space = copies;
 
     settings.debug = debug != NULL && strcmp(debug, "1") == 0;
-    load_store();
     load_drain_signals();
     if (dir != NULL && dir[0] == '/' && scl_concat(free_space, PATH_MAX, dir, (char *)NULL) == 0)
         settings.claim_dir = take(&free_space);
@@ -226,19 +126,25 @@ static void load(void)
     }
 }
 
-const struct scl_settings *scl_settings(void)
+void scl_settings_once(atomic_int *once, void (*load_them)(void))
 {
     int expected = 0;
 
-    if (atomic_load_explicit(&loaded, memory_order_acquire) == 2)
-        return &settings;
-    if (atomic_compare_exchange_strong(&loaded, &expected, 1)) {
-        load();
-        atomic_store_explicit(&loaded, 2, memory_order_release);
+    if (atomic_load_explicit(once, memory_order_acquire) == 2)
+        return;
+    if (atomic_compare_exchange_strong(once, &expected, 1)) {
+        load_them();
+        atomic_store_explicit(once, 2, memory_order_release);
     } else {
         /* Another thread is reading the environment: it takes microseconds. */
-        while (atomic_load_explicit(&loaded, memory_order_acquire) != 2)
+        while (atomic_load_explicit(once, memory_order_acquire) != 2)
             ;
     }
+}
+
+const struct scl_settings *scl_settings(void)
+{
+    if (atomic_load_explicit(&loaded, memory_order_acquire) != 2) /* read already: no call */
+        scl_settings_once(&loaded, load);
     return &settings;
 }

@@ -3,12 +3,14 @@
  * php-fpm replace their workers' environment after fork, so a hook must
  * never call getenv() (see real-servers.md §2.5).  A setuid or otherwise
  * secure-execution process reads none of them (secure_getenv): its
- * environment is its less privileged caller's.
+ * environment is its less privileged caller's.  These are what every
+ * store needs; a store's own are in its folder (src/pg/settings_pg.h).
  */
 #ifndef SCL_SETTINGS_H
 #define SCL_SETTINGS_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* The variable through which an exec'd process of a server finds the
@@ -21,23 +23,6 @@ struct scl_settings {
     int base_error;        /* then why (ENAMETOOLONG: longer than PATH_MAX) */
     const char *claim_dir; /* SWERVE_CLAIM_DIR, or "" */
     int debug;             /* SWERVE_DEBUG=1: log to standard error */
-    const char *store;     /* SWERVE_CLAIM_STORE: a libpq connection URI or
-                            * conninfo, for the PostgreSQL store; NULL for
-                            * the filesystem one */
-    const char *scope;     /* SWERVE_CLAIM_SCOPE: the PostgreSQL store's
-                            * namespace, "default" unless set */
-    int store_error;       /* ENAMETOOLONG: either was too long to keep (the
-                            * PostgreSQL store is still the one in use) */
-    long max_names;        /* SWERVE_CLAIM_MAX_NAMES: how many names one
-                            * process may hold in the PostgreSQL store */
-    const char *pg_env;    /* libpq's variables (PGPASSFILE...) as the
-                            * master's environment set them, as connection
-                            * keywords: keyword, value, keyword, value...
-                            * each NUL-terminated, then an empty string.  A
-                            * server that wipes its workers' environment
-                            * (php-fpm's clear_env) must not lose them */
-    const char *pooler;    /* SWERVE_CLAIM_POOLER: "session" when a pooler
-                            * in between is declared a session pooler */
     /* SWERVE_CLAIM_DRAIN_SIGNALS: the signals (bit N-1 for signal N) by
      * which a master tells a child to drain (drain.h);
      * SCL_DRAIN_SIGNALS_DEFAULT unless set.  When it named something that
@@ -47,14 +32,6 @@ struct scl_settings {
     const char *drain_signals_refused;
 };
 
-/* The longest SWERVE_CLAIM_STORE and SWERVE_CLAIM_SCOPE taken. */
-#define SCL_STORE_MAX 4096
-#define SCL_SCOPE_MAX 255
-/* SWERVE_CLAIM_MAX_NAMES unless set: far below the 6,400 locks a
- * PostgreSQL server with the default settings has room for (64 per
- * connection, 100 connections), past which it refuses every new
- * connection, superusers' too. */
-#define SCL_MAX_NAMES_DEFAULT 1000
 /* SIGHUP, SIGINT, SIGQUIT and SIGTERM: each ends a worker, gracefully in
  * some servers (php-fpm's QUIT, gunicorn's TERM, uWSGI's HUP), at once in
  * others; SIGUSR1 is left out, as nginx, gunicorn and unicorn reopen their
@@ -63,11 +40,13 @@ struct scl_settings {
 #define SCL_SIGNAL_BIT(sig) (1ULL << ((sig)-1))
 #define SCL_DRAIN_SIGNALS_DEFAULT                                                                                      \
     (SCL_SIGNAL_BIT(SIGHUP) | SCL_SIGNAL_BIT(SIGINT) | SCL_SIGNAL_BIT(SIGQUIT) | SCL_SIGNAL_BIT(SIGTERM))
-/* Room for the copies of libpq's variables (more is ENAMETOOLONG). */
-#define SCL_PG_ENV_MAX 8192
-
 /* Reads the environment on the first call (the constructor makes that
  * early); later calls return the same settings. */
 const struct scl_settings *scl_settings(void);
+
+/* Runs LOAD_THEM once, on the first call for ONCE (0 until then): a
+ * store's own settings (stores.h) are read the same way as these.  A
+ * thread that finds another reading waits for it. */
+void scl_settings_once(atomic_int *once, void (*load_them)(void));
 
 #endif

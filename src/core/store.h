@@ -116,8 +116,12 @@ struct scl_store_ops {
     void (*child_draining)(pid_t child);
 };
 
-/* The store in use: PostgreSQL when SWERVE_CLAIM_STORE is set, else the
- * filesystem. */
+/* The store in use: the first row of stores.h whose own settings choose
+ * it (PostgreSQL when SWERVE_CLAIM_STORE is set), else the last (the
+ * filesystem). */
 const struct scl_store_ops *scl_store(void);
+
+/* Its row in stores.h, which scl_store_admin() reads too. */
+size_t scl_store_row(void);
 
 #endif

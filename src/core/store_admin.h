@@ -110,7 +110,9 @@ enum scl_admin_column_flag {
                                     * than one value of it (more than one server's) */
 };
 
-struct inv_dir;
+/* SCL_ADMIN_DIRECTORIES: the claim directories a command works on, as
+ * the store read them (load()); only the store looks inside. */
+struct scl_admin_dirs;
 
 /* Which rows a listing shows (list's and history's -n and -p, list's
  * --older-than and --stale).  With any of the last two, only claims are
@@ -122,10 +124,9 @@ struct scl_admin_select {
     long long older_than; /* only claims held longer than this many seconds, or -1 */
     int stale;            /* SCL_ADMIN_DIRECTORIES: only claims whose holder is gone, stopped or unknown */
     const char *host;     /* SCL_ADMIN_SESSIONS: -p's host; NULL: this machine's name */
-    /* SCL_ADMIN_DIRECTORIES: the directories to list, as the tool chose
-     * and read them (inventory.h). */
-    const struct inv_dir *dirs;
-    size_t ndirs;
+    /* SCL_ADMIN_DIRECTORIES: the directories to list, as load() read
+     * them. */
+    const struct scl_admin_dirs *dirs;
     /* SCL_ADMIN_DIRECTORIES, history: a named directory (the user's own
      * `run` namespace) whose history, kept beside it while it is not there,
      * is shown when it is not among DIRS; or NULL. */
@@ -187,6 +188,8 @@ enum scl_admin_can {
     SCL_ADMIN_SCHEMA = 1u << 2,
 };
 
+struct scl_admin_directories;
+
 struct scl_store_admin {
     const char *name; /* the store, as the tools' messages name it */
     unsigned can;     /* enum scl_admin_can */
@@ -221,6 +224,70 @@ struct scl_store_admin {
     /* Every store: the last message its server gave this process, or
      * NULL. */
     const char *(*reason)(void);
+    /* SCL_ADMIN_SESSIONS: the namespace in use (SWERVE_CLAIM_SCOPE), for
+     * messages. */
+    const char *(*scope)(void);
+
+    /* SCL_ADMIN_DIRECTORIES: the claim directories of this machine.  What
+     * these say goes through the tool's printers (scl_admin_report(),
+     * scl_admin_say()), and where they look is scl_admin_base()'s. */
+    const struct scl_admin_directories *directories;
+};
+
+/* What a store of SCL_ADMIN_DIRECTORIES does for the tools. */
+struct scl_admin_directories {
+    /* Reads the directories a command works on into *DIRS: SERVER's
+     * (select() names it) when not NULL, else every claim directory below
+     * the base and those of the user's own `run` namespace, with, when
+     * PID is not 0, those where process PID keeps its claims, wherever
+     * that is: 0; how many were left out (too big to read, or past the
+     * load's bound: said); -1 (said, and *DIRS untouched). */
+    int (*load)(const char *server, long pid, struct scl_admin_dirs **dirs);
+    /* How many directories DIRS holds. */
+    size_t (*count)(const struct scl_admin_dirs *dirs);
+    void (*free)(struct scl_admin_dirs *dirs);
+    /* Where the last load looked ("/tmp, /srv/x"), for a message. */
+    const char *(*looked)(void);
+
+    /* The claim directory --server names, into OUT: a member's pid, a
+     * pidfile holding one (a path to a regular file), a claim directory
+     * (a path), or a systemd service, whose live master's is chosen
+     * ("nginx" is nginx.service): 0; says why not and returns -1 when
+     * there is none, or when the pid is a member of more than one. */
+    int (*select)(const char *server, char *out, size_t cap);
+    /* `run NAME` without --server: the claim directory of the caller's
+     * one live server in the base (a live master that forked; no `run`
+     * namespace), into OUT, its master's pid in *MASTER: 1; 0 when there
+     * is none; -1 when there are several (said, each named with its
+     * --server).  Another user's server is never chosen: root is told of
+     * one that holds NAME now. */
+    int (*only_server)(const char *name, char *out, size_t cap, long *master);
+    /* Where `run` keeps its claims when no --server names a directory:
+     * BASE and NAME of the user's own namespace, its directories made
+     * first when CREATE: 0, or -1. */
+    int (*run_namespace)(char *base, size_t base_cap, char *name, size_t name_cap, int create);
+    /* Makes this process use the claim directory BASE/NAME, made when it
+     * is not there (run's namespace, or a server's it joins): 0, or -1
+     * with errno (EPERM: it is not this user's). */
+    int (*join)(const char *base, const char *name);
+    /* ", held by process PID (COMMAND)" when somebody holds NAME in the
+     * claim directory at PATH now, else "", into OUT. */
+    void (*holder)(const char *path, const char *name, char *out, size_t cap);
+
+    /* gc: clears the dead holders of DIRS and removes the directories
+     * nobody uses any more, with the library's own race-free clearing
+     * (said, each; when DRY, what it would do), counting in *REMOVED: 1
+     * when something could not be (said), else 0. */
+    int (*collect)(const struct scl_admin_dirs *dirs, int dry, size_t *removed);
+    /* drain: tells the live members of DIRS (only PID, when not 0) that
+     * they drain (said, each): 0 when one was told and none failed, else
+     * -1 (said). */
+    int (*tell_draining)(const struct scl_admin_dirs *dirs, long pid);
+    /* release --force: removes the one claim named NAME among DIRS
+     * (SERVER's, when not NULL, for a message), loudly when its holder is
+     * alive, and tells its holder: 0, or -1 (said: none, several, or it
+     * could not be). */
+    int (*release_forced)(const struct scl_admin_dirs *dirs, const char *name, const char *server);
 };
 
 /* How a store's code for the tools tells a person what went wrong (a
@@ -230,8 +297,34 @@ struct scl_store_admin {
 typedef void scl_admin_report_fn(const char *fmt, ...);
 void scl_admin_set_report(scl_admin_report_fn *fn);
 void scl_admin_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for what a tool says on its standard output (what gc removed,
+ * whom drain told). */
+void scl_admin_set_say(scl_admin_report_fn *fn);
+void scl_admin_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The store in use, as scl_store() chooses it. */
+/* Where the claim directories are: --base, else the library's default
+ * (settings.h), and whether --base said so.  The tool sets it before its
+ * first operation. */
+void scl_admin_set_base(const char *base, int explicit);
+const char *scl_admin_base(void);
+int scl_admin_base_explicit(void);
+
+/* Why directory ST may not lead the caller to what it works on: NULL
+ * when only root and the caller can rename or replace what is in it (it
+ * is theirs, and its group and others may not write it, but for the
+ * sticky bit), else what is wrong, for a message. */
+struct stat;
+const char *scl_admin_untrusted_dir(const struct stat *st);
+
+/* The store in use, as scl_store() chooses it (stores.h). */
 const struct scl_store_admin *scl_store_admin(void);
+
+/* A claim's NAME as a message shows it: its first SCL_ADMIN_NAME_SHOWN
+ * characters and "…" when it is longer (a name may be 4 KB; the bindings
+ * cut theirs the same way), in a buffer that the fourth call after
+ * reuses.  Every message of the tools and of the stores' tool sides that
+ * names a claim. */
+#define SCL_ADMIN_NAME_SHOWN 64
+const char *scl_admin_shown_name(const char *name);
 
 #endif

@@ -245,9 +245,9 @@ static int fs_history_rows(const struct scl_admin_select *sel, scl_admin_row_fn 
 {
     int shown = 0, kept = sel->kept != NULL;
 
-    for (size_t i = 0; i < sel->ndirs; i++) {
-        shown += emit_history(sel, each, arg, sel->dirs[i].path, &sel->dirs[i]);
-        kept &= strcmp(sel->dirs[i].path, sel->kept != NULL ? sel->kept : "") != 0;
+    for (size_t i = 0; i < sel->dirs->n; i++) {
+        shown += emit_history(sel, each, arg, sel->dirs->dir[i].path, &sel->dirs->dir[i]);
+        kept &= strcmp(sel->dirs->dir[i].path, sel->kept != NULL ? sel->kept : "") != 0;
     }
     return kept ? shown + emit_history(sel, each, arg, sel->kept, NULL) : shown;
 }

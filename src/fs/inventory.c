@@ -656,7 +656,7 @@ static long find_dirs(const char *base, struct inv_budget *b, struct found **fou
         if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         /* Root sees every user's, as lslocks shows root every lock; one that
-         * others may write is nobody's to trust (tool_select_dir says so). */
+         * others may write is nobody's to trust (inv_select_dir() says so). */
         if (st.st_uid != self && (self != 0 || (st.st_mode & 022) != 0)) {
             (*hidden)++;
             continue;

@@ -248,8 +248,8 @@ static int fs_rows(const struct scl_admin_select *sel, scl_admin_row_fn *each, v
     const struct emit e = { sel, each, arg, time(NULL), &pending, server };
     int matched = 0;
 
-    for (size_t i = 0; i < sel->ndirs; i++)
-        matched += emit_dir(&e, &sel->dirs[i]);
+    for (size_t i = 0; i < sel->dirs->n; i++)
+        matched += emit_dir(&e, &sel->dirs->dir[i]);
     return matched;
 }
 
@@ -270,8 +270,8 @@ static int fs_samples(const struct scl_admin_select *sel, scl_admin_sample_fn *e
 {
     char server[256];
 
-    for (size_t i = 0; i < sel->ndirs; i++) {
-        const struct inv_dir *d = &sel->dirs[i];
+    for (size_t i = 0; i < sel->dirs->n; i++) {
+        const struct inv_dir *d = &sel->dirs->dir[i];
         long master = d->master >= 0 ? (long)d->procs[d->master].pid : 0;
         inv_server_name(d, d->path, 0, server, sizeof server);
         for (size_t j = 0; j < d->nclaims; j++) {

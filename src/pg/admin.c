@@ -7,7 +7,7 @@
 #include "pg.h"
 #include "schema_sql.h"
 #include "session.h"
-#include "settings.h"
+#include "settings_pg.h"
 #include "sigsafe.h"
 #include "store_admin.h"
 
@@ -314,6 +314,12 @@ out:
 
 extern const struct scl_admin_listing scl_pg_listing, scl_pg_history; /* listing_pg.c, history_pg.c */
 
+/* The scope in use, for the tools' messages. */
+static const char *scope(void)
+{
+    return scl_pg_settings()->scope;
+}
+
 const struct scl_store_admin scl_store_pg_admin = {
     .name = "PostgreSQL",
     .can = SCL_ADMIN_SESSIONS | SCL_ADMIN_SCHEMA,
@@ -325,4 +331,5 @@ const struct scl_store_admin scl_store_pg_admin = {
     .check = scl_pg_check,
     .keep_across_exec = scl_pg_keep_across_exec,
     .reason = scl_pg_reason,
+    .scope = scope,
 };

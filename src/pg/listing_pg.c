@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "settings.h"
+#include "settings_pg.h"
 #include "store_admin.h"
 
 #include <inttypes.h>
@@ -167,7 +167,7 @@ static void add_sample(const struct scl_listed *r, void *arg)
     /* A claim is the scope's, whichever host holds it; a session's claims
      * end with it, so none is ever stale. */
     const struct scl_admin_sample sample = { .name = r->name,
-                                             .server = scl_settings()->scope,
+                                             .server = scl_pg_settings()->scope,
                                              .host = r->host,
                                              .pid = r->pid,
                                              .user = r->role,

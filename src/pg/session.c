@@ -2,7 +2,7 @@
 
 #include "log.h"
 #include "session.h"
-#include "settings.h"
+#include "settings_pg.h"
 #include "sigsafe.h"
 
 #include <errno.h>
@@ -451,7 +451,7 @@ static int fail(int err, const char *what)
 }
 
 /* What to connect with: our defaults, then libpq's variables as the
- * master's environment set them (settings.h), then the connection string,
+ * master's environment set them (settings_pg.h), then the connection string,
  * then what only we decide.  Allocated: a worker's stack is not ours. */
 struct connect_params {
     const char **keywords, **values;
@@ -466,7 +466,7 @@ static void params_free(struct connect_params *p)
 
 static int params_make(struct connect_params *p, int64_t deadline)
 {
-    const struct scl_settings *settings = scl_settings();
+    const struct scl_pg_settings *settings = scl_pg_settings();
     size_t n = 0, cap = NDEFAULTS + 4;
     char host[64] = "";
 
@@ -691,7 +691,7 @@ static int setup(const struct connect_params *p)
                                 "session-mode pool (doc/cluster.md, PgBouncer)");
         }
         seen.pooler = SCL_ADMIN_POOLER_UNTOLD;
-        if (strcmp(scl_settings()->pooler, "session") != 0)
+        if (strcmp(scl_pg_settings()->pooler, "session") != 0)
             return fail(EPROTO, "a pooler is in between, in a mode that cannot be told from here: if it pools "
                                 "sessions (PgBouncer's pool_mode = session), say so with "
                                 "SWERVE_CLAIM_POOLER=session (doc/cluster.md, PgBouncer)");
@@ -716,7 +716,7 @@ static void note_reached(PGconn *conn)
 
 static int connect_session(void)
 {
-    const struct scl_settings *settings = scl_settings();
+    const struct scl_pg_settings *settings = scl_pg_settings();
     struct connect_params params;
     struct stat st;
     int err;

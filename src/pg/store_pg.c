@@ -9,7 +9,7 @@
 #include "log.h"
 #include "pg.h"
 #include "session.h"
-#include "settings.h"
+#include "settings_pg.h"
 #include "sigsafe.h"
 #include "store.h"
 
@@ -211,7 +211,7 @@ static void consume_watch(struct pg_watch *w, pid_t self)
 /* Runs SQL on the scope and NAME (binary bytea): the result, or NULL. */
 PGresult *scl_pg_run_named(const char *sql, const char *name, size_t len)
 {
-    const char *scope = scl_settings()->scope;
+    const char *scope = scl_pg_settings()->scope;
     const unsigned types[2] = { SCL_BYTEAOID, SCL_BYTEAOID };
     const char *values[2] = { scope, name };
     const int lengths[2] = { (int)strlen(scope), (int)len }, formats[2] = { 1, 1 };
@@ -409,7 +409,7 @@ static int begin(struct scl_key *key, pid_t self, int create, int64_t deadline)
 /* Past the cap a grant would be given back at once: refused before it. */
 static int room_for_one_more(void)
 {
-    if ((long)held.n < scl_settings()->max_names || held.generation != scl_pg_generation())
+    if ((long)held.n < scl_pg_settings()->max_names || held.generation != scl_pg_generation())
         return 1;
     scl_why("PostgreSQL store: this process holds %zu names, SWERVE_CLAIM_MAX_NAMES: no more", held.n);
     errno = ENOLCK;

@@ -7,7 +7,6 @@
  * may connect; and whether claims work from this environment. */
 #include "config.h"
 
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -147,7 +146,7 @@ static int db_check(void)
     seen = &c.seen;
     if (!seen->reached) {
         tool_say("server: not reached: %s", store_words(said, sizeof said, err));
-        tool_say("scope: %s", scl_settings()->scope);
+        tool_say("scope: %s", scl_store_admin()->scope());
         fflush(stdout); /* the facts before the verdict, when both go to one file */
         tool_error("db check: claims would fail from this environment: the server was not reached (%s)",
                    err == EKEYREJECTED ? "the role's password: in PGPASSFILE, doc/cluster.md"
@@ -171,7 +170,7 @@ static int db_check(void)
     if (seen->standby)
         tool_say("postgresql: a standby (pg_is_in_recovery): refused: claims need the primary");
     tool_say("database: %s", seen->database);
-    tool_say("scope: %s", scl_settings()->scope);
+    tool_say("scope: %s", scl_store_admin()->scope());
     say_pooler(seen->pooler, declared);
     fflush(stdout);
     if (!c.accepted) {

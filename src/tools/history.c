@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include "rows.h"
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -61,7 +60,7 @@ static int show(const struct history *h, const struct scl_store_admin *store)
     /* The user's own run namespace is removed as its last run ends: its
      * history waits beside it (history.h). */
     if (h->server == NULL && (store->can & SCL_ADMIN_DIRECTORIES) &&
-        tool_run_namespace(base, sizeof base, name, sizeof name, 0) == 0) {
+        store->directories->run_namespace(base, sizeof base, name, sizeof name, 0) == 0) {
         snprintf(kept, sizeof kept, "%s/%s", base, name);
         sel.kept = kept;
     }
@@ -75,10 +74,10 @@ static int show(const struct history *h, const struct scl_store_admin *store)
         return TOOL_FAILURE;
     if (h->name != NULL && shown == 0) { /* for scripts, as list --name */
         if (store->can & SCL_ADMIN_SESSIONS)
-            tool_error("no history of a claim named '%s' in scope '%s'", tool_shown_name(h->name),
-                       scl_settings()->scope);
+            tool_error("no history of a claim named '%s' in scope '%s'", scl_admin_shown_name(h->name),
+                       scl_store_admin()->scope());
         else
-            tool_error("no history of a claim named '%s'", tool_shown_name(h->name));
+            tool_error("no history of a claim named '%s'", scl_admin_shown_name(h->name));
         return TOOL_FAILURE;
     }
     return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */

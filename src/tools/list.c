@@ -1,10 +1,10 @@
 /* swerve-claim list: the store's rows in the store's columns
  * (store_admin.h), as a tree, raw lines or JSON (table.h prints them):
- * which directories a filesystem store lists is dirs.c's. */
+ * which directories a filesystem store lists is the store's (its
+ * directories' load()). */
 #include "config.h"
 
 #include "rows.h"
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -44,10 +44,10 @@ static int list_once(const struct listing *l)
         return matched > 0 || loaded > 0 ? TOOL_FAILURE : TOOL_OK;
     if (l->name != NULL && matched == 0) { /* for scripts and monitoring, as grep(1) */
         if (store->can & SCL_ADMIN_SESSIONS)
-            tool_error("no claim named '%s' in scope '%s'%s", tool_shown_name(l->name), scl_settings()->scope,
+            tool_error("no claim named '%s' in scope '%s'%s", scl_admin_shown_name(l->name), scl_store_admin()->scope(),
                        l->pid != 0 ? " held or waited for by that process" : "");
         else /* a row may be shown: its holder has ended, and holds nothing */
-            tool_error("no claim named '%s' held by a live process", tool_shown_name(l->name));
+            tool_error("no claim named '%s' held by a live process", scl_admin_shown_name(l->name));
         return TOOL_FAILURE;
     }
     return loaded > 0 ? TOOL_FAILURE : TOOL_OK; /* a directory not read: said */

@@ -3,7 +3,6 @@
  * from the store's samples (store_admin.h); replace.c writes it to a file. */
 #include "config.h"
 
-#include "inventory.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -281,10 +280,10 @@ static int sample(const struct metrics_options *o, struct collected *c)
 {
     const struct scl_store_admin *store = scl_store_admin();
     struct scl_admin_select sel = { .older_than = -1 };
-    struct inv_dir *dirs = NULL;
+    struct scl_admin_dirs *dirs = NULL;
     int loaded = 0, r;
 
-    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = tool_load_selected(o->server, 0, &dirs, &sel.ndirs)) < 0)
+    if ((store->can & SCL_ADMIN_DIRECTORIES) && (loaded = store->directories->load(o->server, 0, &dirs)) < 0)
         return -1;
     sel.dirs = dirs;
     c->unread = (store->can & SCL_ADMIN_DIRECTORIES) ? loaded : -1;
@@ -292,7 +291,8 @@ static int sample(const struct metrics_options *o, struct collected *c)
     r = store->listing->samples(&sel, collect, c);
     if (r != 0)
         tool_store_unread();
-    inv_free(dirs, sel.ndirs);
+    if (store->can & SCL_ADMIN_DIRECTORIES)
+        store->directories->free(dirs);
     return r != 0 ? -1 : loaded;
 }
 

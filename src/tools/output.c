@@ -36,24 +36,6 @@ void tool_put_escaped(FILE *to, const char *s, int raw)
     }
 }
 
-const char *tool_shown_name(const char *name)
-{
-    /* Four at once: no message names more than two. */
-    static char shown[4][TOOL_NAME_SHOWN * 4 + sizeof "…"];
-    static unsigned next;
-    char *out = shown[next++ % 4];
-    size_t at = 0;
-
-    for (unsigned chars = 0; name[at] != '\0' && chars < TOOL_NAME_SHOWN; chars++)
-        do /* a character's continuation bytes come with it */
-            at++;
-        while ((name[at] & 0xc0) == 0x80);
-    if (name[at] == '\0')
-        return name;
-    snprintf(out, sizeof shown[0], "%.*s…", (int)at, name);
-    return out;
-}
-
 /* Every message of every command: LEAD (ours, as it is), then FMT with AP
  * escaped (what it says may be others': names, paths, command lines),
  * then END. */

@@ -2,8 +2,6 @@
  * it, loudly when its holder is alive; its holder is told (wake.h). */
 #include "config.h"
 
-#include "inventory.h"
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -24,12 +22,12 @@ static int release_in_store(const char *name)
     int r = scl_store_admin()->end_holder(name, &who);
 
     if (r < 0) {
-        snprintf(what, sizeof what, "releasing '%s'", tool_shown_name(name));
+        snprintf(what, sizeof what, "releasing '%s'", scl_admin_shown_name(name));
         tool_store_error(what, errno == EACCES ? " (ending another role's session needs pg_signal_backend)" : "");
         return TOOL_FAILURE;
     }
     if (r == 0) {
-        tool_error("no claim named '%s' in scope '%s'", tool_shown_name(name), scl_settings()->scope);
+        tool_error("no claim named '%s' in scope '%s'", scl_admin_shown_name(name), scl_store_admin()->scope());
         return TOOL_FAILURE;
     }
     tool_listed_session(&who, session, sizeof session);
@@ -42,79 +40,9 @@ static int release_in_store(const char *name)
         snprintf(token, sizeof token, "its token unknown");
     tool_error("WARNING: ended the database %s, which held '%s' (%s): every claim of that session is "
                "released; %s, and may still be running",
-               session, tool_shown_name(name), token, says);
-    tool_say("released '%s' in scope '%s'", tool_shown_name(name), scl_settings()->scope);
+               session, scl_admin_shown_name(name), token, says);
+    tool_say("released '%s' in scope '%s'", scl_admin_shown_name(name), scl_store_admin()->scope());
     return TOOL_OK;
-}
-
-/* The one claim named NAME among the N directories DIRS, in *DIR and
- * *FOUND: TOOL_OK, or TOOL_FAILURE when there is none, or more than one
- * (said). */
-static int find_claim(struct inv_dir *dirs, size_t n, const char *name, const char *server, struct inv_dir **dir,
-                      struct inv_claim **found)
-{
-    *found = NULL;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < dirs[i].nclaims; j++)
-            if (strcmp(dirs[i].claims[j].name, name) == 0) {
-                if (*found != NULL) {
-                    tool_error("'%s' is held in %s and in %s: say which with --server", tool_shown_name(name),
-                               (*dir)->path, dirs[i].path);
-                    return TOOL_FAILURE;
-                }
-                *found = &dirs[i].claims[j];
-                *dir = &dirs[i];
-            }
-    if (*found == NULL) {
-        tool_error("no claim named '%s'%s%s", tool_shown_name(name), server ? " in " : "", server ? server : "");
-        return TOOL_FAILURE;
-    }
-    return TOOL_OK;
-}
-
-/* Releases claim FOUND, named NAME, of directory DIR. */
-static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *found, const char *name)
-{
-    int topfd, told = 1, r = TOOL_OK, fd = inv_open_dir(dir->path, &topfd);
-    pid_t holder = found->holder >= 0 ? dir->procs[found->holder].pid : 0;
-
-    /* Only the claim we looked at goes: one taken since stays. */
-    if (fd >= 0 && inv_release_forced(fd, topfd, found, holder, &told) == 0) {
-        tool_say("released '%s' in %s", tool_shown_name(name), dir->path);
-    } else if (!told) {
-        tool_error("releasing '%s' in %s: cannot tell its holder through %s/%s"
-                   " (%s): run this as root or as the directory's owner",
-                   tool_shown_name(name), dir->path, dir->path, inv_wake_file, strerror(errno));
-        r = TOOL_FAILURE;
-    } else {
-        tool_error("releasing '%s' in %s: %s", tool_shown_name(name), dir->path,
-                   errno == ESTALE ? "it was released and taken again meanwhile" : strerror(errno));
-        r = TOOL_FAILURE;
-    }
-    if (fd >= 0) {
-        close(fd);
-        close(topfd);
-    }
-    return r;
-}
-
-/* Warns that live holder P of NAME believes it still holds it, as what
- * it is: running, or stopped (by hand, or by a debugger tracing it). */
-static void warn_holder(const struct inv_proc *p, const char *name)
-{
-    pid_t tracer = p->stopped ? scl_proc_read_tracer(p->pid) : 0;
-
-    if (!p->stopped)
-        tool_error("WARNING: process %d (%s) is alive and believes it holds '%s'; releasing it anyway", (int)p->pid,
-                   p->command, tool_shown_name(name));
-    else if (tracer > 0)
-        tool_error("WARNING: process %d (%s) is stopped, traced by process %d (a debugger?), and believes it holds "
-                   "'%s'; releasing it anyway",
-                   (int)p->pid, p->command, (int)tracer, tool_shown_name(name));
-    else
-        tool_error("WARNING: process %d (%s) is stopped ('kill -CONT %d' lets it go on) and believes it holds '%s'; "
-                   "releasing it anyway",
-                   (int)p->pid, p->command, (int)p->pid, tool_shown_name(name));
 }
 
 int tool_release(int argc, char **argv)
@@ -126,10 +54,9 @@ int tool_release(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *server = NULL, *name;
-    struct inv_dir *dirs, *found_dir = NULL;
-    struct inv_claim *found = NULL;
-    int force = 0, c, r = TOOL_OK;
-    size_t n;
+    const struct scl_admin_directories *dirs_of = scl_store_admin()->directories;
+    struct scl_admin_dirs *dirs;
+    int force = 0, c, r;
 
     while ((c = tool_getopt(argc, argv, "fs:", opts)) != -1) {
         switch (c) {
@@ -147,14 +74,9 @@ int tool_release(int argc, char **argv)
         return TOOL_USAGE;
     if (scl_store_admin()->can & SCL_ADMIN_SESSIONS)
         return release_in_store(name);
-    if (tool_load_selected(server, 0, &dirs, &n) < 0)
+    if (dirs_of->load(server, 0, &dirs) < 0)
         return TOOL_FAILURE;
-    r = find_claim(dirs, n, name, server, &found_dir, &found);
-    if (r == TOOL_OK) {
-        if (found->holder >= 0 && found_dir->procs[found->holder].state == SCL_PROC_ALIVE)
-            warn_holder(&found_dir->procs[found->holder], name);
-        r = release_in_dir(found_dir, found, name);
-    }
-    inv_free(dirs, n);
+    r = dirs_of->release_forced(dirs, name, server) == 0 ? TOOL_OK : TOOL_FAILURE;
+    dirs_of->free(dirs);
     return r;
 }

@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include "sigsafe.h"
+#include "store_admin.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -67,7 +68,7 @@ static int follow(int dirfd, const char *name, const struct stat *link, char tar
 
     if (link->st_uid == 0 || link->st_uid == geteuid()) {
         where = "the directory it is in: ";
-        why = fstat(dirfd, &st) != 0 ? strerror(errno) : tool_untrusted_dir(&st);
+        why = fstat(dirfd, &st) != 0 ? strerror(errno) : scl_admin_untrusted_dir(&st);
     }
     if (why != NULL) {
         tool_error("cannot write %s: not following the symlink %s on the way to it: %s%s", path, name, where, why);

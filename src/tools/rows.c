@@ -1,7 +1,6 @@
 /* A store's rows in a table, in the columns a command shows (rows.h). */
 #include "config.h"
 
-#include "inventory.h"
 #include "rows.h"
 #include "tool.h"
 
@@ -244,28 +243,31 @@ static void rows_print(struct rows *r)
 int rows_show(const struct scl_admin_listing *ls, const struct rows_style *style, struct scl_admin_select *sel,
               const char *server, int *loaded)
 {
+    const struct scl_admin_directories *dirs_of = scl_store_admin()->directories;
     int directories = (scl_store_admin()->can & SCL_ADMIN_DIRECTORIES) != 0, matched, err;
-    struct inv_dir *dirs = NULL;
+    struct scl_admin_dirs *dirs = NULL;
     struct rows r;
 
     *loaded = 0;
     if (rows_choose(&r, ls, style) != TOOL_OK)
         return ROWS_USAGE;
-    if (directories && (*loaded = tool_load_selected(server, (pid_t)sel->pid, &dirs, &sel->ndirs)) < 0)
+    if (directories && (*loaded = dirs_of->load(server, sel->pid, &dirs)) < 0)
         return ROWS_SAID;
     sel->dirs = dirs;
-    if (directories && sel->ndirs == 0 && *loaded == 0)
+    if (directories && dirs_of->count(dirs) == 0 && *loaded == 0)
         tool_error("note: no claim directory in %s (--base, or -s PID for a server's wherever it is)",
-                   tool_places_looked());
+                   dirs_of->looked());
     add_servers_column(&r, sel);
     if (rows_open(&r) != 0) {
-        inv_free(dirs, sel->ndirs);
+        if (directories)
+            dirs_of->free(dirs);
         return ROWS_SAID;
     }
     matched = ls->rows(sel, rows_add, &r);
     err = errno;
     rows_print(&r);
-    inv_free(dirs, sel->ndirs);
+    if (directories)
+        dirs_of->free(dirs);
     sel->dirs = NULL;
     errno = err;
     return matched;

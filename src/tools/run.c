@@ -10,7 +10,7 @@
  * finds the holder dead and clears it.
  *
  * Without --server the claims live in a namespace of the user's own that
- * no other user can squat (tool_run_namespace(), in dirs.c).
+ * no other user can squat (the store's run_namespace(), store_admin.h).
  *
  * With SWERVE_CLAIM_STORE the claim is the fleet's: the command inherits
  * the database session that holds it (its socket stays open across exec),
@@ -19,7 +19,6 @@
  */
 #include "config.h"
 
-#include "inventory.h"
 #include "sigsafe.h"
 #include "swerve/claim.h"
 #include "store.h"
@@ -128,7 +127,7 @@ static int join_dir(char *path)
     *slash = '\0';
     if (path[0] == '\0')
         base = "/";
-    r = inv_use_named(base, slash + 1);
+    r = scl_store_admin()->directories->join(base, slash + 1);
     if (r != 0)
         explain_namespace(base, slash + 1, 1, errno);
     snprintf(joined, sizeof joined, "%s/%s", path, slash + 1);
@@ -141,15 +140,16 @@ static int join_dir(char *path)
  * servers: said) or TOOL_FAILURE (said). */
 static int join(const char *server, const char *claim, int own, int verbose)
 {
+    const struct scl_admin_directories *dirs_of = scl_store_admin()->directories;
     char path[PATH_MAX], name[NAME_MAX + 1];
-    pid_t master;
+    long master;
     int found = 0;
 
     if (server != NULL)
-        return tool_select_dir(server, path, sizeof path) != 0 || become_owner_of(path) != 0 || join_dir(path) != 0
+        return dirs_of->select(server, path, sizeof path) != 0 || become_owner_of(path) != 0 || join_dir(path) != 0
                    ? TOOL_FAILURE
                    : TOOL_OK;
-    if (!own && (found = tool_only_server(claim, path, sizeof path, &master)) < 0)
+    if (!own && (found = dirs_of->only_server(claim, path, sizeof path, &master)) < 0)
         return TOOL_USAGE;
     if (found) {
         if (join_dir(path) != 0)
@@ -157,12 +157,12 @@ static int join(const char *server, const char *claim, int own, int verbose)
         if (verbose)
             tool_error("joined the server of process %ld, the one live server in %s (%s; --own-namespace keeps to "
                        "your own)",
-                       (long)master, tool_base, joined);
+                       master, scl_admin_base(), joined);
         return TOOL_OK;
     }
-    (void)tool_run_namespace(path, sizeof path, name, sizeof name, 1);
+    (void)dirs_of->run_namespace(path, sizeof path, name, sizeof name, 1);
     snprintf(joined, sizeof joined, "%s/%s", path, name);
-    if (inv_use_named(path, name) != 0) {
+    if (dirs_of->join(path, name) != 0) {
         explain_namespace(path, name, 0, errno);
         return TOOL_FAILURE;
     }
@@ -200,22 +200,13 @@ static void remember_holder(const struct scl_listed *row, void *arg)
 /* ", held by process PID (COMMAND)" when somebody holds NAME now, else "". */
 static void describe_holder(const char *name, char *out, size_t cap)
 {
-    struct inv_dir d;
-
     out[0] = '\0';
     if (scl_store_admin()->can & SCL_ADMIN_SESSIONS) {
         struct holder_seen h = { name, out, cap };
         (void)scl_store_admin()->list(remember_holder, &h);
         return;
     }
-    if (inv_load_dir(joined, &d, NULL) != 0)
-        return;
-    for (size_t i = 0; i < d.nclaims; i++)
-        if (strcmp(d.claims[i].name, name) == 0 && d.claims[i].holder >= 0) {
-            const struct inv_proc *p = &d.procs[d.claims[i].holder];
-            snprintf(out, cap, ", held by process %d (%s)", (int)p->pid, p->command);
-        }
-    inv_free_dir(&d);
+    scl_store_admin()->directories->holder(joined, name, out, cap);
 }
 
 /* Waits for the child's word on REPORT into *O: how much came.  With
@@ -234,7 +225,7 @@ static ssize_t await_outcome(int report, struct outcome *o, const char *name, in
         if (ready > 0)
             break;
         if (ready == 0)
-            tool_progress("waiting for '%s': %.0f s", tool_shown_name(name), now_seconds() - start);
+            tool_progress("waiting for '%s': %.0f s", scl_admin_shown_name(name), now_seconds() - start);
     }
     if (progress)
         fputs("\r\033[K", stderr);
@@ -416,9 +407,9 @@ static void say_trying(const char *name, double wait)
 
     describe_holder(name, holder, sizeof holder);
     if (wait > 0)
-        tool_error("waiting up to %g s for '%s'%s", wait, tool_shown_name(name), holder);
+        tool_error("waiting up to %g s for '%s'%s", wait, scl_admin_shown_name(name), holder);
     else
-        tool_error("trying '%s' once%s", tool_shown_name(name), holder);
+        tool_error("trying '%s' once%s", scl_admin_shown_name(name), holder);
 }
 
 /* run's status once its child PID (reaped, with STATUS, unless REAPED is
@@ -432,7 +423,7 @@ static int outcome_status(const struct outcome *o, ssize_t got, pid_t reaped, in
         return conflict; /* quiet, as flock(1) is: cron mails what it says */
     if (o->stage != STAGE_EXEC) {
         tool_error("%s '%s': %s", o->stage == STAGE_CLAIM ? "taking" : "getting the fencing token of",
-                   tool_shown_name(name), strerror(o->err));
+                   scl_admin_shown_name(name), strerror(o->err));
         return TOOL_FAILURE;
     }
     tool_error("%s: %s", command, strerror(o->err));
@@ -475,9 +466,9 @@ int tool_run(int argc, char **argv)
     got = await_outcome(report[0], &o, swerve_claim_name(claim), opt.verbose);
     close(report[0]);
     if (opt.verbose && got != (ssize_t)sizeof o)
-        tool_error("took '%s' after %.1f s", tool_shown_name(swerve_claim_name(claim)), now_seconds() - started);
+        tool_error("took '%s' after %.1f s", scl_admin_shown_name(swerve_claim_name(claim)), now_seconds() - started);
     else if (opt.verbose && o.stage == STAGE_CLAIM)
-        tool_error("gave up on '%s' after %.1f s: %s", tool_shown_name(swerve_claim_name(claim)),
+        tool_error("gave up on '%s' after %.1f s: %s", scl_admin_shown_name(swerve_claim_name(claim)),
                    now_seconds() - started, strerror(o.err));
     do
         reaped = waitpid(pid, &status, 0);

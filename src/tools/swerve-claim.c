@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     /* Names in the application's bytes: shown as the terminal's characters. */
     setlocale(LC_ALL, "");
     scl_admin_set_report(tool_error);
-    tool_base = scl_settings()->base_dir;
+    scl_admin_set_say(tool_say);
+    scl_admin_set_base(scl_settings()->base_dir, 0);
     while ((c = tool_getopt(argc, argv, "+V", opts)) != -1) {
         switch (c) {
         case 'V': printf("swerve-claim %s\n", PACKAGE_VERSION); return TOOL_OK;

@@ -1,11 +1,11 @@
 /*
  * What the swerve-claim commands share: the base directory and the
  * options every command takes, parsing, and the store's errors.  Messages
- * are output.c's; which claim directories a command works on, dirs.c's.
+ * are output.c's; which claim directories a command works on, the
+ * store's (store_admin.h).
  */
 #include "config.h"
 
-#include "settings.h"
 #include "store_admin.h"
 #include "tool.h"
 
@@ -16,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *tool_base;
 const char *tool_command;
-int tool_base_explicit;
 
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
@@ -33,10 +31,8 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
         snprintf(spec, sizeof spec, "+:b:h%s", shortopts + 1);
     else
         snprintf(spec, sizeof spec, ":b:h%s", shortopts);
-    while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b') {
-        tool_base = optarg;
-        tool_base_explicit = 1;
-    }
+    while ((c = getopt_long(argc, argv, spec, longopts, NULL)) == 'b')
+        scl_admin_set_base(optarg, 1);
     if (c == 'h') {
         int status = tool_help(tool_command);
         exit(fflush(stdout) == 0 ? status : TOOL_FAILURE);
@@ -103,7 +99,7 @@ void tool_store_unread(void)
 {
     char what[300];
 
-    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_settings()->scope);
+    snprintf(what, sizeof what, "cannot list the claims of scope '%s'", scl_store_admin()->scope());
     tool_store_error(what, errno == ENOENT ? " (run 'swerve-claim db init')" : "");
 }
 

@@ -1,8 +1,8 @@
 /* The swerve-claim tool: its commands (list.c, history.c, gc.c,
  * release.c, run.c, drain.c, db.c, metrics.c), and what they share:
- * options and parsing (tool.c), messages (output.c), the claim
- * directories a command works on (dirs.c, process_dirs.c), help
- * (help.c). */
+ * options and parsing (tool.c), messages (output.c), help (help.c);
+ * the claim directories a command works on are the store's
+ * (store_admin.h). */
 #ifndef SCL_TOOL_H
 #define SCL_TOOL_H
 
@@ -21,11 +21,6 @@ enum {
     TOOL_NOT_FOUND = 127,
 };
 
-/* Where claim directories are (--base, else the library's default), and
- * whether --base said so. */
-extern const char *tool_base;
-extern int tool_base_explicit;
-
 /* Every message goes through these, escaped as tool_put_escaped() does
  * (root's tools print what any user can write): "swerve-claim: " and the
  * message, on standard error; the message alone, on standard output; a
@@ -33,13 +28,6 @@ extern int tool_base_explicit;
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* A claim's NAME as a message shows it: its first TOOL_NAME_SHOWN
- * characters and "…" when it is longer (a name may be 4 KB; the bindings
- * cut theirs the same way), in a buffer that the fourth call after
- * reuses. */
-#define TOOL_NAME_SHOWN 64
-const char *tool_shown_name(const char *name);
 
 /* Writes S to TO with what is not printable as \xHH a byte, and '\' too,
  * so that the escapes are unambiguous: in messages, what is no printable
@@ -50,22 +38,6 @@ void tool_put_escaped(FILE *to, const char *s, int raw);
 /* Says what is wrong (FMT, as printf) and where the help of the command
  * in use (tool_command) is; returns TOOL_USAGE. */
 int tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The claim directory --server names, into OUT: a member's pid, a
- * pidfile holding one (a path to a regular file), a claim directory (a
- * path), or a systemd service, whose live master's is chosen ("nginx" is
- * nginx.service); says why not and returns -1 when there is none, or
- * when the pid is a member of more than one (dirs.c says what makes a
- * member). */
-int tool_select_dir(const char *server, char *out, size_t cap);
-
-/* `run NAME` without --server: the claim directory of the caller's one
- * live server in the base (a live master that forked; no `run`
- * namespace), into OUT, its master's pid in *MASTER: 1; 0 when there is
- * none; -1 when there are several (said, each named with its --server).
- * Another user's server is never chosen: root is told of one that holds
- * NAME now. */
-int tool_only_server(const char *name, char *out, size_t cap, pid_t *master);
 
 /* Every command's getopt: -b/--base (TOOL_BASE_OPTION in LONGOPTS) is
  * taken before or after the command, and -h/--help prints tool_command's
@@ -105,34 +77,6 @@ int tool_parse_duration(const char *s, long long *seconds);
 /* Parses an exit status for -E: 0 to 255, into *OUT: 0, or the usage
  * status (said). */
 int tool_parse_exit_code(const char *s, int *out);
-
-/* Where `run` keeps its claims when no --server names a directory: BASE
- * and NAME of the user's own namespace (dirs.c says where), its
- * directories made first when CREATE. */
-int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create);
-
-struct inv_dir;
-
-/* The directories a command works on: SERVER's (when not NULL) or every
- * claim directory below the base and those of the user's own `run`
- * namespace, with, when PID is not 0, those where process PID keeps its
- * claims, wherever that is: 0; 1 when some were too big to read (said,
- * and left out); says why not and returns -1. */
-int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, size_t *n);
-
-/* Where the last load looked ("/tmp, /srv/x"), for a message. */
-const char *tool_places_looked(void);
-
-/* Why directory ST may not lead the caller to what it works on: NULL
- * when only root and the caller can rename or replace what is in it (it
- * is theirs, and its group and others may not write it, but for the
- * sticky bit), else what is wrong, for a message. */
-struct stat;
-const char *tool_untrusted_dir(const struct stat *st);
-
-/* Where process PID keeps its claims, as it shows them (process_dirs.c):
- * up to MAX absolute base directories into BASES, how many. */
-size_t tool_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max);
 
 /* Prints COMMAND's help (NULL: the whole help): the exit status (2 and
  * said when there is no such command). */

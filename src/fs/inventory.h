@@ -4,15 +4,16 @@
  * (processes alive, gone, or whose pid now belongs to another process, and
  * what each waits for) and every held claim, with its name as the
  * application wrote it and when it was taken: the listing of a store of
- * SCL_ADMIN_DIRECTORIES (store_admin.h).  Defined by src/fs/inventory.c,
- * in libscl_admin: used by the swerve-claim tool, never by the preloaded
- * library.
+ * SCL_ADMIN_DIRECTORIES (store_admin.h).  Defined by inventory.c and the
+ * files below, in libscl_admin: the filesystem store's tool side
+ * (admin_fs.c), never the preloaded library's.
  */
 #ifndef SCL_INVENTORY_H
 #define SCL_INVENTORY_H
 
 #include "budget.h"
 #include "proc.h"
+#include "store_admin.h"
 
 #include <limits.h>
 #include <sys/types.h>
@@ -132,10 +133,11 @@ void inv_server_name(const struct inv_dir *d, const char *path, int title, char 
  * them apart. */
 const char *inv_proc_role(const struct inv_dir *d, const struct inv_proc *p);
 
-/*
- * What the tools do to claim directories, with the library's own code
- * (src/fs/admin_fs.c).
- */
+/* The directories a command works on (store_admin.h's opaque set). */
+struct scl_admin_dirs {
+    struct inv_dir *dir;
+    size_t n;
+};
 
 /* The names the tools' messages give to a directory's claims directory
  * and its wake file. */
@@ -144,40 +146,19 @@ extern const char inv_claims_dir[], inv_wake_file[];
 /* 1 when NAME (the last part of a path) is a claim directory's name. */
 int inv_is_dir_name(const char *name);
 
-/* Clears the claims and the holder file of member PID of the directory
- * open as CLAIMSFD and TOPFD (inv_open_dir()), as the library clears a
- * dead holder: under its holder file's lock, and only while it is dead,
- * its holds recorded as cleared in the directory's history when it is
- * this user's.  0; 1 when the run's search for links their journals did
- * not name has gone past SCL_BUDGET_REMOVAL_ENTRIES (the claims left are
- * a dead holder's: anybody's next acquire of them clears them); or -1
- * with errno. */
-int inv_clear_dead(int claimsfd, int topfd, pid_t pid);
+/*
+ * Which directories a command works on (select_fs.c, process_dirs.c):
+ * what store_admin.h's scl_admin_directories says of load(), looked(),
+ * select(), only_server() and run_namespace().
+ */
+int inv_load_selected(const char *server, long pid, struct scl_admin_dirs **dirs);
+const char *inv_places_looked(void);
+int inv_select_dir(const char *server, char *out, size_t cap);
+int inv_only_server(const char *name, char *out, size_t cap, long *master);
+int inv_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create);
 
-/* Removes the claim directory at PATH, clearing its dead holders first,
- * unless a live member is left: 0, or -1 with errno (EBUSY; ENOTEMPTY:
- * more was planted in it than a removal reads, SCL_BUDGET_REMOVAL_ENTRIES). */
-int inv_remove_dir(const char *path);
-
-/* release --force, in the directory open as CLAIMSFD and TOPFD: tells
- * every holder there that a claim may have been taken from it (each
- * checks whose a name is before its next release), then unlinks claim C
- * while it is still the link the tool looked at, and records the hold
- * of HOLDER (its pid, 0 unknown) forced in the directory's history when
- * it is this user's.  0, or -1 with errno (ESTALE: it was released and
- * taken again meanwhile); *TOLD is 0 when the holders could not be told
- * (and nothing was unlinked). */
-int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told);
-
-/* swerve-claim drain: tells member PID of the directory whose top is
- * TOPFD that it drains, through its page of times (only a process that
- * took a claim has one).  0, or -1 with errno (ENOENT: it has no page;
- * EINVAL: what has its name is no page; EACCES: not the caller's). */
-int inv_tell_draining(int topfd, pid_t pid);
-
-/* Makes this process use the claim directory BASE/NAME, made when it is
- * not there (swerve-claim run's namespace): 0, or -1 with errno (EPERM:
- * it is not this user's). */
-int inv_use_named(const char *base, const char *name);
+/* Where process PID keeps its claims, as it shows them (process_dirs.c):
+ * up to MAX absolute base directories into BASES, how many. */
+size_t inv_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max);
 
 #endif

@@ -1,11 +1,12 @@
-/* Which claim directories a command works on: every one below the base
- * (this user's, or every user's for root), the one --server names, and
- * run's own namespace. */
+/* Which claim directories a command of the tools works on: every one
+ * below the base (this user's, or every user's for root), the one
+ * --server names, and run's own namespace (store_admin.h's
+ * scl_admin_directories, for admin_fs.c). */
 #include "config.h"
 
 #include "inventory.h"
 #include "sigsafe.h"
-#include "tool.h"
+#include "store_admin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,19 +65,19 @@ static int home_base(char *out, size_t cap, int create)
     return snprintf(out, cap, "%s/.cache/swerve-claim", pw->pw_dir) < (int)cap ? 0 : -1;
 }
 
-int tool_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create)
+int inv_run_namespace(char *base, size_t base_cap, char *name, size_t name_cap, int create)
 {
     char host[256] = "localhost";
 
     /* In the user's home, named for the machine: a home shared over NFS
      * must not join two machines' claims (a live holder on one looks dead
      * from the other). */
-    if (!tool_base_explicit && home_base(base, base_cap, create) == 0) {
+    if (!scl_admin_base_explicit() && home_base(base, base_cap, create) == 0) {
         (void)gethostname(host, sizeof host - 1);
         snprintf(name, name_cap, INV_RUN_NAMESPACE_PREFIX "%s", host);
         return 0;
     }
-    snprintf(base, base_cap, "%s", tool_base);
+    snprintf(base, base_cap, "%s", scl_admin_base());
     snprintf(name, name_cap, INV_RUN_NAMESPACE_PREFIX "%d", (int)getuid());
     return 0;
 }
@@ -92,7 +93,7 @@ static struct {
 } looked_ids[16];
 static size_t nlooked;
 
-const char *tool_places_looked(void)
+const char *inv_places_looked(void)
 {
     return looked;
 }
@@ -149,24 +150,24 @@ static int load_all(struct inv_budget *b, struct inv_dir **dirs, size_t *n)
     char base[PATH_MAX], name[NAME_MAX + 1];
     size_t hidden;
 
-    snprintf(looked, sizeof looked, "%s", tool_base);
+    snprintf(looked, sizeof looked, "%s", scl_admin_base());
     nlooked = 0;
-    (void)looked_at(tool_base);
-    if (inv_load(tool_base, b, dirs, n, &hidden) != 0) {
-        tool_error("%s: %s", tool_base, strerror(errno));
+    (void)looked_at(scl_admin_base());
+    if (inv_load(scl_admin_base(), b, dirs, n, &hidden) != 0) {
+        scl_admin_report("%s: %s", scl_admin_base(), strerror(errno));
         return -1;
     }
     if (hidden > 0)
-        tool_error("note: %zu claim %s of other users not shown (root sees them all)", hidden,
-                   hidden == 1 ? "directory" : "directories");
-    if (tool_run_namespace(base, sizeof base, name, sizeof name, 0) == 0)
+        scl_admin_report("note: %zu claim %s of other users not shown (root sees them all)", hidden,
+                         hidden == 1 ? "directory" : "directories");
+    if (inv_run_namespace(base, sizeof base, name, sizeof name, 0) == 0)
         load_more(base, b, dirs, n);
     return 0;
 }
 
 /* load_all()'s directories, and those below where process PID keeps
  * its claims (process_dirs.c), wherever that is, all within one budget:
- * as tool_load_selected(). */
+ * as inv_load_selected(). */
 static int load_for(pid_t pid, struct inv_dir **dirs, size_t *n)
 {
     char(*bases)[PATH_MAX] = malloc(8 * sizeof *bases);
@@ -178,7 +179,7 @@ static int load_for(pid_t pid, struct inv_dir **dirs, size_t *n)
         free(bases);
         return -1;
     }
-    nbases = pid > 0 && bases != NULL ? tool_process_bases(pid, bases, 8) : 0;
+    nbases = pid > 0 && bases != NULL ? inv_process_bases(pid, bases, 8) : 0;
     for (size_t i = 0; i < nbases; i++)
         load_more(bases[i], &b, dirs, n);
     free(bases);
@@ -193,16 +194,16 @@ static int check_dir(const char *given, const char *path)
     struct stat st;
 
     if (lstat(path, &st) != 0) {
-        tool_error("%s: %s", given, strerror(errno));
+        scl_admin_report("%s: %s", given, strerror(errno));
         return -1;
     }
     if (!S_ISDIR(st.st_mode) || name == NULL || !inv_is_dir_name(name + 1)) {
-        tool_error("%s: not a claim directory", given);
+        scl_admin_report("%s: not a claim directory", given);
         return -1;
     }
     if ((st.st_uid != geteuid() && geteuid() != 0) || (st.st_mode & S_IWOTH) != 0) {
-        tool_error("%s: not a claim directory of yours (owner uid %d, mode %o)", given, (int)st.st_uid,
-                   (unsigned)(st.st_mode & 07777));
+        scl_admin_report("%s: not a claim directory of yours (owner uid %d, mode %o)", given, (int)st.st_uid,
+                         (unsigned)(st.st_mode & 07777));
         return -1;
     }
     return 0;
@@ -257,23 +258,24 @@ static const struct inv_dir *choose_member(const struct inv_dir *dirs, size_t n,
             found = 0;
     }
     if (found == 0) {
-        tool_error("process %ld is not a member of any claim directory in %s%s", (long)pid, looked,
-                   named > 0 ? " (some name it, but are not its: another user's)" : "");
+        scl_admin_report("process %ld is not a member of any claim directory in %s%s", (long)pid, looked,
+                         named > 0 ? " (some name it, but are not its: another user's)" : "");
         return NULL;
     }
     if (found > 1) {
-        tool_error("process %ld is a member of %zu claim directories; name one with --server DIR:", (long)pid, found);
+        scl_admin_report("process %ld is a member of %zu claim directories; name one with --server DIR:", (long)pid,
+                         found);
         for (size_t i = 0; i < n; i++)
             if (is_members(&dirs[i], pid, of)) {
                 inv_owner_name(dirs[i].owner, owner, sizeof owner);
-                tool_error("  %s, of %s", dirs[i].path, owner);
+                scl_admin_report("  %s, of %s", dirs[i].path, owner);
             }
         return NULL;
     }
     /* Never another user's without saying so: what it shows is theirs. */
     if (chosen->owner != 0 && chosen->owner != geteuid()) {
         inv_owner_name(chosen->owner, owner, sizeof owner);
-        tool_error("note: %s is the claim directory of %s", chosen->path, owner);
+        scl_admin_report("note: %s is the claim directory of %s", chosen->path, owner);
     }
     return chosen;
 }
@@ -290,16 +292,16 @@ static int read_pidfile(const char *given, pid_t *pid)
     int fd;
 
     if (stat(given, &st) != 0) {
-        tool_error("%s: %s", given, strerror(errno));
+        scl_admin_report("%s: %s", given, strerror(errno));
         return -1;
     }
     if (!S_ISREG(st.st_mode)) { /* a FIFO's reader waits; a device's open may do something */
-        tool_error("%s: not a pidfile nor a claim directory", given);
+        scl_admin_report("%s: not a pidfile nor a claim directory", given);
         return -1;
     }
     fd = open(given, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        tool_error("%s: %s", given, fd < 0 ? strerror(errno) : "not a pidfile nor a claim directory");
+        scl_admin_report("%s: %s", given, fd < 0 ? strerror(errno) : "not a pidfile nor a claim directory");
         if (fd >= 0)
             close(fd);
         return -1;
@@ -312,7 +314,7 @@ static int read_pidfile(const char *given, pid_t *pid)
     errno = 0;
     value = strtol(text, &end, 10);
     if (n <= 0 || end == text || value <= 0 || value > INT_MAX || errno != 0 || end[strspn(end, " \t\n")] != '\0') {
-        tool_error("%s: no pid in it", given);
+        scl_admin_report("%s: no pid in it", given);
         return -1;
     }
     *pid = (pid_t)value;
@@ -326,7 +328,7 @@ static void say_server(const struct inv_dir *d)
 
     inv_server_name(d, d->path, 0, server, sizeof server);
     inv_owner_name(d->owner, owner, sizeof owner);
-    tool_error("  --server %ld: %s, %s, of %s", (long)d->procs[d->master].pid, server, d->path, owner);
+    scl_admin_report("  --server %ld: %s, %s, of %s", (long)d->procs[d->master].pid, server, d->path, owner);
 }
 
 /* Whether D's master is alive and runs in the systemd service WANT. */
@@ -355,10 +357,11 @@ static pid_t unit_master(const char *unit, const struct inv_dir *dirs, size_t n)
     if (found == 1)
         return one->procs[one->master].pid;
     if (found == 0)
-        tool_error("no live server runs in the systemd unit '%s' (looked in %s; a pidfile is named by a path: ./%s)",
-                   want, looked, unit);
+        scl_admin_report(
+            "no live server runs in the systemd unit '%s' (looked in %s; a pidfile is named by a path: ./%s)", want,
+            looked, unit);
     else
-        tool_error("%zu servers run in the systemd unit '%s': say which with --server PID:", found, want);
+        scl_admin_report("%zu servers run in the systemd unit '%s': say which with --server PID:", found, want);
     for (size_t i = 0; i < n && found > 1; i++)
         if (runs_in_unit(&dirs[i], want))
             say_server(&dirs[i]);
@@ -385,7 +388,7 @@ static int select_member(pid_t pid, const char *unit, char *out, size_t cap)
     return d != NULL ? 0 : -1;
 }
 
-int tool_select_dir(const char *server, char *out, size_t cap)
+int inv_select_dir(const char *server, char *out, size_t cap)
 {
     char *end, resolved[PATH_MAX];
     struct stat st;
@@ -396,13 +399,13 @@ int tool_select_dir(const char *server, char *out, size_t cap)
         if (stat(server, &st) == 0 && !S_ISDIR(st.st_mode))
             return read_pidfile(server, &pid) == 0 ? select_member(pid, NULL, out, cap) : -1;
         if (realpath(server, resolved) == NULL) {
-            tool_error("%s: %s", server, strerror(errno));
+            scl_admin_report("%s: %s", server, strerror(errno));
             return -1;
         }
         if (check_dir(server, resolved) != 0)
             return -1;
         if (snprintf(out, cap, "%s", resolved) >= (int)cap) {
-            tool_error("%s: %s", server, strerror(ENAMETOOLONG));
+            scl_admin_report("%s: %s", server, strerror(ENAMETOOLONG));
             return -1;
         }
         return 0;
@@ -411,13 +414,13 @@ int tool_select_dir(const char *server, char *out, size_t cap)
     number = strtol(server, &end, 10);
     if (*end == '\0' && end != server) {
         if (number <= 0 || number > INT_MAX || errno != 0) {
-            tool_error("--server %s: no process has that pid", server);
+            scl_admin_report("--server %s: no process has that pid", server);
             return -1;
         }
         return select_member((pid_t)number, NULL, out, cap);
     }
     if (server[0] == '\0' || server[0] == '-') {
-        tool_error("--server takes a pid, a pidfile, a claim directory or a systemd unit, not '%s'", server);
+        scl_admin_report("--server takes a pid, a pidfile, a claim directory or a systemd unit, not '%s'", server);
         return -1;
     }
     return select_member(0, server, out, cap);
@@ -442,7 +445,7 @@ static int holds(const struct inv_dir *d, const char *name)
     return 0;
 }
 
-int tool_only_server(const char *name, char *out, size_t cap, pid_t *master)
+int inv_only_server(const char *name, char *out, size_t cap, long *master)
 {
     const struct inv_dir *one = NULL;
     struct inv_dir *dirs;
@@ -451,7 +454,7 @@ int tool_only_server(const char *name, char *out, size_t cap, pid_t *master)
     int r = 0;
 
     inv_budget_init(&b);
-    if (inv_load(tool_base, &b, &dirs, &n, &hidden) != 0)
+    if (inv_load(scl_admin_base(), &b, &dirs, &n, &hidden) != 0)
         return 0; /* no base, or none to read: no server to join */
     for (size_t i = 0; i < n; i++)
         if (dirs[i].owner == geteuid() && is_live_server(&dirs[i]) && found++ == 0)
@@ -461,9 +464,9 @@ int tool_only_server(const char *name, char *out, size_t cap, pid_t *master)
         *master = one->procs[one->master].pid;
         r = 1;
     } else if (found > 1) {
-        tool_error("%zu live servers of yours in %s: say which one run joins with --server, or keep the claim "
-                   "to your own namespace with --own-namespace:",
-                   found, tool_base);
+        scl_admin_report("%zu live servers of yours in %s: say which one run joins with --server, or keep the claim "
+                         "to your own namespace with --own-namespace:",
+                         found, scl_admin_base());
         r = -1;
     }
     /* Root sees every user's servers, and joins none of them unasked:
@@ -475,33 +478,50 @@ int tool_only_server(const char *name, char *out, size_t cap, pid_t *master)
         if (!is_live_server(d) || (mine && r >= 0) || (!mine && (r < 0 || !holds(d, name))))
             continue;
         if (!mine)
-            tool_error("note: a live server of another user's in %s holds '%s'; run joins it, as its user, "
-                       "only when told to:",
-                       tool_base, tool_shown_name(name));
+            scl_admin_report("note: a live server of another user's in %s holds '%s'; run joins it, as its user, "
+                             "only when told to:",
+                             scl_admin_base(), scl_admin_shown_name(name));
         say_server(d);
     }
     inv_free(dirs, n);
     return r;
 }
 
-/* The directories a command works on: one (--server) or all of ours;
- * how many were left out (said: too big, or past the load's bound), -1
- * when none can be read. */
-int tool_load_selected(const char *server, pid_t pid, struct inv_dir **dirs, size_t *n)
+/* The directories a command works on, into D: one (--server) or all of
+ * ours; how many were left out (said: too big, or past the load's
+ * bound), -1 when none can be read. */
+static int load_into(const char *server, pid_t pid, struct scl_admin_dirs *d)
 {
     char path[PATH_MAX];
 
     if (server == NULL)
-        return load_for(pid, dirs, n);
-    if (tool_select_dir(server, path, sizeof path) != 0)
+        return load_for(pid, &d->dir, &d->n);
+    if (inv_select_dir(server, path, sizeof path) != 0)
         return -1;
-    *dirs = calloc(1, sizeof **dirs);
-    *n = 1;
-    if (*dirs == NULL || inv_load_dir(path, *dirs, NULL) != 0) {
-        if (*dirs == NULL || (errno != E2BIG && errno != EDQUOT))
-            tool_error("%s: %s", path, strerror(*dirs == NULL ? ENOMEM : errno));
-        free(*dirs);
+    d->dir = calloc(1, sizeof *d->dir);
+    d->n = 1;
+    if (d->dir == NULL || inv_load_dir(path, d->dir, NULL) != 0) {
+        if (d->dir == NULL || (errno != E2BIG && errno != EDQUOT))
+            scl_admin_report("%s: %s", path, strerror(d->dir == NULL ? ENOMEM : errno));
+        free(d->dir);
         return -1;
     }
     return 0;
+}
+
+int inv_load_selected(const char *server, long pid, struct scl_admin_dirs **dirs)
+{
+    struct scl_admin_dirs *d = calloc(1, sizeof *d);
+    int r;
+
+    if (d == NULL) {
+        scl_admin_report("%s", strerror(ENOMEM));
+        return -1;
+    }
+    if ((r = load_into(server, (pid_t)pid, d)) < 0) {
+        free(d);
+        return -1;
+    }
+    *dirs = d;
+    return r;
 }

@@ -11,7 +11,7 @@
  * could point the path elsewhere between the choice of a directory and
  * the work on it (release --force, run's joining), into another server's
  * base.  Every directory found below a base is then read and chosen as
- * any other is (dirs.c checks whose it is).
+ * any other is (select_fs.c checks whose it is).
  *
  * What the process holds is bounded only by its limit of descriptors, and
  * a path by PATH_MAX: the descriptors looked at, and the directories among
@@ -22,8 +22,9 @@
 #include "config.h"
 
 #include "budget.h"
+#include "inventory.h"
 #include "proc.h"
-#include "tool.h"
+#include "store_admin.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,17 +35,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-const char *tool_untrusted_dir(const struct stat *st)
-{
-    if (!S_ISDIR(st->st_mode))
-        return "not a directory";
-    if (st->st_uid != 0 && st->st_uid != geteuid())
-        return "it belongs to another user";
-    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-        return "its group or others may write it without the sticky bit";
-    return NULL;
-}
 
 /* Why the component NAME (LEN bytes) of directory DIRFD is not trusted,
  * or NULL; when it is and MORE, DIRFD is replaced by its descriptor. */
@@ -64,8 +54,8 @@ static const char *untrusted_at(int *dirfd, const char *name, size_t len, int mo
         return strerror(errno);
     if (S_ISLNK(st.st_mode))
         return "it is a symlink";
-    if (tool_untrusted_dir(&st) != NULL || !more)
-        return tool_untrusted_dir(&st);
+    if (scl_admin_untrusted_dir(&st) != NULL || !more)
+        return scl_admin_untrusted_dir(&st);
     if ((next = openat(*dirfd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return strerror(errno);
     close(*dirfd);
@@ -96,7 +86,8 @@ static int trusted_path(pid_t pid, const char *resolved)
     prefix[at] = '\0';
     if (why == NULL)
         return 0;
-    tool_error("note: not looking in %s, where process %ld keeps claims: %s: %s", resolved, (long)pid, prefix, why);
+    scl_admin_report("note: not looking in %s, where process %ld keeps claims: %s: %s", resolved, (long)pid, prefix,
+                     why);
     return -1;
 }
 
@@ -178,9 +169,9 @@ static int look_at_fd(struct fd_walk *w, const char *name, char (*bases)[PATH_MA
     size_t base_len;
 
     if (scl_budget_spend(&w->fds, 1) != 0) {
-        tool_error("note: process %ld has more than %lu descriptors: where it keeps claims was looked for "
-                   "among the first of them only",
-                   (long)w->pid, w->fds.limit);
+        scl_admin_report("note: process %ld has more than %lu descriptors: where it keeps claims was looked for "
+                         "among the first of them only",
+                         (long)w->pid, w->fds.limit);
         return -1;
     }
     /* Through /proc's link, to the directory itself: no path is walked. */
@@ -190,9 +181,9 @@ static int look_at_fd(struct fd_walk *w, const char *name, char (*bases)[PATH_MA
         if (w->seen[i].dev == st.st_dev && w->seen[i].ino == st.st_ino)
             return 0;
     if (scl_budget_spend(&w->dirs, 1) != 0) {
-        tool_error("note: process %ld holds descriptors of more than %lu directories: where it keeps claims was "
-                   "looked for among the first of them only",
-                   (long)w->pid, w->dirs.limit);
+        scl_admin_report("note: process %ld holds descriptors of more than %lu directories: where it keeps claims was "
+                         "looked for among the first of them only",
+                         (long)w->pid, w->dirs.limit);
         return -1;
     }
     w->seen[w->nseen].dev = st.st_dev;
@@ -247,7 +238,7 @@ static void bases_from_environ(pid_t pid, char (*bases)[PATH_MAX], size_t *n, si
     free(env);
 }
 
-size_t tool_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max)
+size_t inv_process_bases(pid_t pid, char (*bases)[PATH_MAX], size_t max)
 {
     size_t n = 0;
 
