@@ -91,11 +91,15 @@ struct scl_store_check {
     struct scl_store_access access;
 };
 
-/* A column of a store's listing (swerve-claim list -o NAME). */
+/* A column of a store's listing (swerve-claim list -o NAME): the one
+ * place its name and help are written.  --help prints the store in use's
+ * (help.c), the bash completion offers what --help prints, and the
+ * manual names each (tests/packaging/columns.sh). */
 struct scl_admin_column {
     const char *name;
-    double width;   /* characters, or a fraction of the terminal below 1 */
-    unsigned flags; /* enum scl_admin_column_flag */
+    double width;     /* characters, or a fraction of the terminal below 1 */
+    unsigned flags;   /* enum scl_admin_column_flag */
+    const char *help; /* what it shows, for --help: a few words, no line's end */
 };
 
 enum scl_admin_column_flag {

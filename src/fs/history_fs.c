@@ -39,16 +39,17 @@ enum column {
 _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
 
 static const struct scl_admin_column columns[NCOLUMNS] = {
-    [COL_NAME] = { "NAME", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_PID] = { "PID", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
-    [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
-    [COL_HOW] = { "HOW", 18, SCL_COLUMN_USUAL },
-    [COL_SERVER] = { "SERVER", 0.15, SCL_COLUMN_SERVERS | SCL_COLUMN_TRUNCATE },
-    [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
-    [COL_TOKEN] = { "TOKEN", 20, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_DIR] = { "DIR", 0.2, 0 },
+    [COL_NAME] = { "NAME", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE, "the claim's name" },
+    [COL_PID] = { "PID", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER, "its holder's pid" },
+    [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME, "when it was taken" },
+    [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME, "when it ended (empty while held)" },
+    [COL_HOW] = { "HOW", 18, SCL_COLUMN_USUAL, "how it ended: released, exited, killed by signal N, ..." },
+    [COL_SERVER] = { "SERVER", 0.15, SCL_COLUMN_SERVERS | SCL_COLUMN_TRUNCATE,
+                     "the server of its directory (nginx[812])" },
+    [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE, "its holder's command line" },
+    [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION, "held for how long" },
+    [COL_TOKEN] = { "TOKEN", 20, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER, "its fencing token" },
+    [COL_DIR] = { "DIR", 0.2, 0, "the claim directory" },
 };
 
 /* A hold a history keeps: its name's slot, and its record. */

@@ -33,18 +33,21 @@ enum column {
 _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
 
 static const struct scl_admin_column columns[NCOLUMNS] = {
-    [COL_TYPE] = { "TYPE", 7, SCL_COLUMN_USUAL },
-    [COL_NAME] = { "NAME", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TREE },
-    [COL_PID] = { "PID", 5, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_STATE] = { "STATE", 9, SCL_COLUMN_USUAL },
-    [COL_SINCE] = { "SINCE", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
-    [COL_SERVER] = { "SERVER", 0.15, SCL_COLUMN_SERVERS | SCL_COLUMN_TRUNCATE },
-    [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_DIR] = { "DIR", 0.2, 0 },
-    [COL_BLOCKER] = { "BLOCKER", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
-    [COL_USER] = { "USER", 0.1, SCL_COLUMN_TRUNCATE },
-    [COL_ROLE] = { "ROLE", 6, 0 },
+    [COL_TYPE] = { "TYPE", 7, SCL_COLUMN_USUAL, "dir, process, claim or waiter" },
+    [COL_NAME] = { "NAME", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TREE, "the claim's name, or the directory's" },
+    [COL_PID] = { "PID", 5, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER,
+                  "its pid (a directory's: its master's)" },
+    [COL_STATE] = { "STATE", 9, SCL_COLUMN_USUAL, "live, orphaned, abandoned; alive, stopped, gone, draining..." },
+    [COL_SINCE] = { "SINCE", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME, "when the claim was taken, or the wait began" },
+    [COL_SERVER] = { "SERVER", 0.15, SCL_COLUMN_SERVERS | SCL_COLUMN_TRUNCATE,
+                     "the server of the row, as its restarts keep it (nginx[812])" },
+    [COL_COMMAND] = { "COMMAND", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE,
+                      "the holder's or process's command line" },
+    [COL_DIR] = { "DIR", 0.2, 0, "the claim directory's path" },
+    [COL_BLOCKER] = { "BLOCKER", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER, "a waiter's: the pid holding its claim" },
+    [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION, "held or waiting for how long" },
+    [COL_USER] = { "USER", 0.1, SCL_COLUMN_TRUNCATE, "the holder's, process's or directory's user" },
+    [COL_ROLE] = { "ROLE", 6, 0, "master, worker or exec'd" },
 };
 
 struct row {

@@ -42,17 +42,20 @@ enum column {
 _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
 
 static const struct scl_admin_column columns[NCOLUMNS] = {
-    [COL_NAME] = { "NAME", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_REPORTED_HOST] = { "REPORTED-HOST", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_REPORTED_PID] = { "REPORTED-PID", 12, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
-    [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
-    [COL_HOW] = { "HOW", 13, SCL_COLUMN_USUAL },
-    [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
-    [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
+    [COL_NAME] = { "NAME", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE, "the claim's name" },
+    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE, "its session's role (the server's word)" },
+    [COL_REPORTED_HOST] = { "REPORTED-HOST", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE,
+                            "the host its session said it ran on (its word)" },
+    [COL_REPORTED_PID] = { "REPORTED-PID", 12, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER,
+                           "the pid its session said it had (its word)" },
+    [COL_TAKEN] = { "TAKEN", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME, "when it was taken" },
+    [COL_ENDED] = { "ENDED", 25, SCL_COLUMN_USUAL | SCL_COLUMN_TIME, "when it ended (empty while held or unknown)" },
+    [COL_HOW] = { "HOW", 13, SCL_COLUMN_USUAL, "released, held, or session ended" },
+    [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER, "its fencing token" },
+    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER,
+                      "its session's server process (the server's word)" },
+    [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE, "what its session called itself, unverified" },
+    [COL_DURATION] = { "DURATION", 8, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION, "held for how long" },
 };
 
 /* A hold is held while its session holds the name's lock and it is the

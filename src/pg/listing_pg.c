@@ -40,18 +40,22 @@ enum column {
 _Static_assert(NCOLUMNS <= SCL_ADMIN_MAX_COLUMNS, "the tools have room for every column");
 
 static const struct scl_admin_column columns[NCOLUMNS] = {
-    [COL_TYPE] = { "TYPE", 7, SCL_COLUMN_USUAL },
-    [COL_NAME] = { "NAME", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TREE },
-    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_ADDRESS] = { "ADDRESS", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_REPORTED_HOST] = { "REPORTED-HOST", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE },
-    [COL_REPORTED_PID] = { "REPORTED-PID", 12, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_SINCE] = { "SINCE", 19, SCL_COLUMN_USUAL | SCL_COLUMN_TIME },
-    [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER },
-    [COL_CONNECTED] = { "CONNECTED", 19, SCL_COLUMN_TIME },
-    [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE },
-    [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION },
+    [COL_TYPE] = { "TYPE", 7, SCL_COLUMN_USUAL, "holder or waiter; foreign: a session not the library's" },
+    [COL_NAME] = { "NAME", 0.3, SCL_COLUMN_USUAL | SCL_COLUMN_TREE, "the claim's name" },
+    [COL_ROLE] = { "ROLE", 0.1, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE, "the session's role (the server's word)" },
+    [COL_ADDRESS] = { "ADDRESS", 0.15, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE,
+                      "where the session connects from (the server's word)" },
+    [COL_SESSION] = { "SESSION", 7, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER,
+                      "the session's server process (the server's word)" },
+    [COL_REPORTED_HOST] = { "REPORTED-HOST", 0.2, SCL_COLUMN_USUAL | SCL_COLUMN_TRUNCATE,
+                            "the host the session says it runs on (its word)" },
+    [COL_REPORTED_PID] = { "REPORTED-PID", 12, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER,
+                           "the pid the session says it has (its word)" },
+    [COL_SINCE] = { "SINCE", 19, SCL_COLUMN_USUAL | SCL_COLUMN_TIME, "when the claim was taken, or the wait began" },
+    [COL_TOKEN] = { "TOKEN", 6, SCL_COLUMN_USUAL | SCL_COLUMN_RIGHT | SCL_COLUMN_NUMBER, "the hold's fencing token" },
+    [COL_CONNECTED] = { "CONNECTED", 19, SCL_COLUMN_TIME, "when the session began" },
+    [COL_SELF_REPORTED] = { "SELF-REPORTED", 0.2, SCL_COLUMN_TRUNCATE, "what the session calls itself, unverified" },
+    [COL_AGE] = { "AGE", 7, SCL_COLUMN_RIGHT | SCL_COLUMN_DURATION, "held or waiting for how long" },
 };
 
 struct listing {

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "store_admin.h"
 #include "tool.h"
 
 #include <stdio.h>
@@ -17,7 +18,20 @@ struct command_help {
     const char *summary; /* one line, for the list of commands */
     const char *options; /* its options, aligned as the others' */
     const char *status;  /* what its exit status says, beyond 0, 1 and 2 */
+    /* list, history: the store in use's columns, whose names and help are
+     * its table's (store_admin.h), or NULL. */
+    const struct scl_admin_listing *(*listing)(const struct scl_store_admin *store);
 };
+
+static const struct scl_admin_listing *list_listing(const struct scl_store_admin *store)
+{
+    return store->listing;
+}
+
+static const struct scl_admin_listing *history_listing(const struct scl_store_admin *store)
+{
+    return store->history;
+}
 
 _Static_assert(TOOL_CONFLICT_DEFAULT == 75, "run's help says 75");
 
@@ -35,15 +49,12 @@ static const struct command_help commands[] = {
       "  -r, --raw                raw output\n"
       "  -H, --noheadings         no header line\n"
       "  -u, --notruncate         do not cut command lines to the terminal\n"
-      "  -o, --output LIST        columns: TYPE,NAME,PID,STATE,SINCE,SERVER (shown\n"
-      "                           when rows of several are), COMMAND,DIR,\n"
-      "                           BLOCKER (a waiter's: the pid holding its claim),\n"
-      "                           AGE (held or waiting for how long), USER,\n"
-      "                           ROLE (master, worker or exec'd)\n"
+      "  -o, --output LIST        these columns (comma-separated; below)\n"
       "  -O, --output-all         every column\n"
       "  -w, --watch[=SECONDS]    list again every SECONDS (2), like watch(1)\n",
       "list --name: 1 when no claim has that name; list --older-than, --stale:\n"
-      "1 when a claim is shown, 0 when none (for monitoring).\n" },
+      "1 when a claim is shown, 0 when none (for monitoring).\n",
+      list_listing },
     { "history",
       "history [--server SERVER] [--pid PID] [--json|--raw]\n"
       "              [--output LIST|--output-all] [NAME]",
@@ -54,20 +65,17 @@ static const struct command_help commands[] = {
       "  -r, --raw                raw output\n"
       "  -H, --noheadings         no header line\n"
       "  -u, --notruncate         do not cut names and command lines to the terminal\n"
-      "  -o, --output LIST        columns: NAME,PID,TAKEN,ENDED,HOW,SERVER (shown\n"
-      "                           when rows of several are), COMMAND,\n"
-      "                           DURATION (held for how long), TOKEN (its fencing\n"
-      "                           token), DIR\n"
+      "  -o, --output LIST        these columns (comma-separated; below)\n"
       "  -O, --output-all         every column\n",
-      "history NAME: 1 when no hold of NAME is known.\n" },
+      "history NAME: 1 when no hold of NAME is known.\n", history_listing },
     { "gc", "gc [--dry-run] [--server SERVER]", "remove the claims of dead holders and abandoned directories",
       "  -d, --dry-run            say what would be removed, remove nothing\n"
       "  -s, --server SERVER      only that server's directory\n",
-      "gc --dry-run: 1 when something would be removed.\n" },
+      "gc --dry-run: 1 when something would be removed.\n", NULL },
     { "release", "release --force [--server SERVER] NAME", "remove one claim by hand (needs --force)",
       "  -f, --force              required: release NAME whoever holds it\n"
       "  -s, --server SERVER      that server's directory (needed if NAME is in several)\n",
-      "" },
+      "", NULL },
     { "run",
       "run [--wait SECONDS] [--server SERVER|--own-namespace] [--verbose]\n"
       "              [--conflict-exit-code N] NAME [OPTION...] [--] COMMAND...",
@@ -86,20 +94,23 @@ static const struct command_help commands[] = {
       "                           (default 75, EX_TEMPFAIL; flock -n's is 1)\n",
       "run: the command's status (128+N if killed by signal N), 75 (or -E) if\n"
       "the claim was not taken, 126 if the command cannot run, 127 if not found,\n"
-      "2 without --server when several servers of yours live in the base.\n" },
+      "2 without --server when several servers of yours live in the base.\n",
+      NULL },
     { "drain", "drain --server SERVER [--pid PID] | --pid PID",
       "tell a server's processes (or one) that they are being drained",
       "  -s, --server SERVER      every live member of that server's directory\n"
       "  -p, --pid PID            only process PID (alone: in its own directory)\n",
       "drain: 1 when a process could not be told, or none was (only one that took\n"
-      "a claim can be: its swerve_claim_draining() then says 1).\n" },
+      "a claim can be: its swerve_claim_draining() then says 1).\n",
+      NULL },
     { "db", "db init [--dedicated]\n       swerve-claim [--base DIR] db check",
       "the PostgreSQL store: make its schema (init); check it from here (check)",
       "  -d, --dedicated          db init: the database is the claims' own: shut\n"
       "                           every other role out of it\n",
       "db check: 0 claims work from this environment; 1 they would not (why, and\n"
       "what to set: SWERVE_CLAIM_POOLER=session behind a session-mode pooler);\n"
-      "db init, db check: 2 without SWERVE_CLAIM_STORE (local claims need no database).\n" },
+      "db init, db check: 2 without SWERVE_CLAIM_STORE (local claims need no database).\n",
+      NULL },
     { "metrics", "metrics [--server SERVER] [--output FILE]",
       "every claim and waiter for Prometheus (node_exporter's textfile collector)",
       "  -s, --server SERVER      only that server's directory\n"
@@ -107,19 +118,22 @@ static const struct command_help commands[] = {
       "                           over it), mode 0644; default: standard output\n",
       "metrics: 1 also when a directory was not read (what was read is written,\n"
       "and swerve_claim_directories_unread counts it);\n"
-      "when the store cannot be read, FILE is left as it was.\n" },
+      "when the store cannot be read, FILE is left as it was.\n",
+      NULL },
 };
 
 static const char store_note[] = "With SWERVE_CLAIM_STORE set (doc/cluster.md), the claims are the fleet's,\n"
-                                 "in PostgreSQL: list shows TYPE,NAME,ROLE,ADDRESS,SESSION (the server's\n"
-                                 "word), REPORTED-HOST,REPORTED-PID (the session's own), SINCE,TOKEN, and\n"
-                                 "with -o CONNECTED,SELF-REPORTED,AGE, of every holder and waiter (TYPE\n"
-                                 "foreign: a session that is not the library's); history shows the holds\n"
-                                 "whose token was asked for (NAME,ROLE,REPORTED-HOST,REPORTED-PID,TAKEN,\n"
-                                 "ENDED,HOW,TOKEN, and with -o SESSION,SELF-REPORTED,DURATION); release\n"
-                                 "--force ends the holder's session; metrics labels each sample with the\n"
-                                 "scope (server) and the host; gc has nothing to do; --server and --stale do\n"
-                                 "not apply; drain works on local claim directories only.\n";
+                                 "in PostgreSQL: list shows every holder and waiter of the scope, history\n"
+                                 "the holds whose token was asked for, each with that store's columns;\n"
+                                 "release --force ends the holder's session; metrics labels each sample\n"
+                                 "with the scope (server) and the host; gc has nothing to do; --server and\n"
+                                 "--stale do not apply; drain works on local claim directories only.\n";
+
+/* How to see another store's columns: its setting before --help (which
+ * never reaches a store's server). */
+static const char other_store_note[] = "Another store's: SWERVE_CLAIM_STORE=postgresql://... swerve-claim %s --help\n"
+                                       "(the PostgreSQL store's), SWERVE_CLAIM_STORE= swerve-claim %s --help\n"
+                                       "(the filesystem store's).\n";
 
 static const char global_options[] = "  -b, --base DIR           where claim directories are (default $SWERVE_TMPDIR,\n"
                                      "                           $TMPDIR, /tmp)\n"
@@ -149,6 +163,28 @@ const char *tool_command_names(void)
     return names;
 }
 
+/* C's columns, as the store in use's table has them: a line each, '*'
+ * before those shown when no columns are asked for, '+' before those
+ * shown when the rows are of several servers. */
+static void print_columns(const struct command_help *c)
+{
+    const struct scl_store_admin *store = scl_store_admin();
+    const struct scl_admin_listing *ls = c->listing(store);
+
+    int servers = 0;
+
+    for (int i = 0; i < ls->ncolumns; i++)
+        servers |= (ls->columns[i].flags & SCL_COLUMN_SERVERS) != 0;
+    printf("\nColumns of %s, the %s store's (* shown by default%s):\n", c->name, store->name,
+           servers ? ",\n+ shown when rows of several servers are" : "");
+    for (int i = 0; i < ls->ncolumns; i++) {
+        const struct scl_admin_column *col = &ls->columns[i];
+        char mark = (col->flags & SCL_COLUMN_USUAL) ? '*' : (col->flags & SCL_COLUMN_SERVERS) ? '+' : ' ';
+
+        printf("  %c %-14s %s\n", mark, col->name, col->help);
+    }
+}
+
 static void help_all(void)
 {
     printf("Usage: swerve-claim [--base DIR] COMMAND [OPTION...]\n"
@@ -160,10 +196,16 @@ static void help_all(void)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         printf("  %-9s %s\n", commands[i].name, commands[i].summary);
     putchar('\n');
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         printf("Options of %s:\n%s", commands[i].name, commands[i].options);
-    printf("\n%s%s\nGlobal options:\n%s  -V, --version            the version\n\n%s", server_note, store_note,
-           global_options, status_common);
+        if (commands[i].listing != NULL) {
+            print_columns(&commands[i]);
+            putchar('\n');
+        }
+    }
+    printf("\n%s%s", server_note, store_note);
+    printf(other_store_note, "list", "list");
+    printf("\nGlobal options:\n%s  -V, --version            the version\n\n%s", global_options, status_common);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fputs(commands[i].status, stdout);
 }
@@ -180,7 +222,12 @@ int tool_help(const char *command)
         tool_error("no command '%s' (commands: %s)", command, tool_command_names());
         return TOOL_USAGE;
     }
-    printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s\n%s%s%s", c->usage, c->name, c->summary,
-           c->options, global_options, strstr(c->usage, "SERVER") != NULL ? server_note : "", status_common, c->status);
+    printf("Usage: swerve-claim [--base DIR] %s\n\n%s: %s.\n\nOptions:\n%s%s", c->usage, c->name, c->summary,
+           c->options, global_options);
+    if (c->listing != NULL) {
+        print_columns(c);
+        printf(other_store_note, c->name, c->name);
+    }
+    printf("\n%s%s%s", strstr(c->usage, "SERVER") != NULL ? server_note : "", status_common, c->status);
     return TOOL_OK;
 }

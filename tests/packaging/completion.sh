@@ -4,25 +4,15 @@
 # the command line after `run ... --`.
 set -u
 . "$(dirname "$0")/../lib/check.sh" || exit 99
-src=${SCL_SRCDIR:?run through make check}
-completion=/usr/share/bash-completion/bash_completion
-if ! [ -r "$completion" ]; then
-    echo "SKIP: bash-completion is not installed (scripts/install-deps.sh installs it)"
-    exit 77
-fi
-. "$completion"
-. "$src/completion/swerve-claim"
+# The tool itself (this build's) is the completion's words[0]: -o's
+# columns are what its --help says, of the store this environment uses.
+PATH=${SCL_HELPERS:?run through make check}/..:$PATH
+unset SWERVE_CLAIM_STORE
+. "$(dirname "$0")/../lib/completion.sh" || exit 99
 completes() { # WANTED WORD...: completing the last WORD offers exactly WANTED
     local want=$1 got
     shift
-    COMP_WORDS=("$@")
-    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-    COMP_LINE="$*"
-    COMP_POINT=${#COMP_LINE}
-    COMPREPLY=()
-    # (compopt complains outside a real completion: not our business)
-    "$(complete -p "$1" | sed 's/.*-F \([^ ]*\) .*/\1/')" "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
-    got=$(printf '%s\n' "${COMPREPLY[@]}" | sort -u | tr '\n' ' ')
+    got=$(offered "$@" | tr '\n' ' ')
     if [ "$got" = "$want " ]; then
         pass
     else
@@ -38,8 +28,12 @@ completes "--verbose" swerve-claim run --v
 completes "--pid" swerve-claim drain --p
 completes "db drain" swerve-claim d
 completes "init" swerve-claim db i
-completes "SELF-REPORTED SERVER SESSION SINCE STATE" swerve-claim list -o S
-completes "REPORTED-HOST REPORTED-PID ROLE" swerve-claim list -o R
+completes "SERVER SINCE STATE" swerve-claim list -o S
+completes "ROLE" swerve-claim list -o R
+# The PostgreSQL store's, with its setting (--help reaches no server)
+SWERVE_CLAIM_STORE=postgresql://127.0.0.1:1/x completes "SELF-REPORTED SESSION SINCE" swerve-claim list -o S
+SWERVE_CLAIM_STORE=postgresql://127.0.0.1:1/x completes "REPORTED-HOST REPORTED-PID ROLE" swerve-claim list -o R
+SWERVE_CLAIM_STORE=postgresql://127.0.0.1:1/x completes "SELF-REPORTED SESSION" swerve-claim history -o S
 completes "--dedicated" swerve-claim db init --d
 completes "check" swerve-claim db c
 completes "--base --help" swerve-claim db check --
@@ -62,12 +56,11 @@ completes "STATE" swerve-claim list --output ST
 rm -rf "$prom_dir"
 completes "NAME,PID" swerve-claim list -o NAME,PI
 completes "DIR" swerve-claim list -o D
-completes "SELF-REPORTED SERVER SESSION" swerve-claim history -o S
+completes "SERVER" swerve-claim history -o S
 # list's -w takes its seconds only attached: the next word is an option
 completes "--watch" swerve-claim list -w --wa
 # What the tool itself says (this build's): its commands, each one's long
 # options, and the columns list and history have, are all offered.
-PATH=${SCL_HELPERS:?run through make check}/..:$PATH
 commands=$(swerve-claim --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//')
 check "the whole help lists commands" test -n "$commands"
 completes "$(printf '%s\n' $commands help --base --help --version | sort | tr '\n' ' ' | sed 's/ $//')" swerve-claim ""
