@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench - what claims cost, each figure next to a baseline measured in the
  * same run, on the same filesystem.  A program, not a test: it prints and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_pg - what the PostgreSQL store costs, next to raw libpq on the same
  * server in the same run.  A program, not a test: it prints and asserts

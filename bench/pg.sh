@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # make bench, part 2: bench_pg against a private PostgreSQL cluster
 # (tests/pg/cluster.sh), under the shim.
 #

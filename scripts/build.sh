@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Builds swerve-claim in BUILD_DIR (default _build) from a fresh checkout:
 # autoreconf when configure is missing or older than configure.ac, then
 # configure with the given options (once, or again when they, Makefile.am

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The main job: a small, unmodified prefork server of ours (tests/prefork/
 # prefork_server.c) runs under the shim on 127.0.0.1, and concurrent
 # requests show the seed's nightly-report behaviour: one worker runs the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Formats every C file of the project with clang-format (.clang-format
 # says the style), or with --check only lists the files it would change
 # and exits 1 if there is any.

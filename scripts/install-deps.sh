@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Installs what building, testing and the demo need on Debian 12, and
 # nothing that is there already.  Run as root (CI and the dev machines
 # are); prints what it installs.

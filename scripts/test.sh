@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The whole test suite, from a fresh Debian 12 machine: installs what is
 # missing, checks that every C file is formatted, builds with -Wall
 # -Wextra -Werror and runs `make check` (Check tests included, or fails),

@@ -1,4 +1,5 @@
 <?php
+// SPDX-License-Identifier: MIT
 /*
  * Swerve claims for PHP: a name one process at a time can hold across a
  * whole prefork server (php-fpm, Apache prefork + mod_php), with Swerve's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Swerve claims for Python: a name one process at a time can hold across a
 whole prefork server (gunicorn, uWSGI, ...).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # frozen_string_literal: true
 
 # Swerve claims for Ruby: a name one process at a time can hold across a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve/claim-loader.h - use swerve claims when the shim is preloaded,
  * and keep running when it is not.  Header only; link with -ldl on glibc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve/claim.h - named cross-process claims for prefork servers.
  *

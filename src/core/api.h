@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the process lifecycle tells the public API (api.c). */
 #ifndef SCL_API_H
 #define SCL_API_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libc functions that hook paths call before they switch to the own stack
  * (own_stack.h), through pointers the dynamic loader fills in as it loads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The children this process forked and has not reaped yet: the ones a
  * drain signal of its may mark (drain.h), by their slot here, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Whether this process is being drained (swerve_claim_draining(3)): its
  * server is stopping it gracefully, in a reload or a stop.  It learns it

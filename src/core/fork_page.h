@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The fork page: the one page the fork path writes, which holds the lock
  * of the engine's slow paths (making the claim directory, registering

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where the state lives that every process loading the library touches:
  * at load, at exit, at each fork and reap.

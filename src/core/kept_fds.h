@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The descriptors the library keeps open in its host (the claim
  * directory's claims/ and top), and whether each can be used as it is.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The listening sockets this process inherited from its master, and
  * whether it has closed them all: servers that drain a worker have it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Debug logging, off unless SWERVE_DEBUG=1: a guest in someone else's
  * process prints nothing unasked.  Async-signal-safe (one write(2) per

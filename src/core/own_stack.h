@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A stack of the library's own for the work the hooks do on the host's
  * behalf (clearing a holder's claims, making the claim directory): a host

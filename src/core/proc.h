@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Who a process is, in a way that survives pid reuse: its pid plus its
  * start time (clock ticks since boot, field 22 of /proc/PID/stat).  All of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Buffers of a page for the hook paths, off the stack: a host may run
  * them in a signal handler on a small alternate stack (doc/HACKING.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The library's settings, read from the environment once: nginx and
  * php-fpm replace their workers' environment after fork, so a hook must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Async-signal-safe building blocks: the fork, exit and wait hooks run in
  * signal handlers and in children of threaded forks (nginx and PostgreSQL

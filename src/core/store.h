@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The claim store: where claims live.  The public API (api.c) and the
  * process lifecycle (src/preload) talk only to this interface, so that a

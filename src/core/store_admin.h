@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What a claim store does for the tools (swerve-claim), and only for
  * them: this is built into libscl_admin.la, which the tools link and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The PostgreSQL store's operations for the tools (store_admin.h): list,
  * release --force, db init, db check.  Built into libscl_admin.la: they run in
  * swerve-claim, never in a host under the shim. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim history's columns and rows for the PostgreSQL store
  * (store_admin.h): the holds swerve_claim.history keeps (schema.sql), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libpq, loaded with dlopen() on the first claim that needs it: linking it
  * would load libssl, Kerberos and LDAP into every process of every server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim list's columns and rows for the PostgreSQL store
  * (store_admin.h): one row per holder and per waiter, across every

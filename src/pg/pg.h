@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the PostgreSQL store's files share: the library's (store_pg.c)
  * and the tools' (admin.c).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- The PostgreSQL store of swerve-claim (doc/cluster.md).
 --
 -- Run once per database, by a role that may create schemas and roles:

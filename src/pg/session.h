@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The process's one session with the PostgreSQL server that holds its
  * claims: opened on the first claim operation, never shared across fork()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The PostgreSQL store: a claim is a session advisory lock, named through
  * the registry of schema.sql, in the process's one session (session.h).

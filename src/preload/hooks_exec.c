@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The exec family.  A process that execs has destroyed its handles, so
  * its claims are released first (it stays registered: the new image has

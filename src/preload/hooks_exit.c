@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The exits that skip destructors: _exit(), _Exit() and quick_exit().
  * exit() and returning from main() are handled by the destructor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The calls that close or replace descriptors: close, close_range,
  * closefrom, dup2, dup3.  Each reports the numbers it touched once libc

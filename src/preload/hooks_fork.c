@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork() and vfork(): the claim directory's place is reserved in the
  * parent before the child starts (lifecycle.c), by the fork handlers for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Privileges and chroot.  A root process about to become another user for
  * good first lets that user into the claim directory (acl.h): servers

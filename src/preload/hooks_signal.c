@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The calls that send a signal: kill, killpg, sigqueue, tgkill, and raise
  * and abort.  A master that tells a child to stop gracefully (a drain

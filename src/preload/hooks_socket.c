@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The socket calls that make or end a listener: bind, listen and
  * shutdown.  A worker that has closed, or shut down, every listening

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Starting a program beside this process: posix_spawn, posix_spawnp,
  * system and popen.  The parent lives on with its claims; only the new

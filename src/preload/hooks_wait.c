@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The wait family: when a call reaps a child (it exited or was killed),
  * that child's claims are cleared before the call returns, so whoever

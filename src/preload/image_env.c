@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The new image's environment (image_env.h). */
 #include "config.h"
 

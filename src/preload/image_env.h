@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The environment a new image gets from the exec and spawn hooks: when
  * it will load this library too (LD_PRELOAD in that environment names

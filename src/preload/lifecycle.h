@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The process lifecycle, as the hooks see it: load, fork, reaping a child,
  * exec and the end of this process, each handed to the store in use as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libc's own versions of the functions the shim hooks, looked up with
  * dlsym(RTLD_NEXT, ...).  Bound in the constructor and, since another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim db init: make the PostgreSQL store's schema in the
  * database SWERVE_CLAIM_STORE names (the schema is schema.sql), and say
  * who else can get in: any role that can connect can take every claim.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim drain: tells a server's processes, or one of them, that
  * they are being drained, as a reload would: their swerve_claim_draining()
  * says 1 from then on, and a holder that asks it lets go.  The word goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim gc: remove the claims of dead holders and the claim
  * directories nobody uses any more, with the library's own race-free
  * clearing. */

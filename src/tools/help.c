@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim's help: the whole of it (--help, help), or one command's
  * (COMMAND --help, help COMMAND), from one text per command so the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim history: the last holds of each claim name, who took each,
  * when, and how it ended, in the store's columns (store_admin.h), printed
  * as list prints them (rows.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim-preload [--library PATH] [--] COMMAND [ARG...] - run COMMAND with the claim shim
  * preloaded, as eatmydata does: the library goes in front of an existing

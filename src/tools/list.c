@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim list: the store's rows in the store's columns
  * (store_admin.h), as a tree, raw lines or JSON (table.h prints them):
  * which directories a filesystem store lists is the store's (its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim metrics: every claim and waiter as the Prometheus text
  * exposition format (0.0.4) that node_exporter's textfile collector reads,
  * from the store's samples (store_admin.h); replace.c writes it to a file. */

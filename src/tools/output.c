@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every message of every command, escaped: what it prints may be
  * anybody's (names, paths, command lines), and root's tools print it. */
 #include "config.h"

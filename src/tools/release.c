@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swerve-claim release --force: remove one claim by hand, whoever holds
  * it, loudly when its holder is alive; its holder is told (wake.h). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replacing a file whole, as node_exporter's textfile collector asks of
  * what writes its files: a reader sees the old file or the new one, never

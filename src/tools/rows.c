@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A store's rows in a table, in the columns a command shows (rows.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A store's rows in a table (table.h), in the store's columns
  * (store_admin.h): which columns a command shows (-o, -O), times and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim run: hold a claim while a command runs, like flock(1).
  *

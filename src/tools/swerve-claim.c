@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim - see who holds what, clear stale claims, run a command
  * while holding a claim, tell a server's processes to let go.  The manual is doc/swerve-claim.1.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The table swerve-claim list prints: rows, some under others (a tree),
  * shown as a table, raw lines or JSON.  table_scols.c prints it through

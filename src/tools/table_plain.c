@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The table of table.h without libsmartcols: raw lines, one a row, the
  * values separated by one space and escaped as libsmartcols' raw output

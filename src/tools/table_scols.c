@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The table of table.h, through libsmartcols. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the swerve-claim commands share: the base directory and the
  * options every command takes, parsing, and the store's errors.  Messages

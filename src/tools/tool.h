@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The swerve-claim tool: its commands (list.c, history.c, gc.c,
  * release.c, run.c, drain.c, db.c, metrics.c), and what they share:
  * options and parsing (tool.c), messages (output.c), help (help.c);

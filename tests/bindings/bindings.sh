@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The Python (ctypes) and PHP (FFI) bindings under the shim: every example
 # of the Swerve claim pages prints the seed's output (draining: a leader
 # that lets go once its master's SIGTERM drains it; the guide's PHP

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What the Ruby and Perl binding tests share (sourced): the shim preloaded
 # into the language's own interpreter (never into a wrapper), a base of
 # their own, and the suite's results added to check.sh's tally: each test

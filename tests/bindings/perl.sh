@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The Perl binding (bindings/perl/Swerve/Claim.pm, over FFI::Platypus)
 # under the shim: Test::More's tests in swerve_claim.t, the seed's
 # examples (seed_examples.pl) among them, and waits for a claim from

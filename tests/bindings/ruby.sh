@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The Ruby binding (bindings/ruby/swerve_claim.rb, over Fiddle) under the
 # shim: minitest's tests in swerve_claim_test.rb, the seed's examples
 # (seed_examples.rb) among them, the guide's coroutines also as the async

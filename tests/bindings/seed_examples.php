@@ -1,4 +1,5 @@
 <?php
+// SPDX-License-Identifier: MIT
 /* The Swerve claim pages' examples over the PHP binding, printing what the
  * seed prints: the guide's phasync coroutines become worker processes,
  * and, as written, Fibers of one process (fibers-*), on a loop of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Swerve claim pages' examples over the Perl binding, printing what the
 # seed prints (the guide's coroutines become worker processes, and
 # guide-waiting-coroutines is "Waiting for it" as Mojo::IOLoop coroutines

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Swerve claim pages' examples over the Python binding, printing what
 the seed prints.  EXAMPLE alone: the guide's coroutines become worker
 processes; LOOP-EXAMPLE (LOOP: asyncio or uvloop): they are coroutines in

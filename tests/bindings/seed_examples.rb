@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # frozen_string_literal: true
 
 # The Swerve claim pages' examples over the Ruby binding, printing what the

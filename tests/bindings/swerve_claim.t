@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Perl binding (bindings/perl/Swerve/Claim.pm) under the shim, with
 # Test::More: run by tests/bindings/perl.sh, which preloads the shim into
 # this perl and gives it SWERVE_TMPDIR.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # frozen_string_literal: true
 
 # The Ruby binding (bindings/ruby/swerve_claim.rb) under the shim, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The public API's contract, whatever the store: this program runs once
  * against the filesystem store (make check) and once against PostgreSQL

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Builds the libFuzzer targets of this folder with clang (ASan and UBSan
 # on) and runs each for SCL_FUZZ_SECONDS (default 30) from its corpus in
 # corpus/TARGET; what the fuzzer adds goes to a scratch copy, not to the

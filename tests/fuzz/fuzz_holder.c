@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: what a root process reads from files a worker can
  * write, and from a /proc a worker names its command in: the holder

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the claim name codec (src/names.c).  For any name,
  * the encoding is one safe path component that decodes back to the name

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What every script test shares (sourced): the tally, its checks, the
 # closing line that scripts/test.sh adds up, and the ending of the
 # processes a test started, by pid.  A script sources it by its path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tests' and benchmarks' clocks: seconds on the monotonic clock for
  * bounds and timings, and the wall clock in nanoseconds for a timestamp a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Running helper programs and the prefork server under the shim, for the
  * Check tests: an explicit environment (LD_PRELOAD, SWERVE_TMPDIR), a

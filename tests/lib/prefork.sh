@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Driving the prefork server (tests/prefork/prefork_server) from a script
 # (sourced; curl is needed): its port file, and the nightly-report pattern
 # of scripts/demo.sh, which sources it too.

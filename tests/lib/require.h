@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * For the helper programs the tests run under the shim: REQUIRE(cond)
  * says which check failed, where, and with what errno, then exits 1 at

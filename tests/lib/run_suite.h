@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The main() every Check program here shares: run SUITE, exit 0 when
  * nothing failed. */
 #ifndef SCL_RUN_SUITE_H

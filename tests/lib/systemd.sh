@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A systemd manager of the test's own, for the tests that run real units
 # (sourced, after check.sh).  The test machines do not run systemd as
 # init, and a user manager does not start there; so systemd runs as a

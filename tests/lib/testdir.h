@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scratch base directories for tests: one per test, removed after. */
 #ifndef SCL_TESTDIR_H
 #define SCL_TESTDIR_H

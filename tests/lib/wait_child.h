@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* For Check tests that fork: the exit code of child PID (128+N when
  * signal N killed it), once it has ended. */
 #ifndef SCL_TESTS_WAIT_CHILD_H

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The bash completion of swerve-claim and swerve-claim-preload, through
 # bash-completion itself: commands, each command's options, columns, and
 # the command line after `run ... --`.

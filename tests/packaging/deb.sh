@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The Debian packages (debian/), as an admin gets them: dpkg-buildpackage
 # -b builds them in a copy of the tree (the tests the package build runs
 # pass), lintian finds no error in them, apt-get installs them, and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A newcomer's first run, in the README's order: scripts/demo.sh, which
 # installs only what the demo uses and so configures _build without
 # Check, then scripts/test.sh (--quick), which installs Check.  Every test

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # make install, then make uninstall (both into a DESTDIR of the test's
 # own), leave nothing of the package's: no file, no symbolic link (the
 # completion's swerve-claim-preload), none of its own directories

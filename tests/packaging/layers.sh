@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The layers of src/ (doc/HACKING.md has the picture): a folder includes
 # only its own headers and core's, the tools call only core's functions
 # and their own, a store is chosen only in core's table of stores

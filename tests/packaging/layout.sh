@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The library's .bss starts on the page that ends its .data: the loader
 # writes that page at load anyway (it relocates the GOT before .data and
 # zeroes the start of .bss after it), so what lives there (crtstuff's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The preloaded library exports exactly the public API (versioned
 # SWERVECLAIM_1.0) and the libc names it hooks (unversioned, so that they
 # interpose libc's versioned symbols): nothing else leaks out.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The shipped systemd drop-in (doc/systemd/swerve-claim.conf) on two real
 # units at once, as on a machine where nginx, php-fpm and apache2 all have
 # it: each unit gets a runtime directory of its own, with its server's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The shipped systemd drop-in (doc/systemd/swerve-claim.conf), as a unit's
 # drop-in, passes systemd-analyze verify without a word about it, and
 # names the installed library by its whole path.

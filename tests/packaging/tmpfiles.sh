@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # systemd-tmpfiles ages old entries out of /tmp; the shipped exclusion
 # (doc/swerve-claim.conf, installed into tmpfiles.d) must keep a live
 # server's claim directory however old its entries, while junk beside it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A private PostgreSQL cluster for the tests (sourced): made with initdb as
 # the postgres user in a temporary directory, listening on 127.0.0.1 only,
 # on a free port, with password authentication; never the system's own

@@ -1,3 +1,4 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/real-servers/gunicorn.sh, unchanged, with the claims in PostgreSQL.
 SCL_STORE=postgresql exec "$(dirname "$0")/../real-servers/gunicorn.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A silent partition between a holder and the database (nftables drops its
 # packets both ways, in a network namespace of this test's own, with its
 # own private cluster): the holder's held() must turn 0 before the server

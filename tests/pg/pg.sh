@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The PostgreSQL store (doc/cluster.md) against a private PostgreSQL
 # cluster this test starts (cluster.sh) and stops: the API contract, the
 # failures a fleet meets (a holder SIGKILLed, its session terminated, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pg_helper - what tests/pg/pg.sh runs under the shim with the PostgreSQL
  * store: an application that knows the API only through dlsym.  Each

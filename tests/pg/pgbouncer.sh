@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A PgBouncer of the test's own (sourced by pooler.sh), in front of the
 # private cluster (cluster.sh): Debian's pgbouncer, on 127.0.0.1 and a free
 # port, its configuration, log and pid file in a temporary directory, run

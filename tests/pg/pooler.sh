@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A pooler between the library and the database (doc/cluster.md): PgBouncer
 # (pgbouncer.sh) in front of a private cluster (cluster.sh).  In
 # transaction mode a client's statements run in whichever server session

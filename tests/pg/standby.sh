@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A synchronous standby (doc/cluster.md), made with pg_basebackup -R from a
 # private cluster (cluster.sh), with synchronous_standby_names = '*' on the
 # primary and the claims database's synchronous_commit = off, as a site

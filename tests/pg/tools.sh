@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The tools on the PostgreSQL store (issue #19, item 9), against a private
 # cluster (cluster.sh): list -O shows every column (SESSION too), --pid and
 # --watch work, every library holder's SINCE shows (without a write on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prefork_server - a small prefork HTTP server that knows nothing of the
  * shim but the dlsym'd API: the kind of legacy daemon swerve-claim is for.

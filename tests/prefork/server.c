@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The prefork server (prefork_server.c) under the shim, in the ways
  * real servers run: daemonized or not, reaping in a SIGCHLD handler, in

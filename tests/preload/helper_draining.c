@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Draining scenarios (swerve_claim_draining(3)), run under LD_PRELOAD by
  * tests/integration: a master and its workers, each worker a loop that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What a host notices of its guest on the paths a signal handler takes:
  * each PATH below runs in a handler on an alternate signal stack of a given

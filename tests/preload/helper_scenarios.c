@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Scenarios run under LD_PRELOAD by tests/integration.  The program knows
  * the shim only through dlsym, like an application; each scenario checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The examples of the Swerve claim pages (the guide and the Claim class
  * reference), translated to C over the dlsym loader.  Each prints what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A fork/exec/wait-heavy program that prints everything a host could
  * notice: exit statuses, wait results, errno, signal dispositions, its own

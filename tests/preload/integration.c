@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Integration tests: helper programs run under LD_PRELOAD with an
  * explicit environment (this Check runner itself is never preloaded: its

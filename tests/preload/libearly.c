@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A library whose constructor forks, exits or _exits, possibly before the
  * shim's constructor has run (preloaded before or after it): libfaketime's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The scenarios of helper_scenarios.c and helper_draining.c, by name.  The helper's table and
  * the tests that run them (integration.c) both spell them through these,

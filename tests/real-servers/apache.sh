@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's Apache 2.4, prefork with mod_php, unmodified: `-k start` (a
 # launcher that exits at once), children that drop to www-data, FFI on
 # for PHP: the PHP binding runs the seed's nightly-report pattern, exactly

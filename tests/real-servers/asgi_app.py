@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """An ASGI app for tests/real-servers/uvicorn.sh and hypercorn.sh: the
 seed's nightly-report pattern through the Python binding (swerve_claim),
 in an event loop: the claim is tried once (acquire() with no timeout does

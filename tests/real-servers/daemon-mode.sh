@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Five servers in their default daemon mode: a master that daemonizes is still a master (one directory, no early drain).
 # nginx (daemon on), php-fpm (daemonize = yes), Apache prefork with mod_php
 # (-k start), unicorn -D and starman --daemonize, each under the shim with

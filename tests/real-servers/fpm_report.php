@@ -1,4 +1,5 @@
 <?php
+// SPDX-License-Identifier: MIT
 /* For tests/real-servers/php-fpm.sh, apache.sh, lighttpd.sh and
  * daemon-mode.sh: the seed's nightly-report pattern through the PHP
  * binding.  ?seconds=N: how long the report takes (1.5); ?status: whether

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's gunicorn, unmodified, 4 sync workers on 127.0.0.1 under the
 # shim, the app using the Python binding: exactly one worker runs the
 # nightly report; a SIGKILLed holder's claim is free once the master has

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A WSGI app for tests/real-servers/gunicorn.sh and uwsgi.sh: the seed's
 nightly-report pattern through the Python binding (swerve_claim); /hold
 and /take, a leader that lets go once its worker is drained (lib.sh's

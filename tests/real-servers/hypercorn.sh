@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's hypercorn 0.13, unmodified, --workers 2 on 127.0.0.1 under the
 # shim, the ASGI app on the Python binding (asgi_app.py): one claim
 # directory, the master's (its workers are multiprocessing Processes in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Common parts of the real-server tests (sourced): install what is missing,
 # pick a free loopback port, wait for it, drive the server with curl, stop
 # it by pid, read its logs.  Every wait is bounded; servers listen on

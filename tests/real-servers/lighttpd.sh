@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's lighttpd with php-cgi backends it spawns itself, under the shim: one claim directory, exactly-once reports, drains.
 # lighttpd 1.4 (root, drops to www-data) runs its FastCGI backends itself
 # (mod_fastcgi's bin-path, max-procs 2: it forks and execs php-cgi, which

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Apache mpm_event + mod_wsgi (threaded children) under the shim: exactly-once reports, kills, a drained leader, a clean stop.
 # Debian's Apache 2.4 with mpm_event and mod_wsgi (embedded: the WSGI app
 # runs in Apache's own children, 8 threads each, as www-data), `-k start`

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's Net::Server::PreFork, unmodified, 3 children on 127.0.0.1 under
 # the shim, a small HTTP server using the Perl binding (netserver_app.pl):
 # exactly one of 8 concurrent requests runs the nightly report in each

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # A Net::Server::PreFork server for tests/real-servers/netserver.sh that
 # answers HTTP GETs (one a connection): the seed's nightly-report pattern
 # through the Perl binding (Swerve::Claim) on /report, /status; /hold and

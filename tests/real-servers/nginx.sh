@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's nginx, unmodified, run by root (daemon on: a launcher that
 # exits at once) with 4 workers that drop to www-data, under the shim: it
 # serves as it does without it; a reload (nginx -s reload) drains a leader

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- For tests/real-servers/nginx.sh with the claims in PostgreSQL: the seed's
 -- nightly-report pattern in nginx's workers, on the shim's API through
 -- LuaJIT's FFI (the preloaded library's symbols are in ffi.C).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's php-fpm 8.2, unmodified: a root master, pm = static with 4
 # children that drop to www-data and wipe their environment (clear_env =
 # yes, the default), FFI enabled for the pool only; requests through

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's Puma, unmodified, in cluster mode (2 workers) on 127.0.0.1 under
 # the shim, the Rack app using the Ruby binding (puma_app.ru): exactly one
 # of 8 concurrent requests runs the nightly report in each round, through

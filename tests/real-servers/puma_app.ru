@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A Rack app for tests/real-servers/puma.sh: the seed's nightly-report
 # pattern through the Ruby binding (swerve_claim.rb), its block form; and
 # /hold and /take, a leader that lets go once its worker is drained (lib.sh's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's Starman (Net::Server::PreFork), unmodified, 4 workers on
 # 127.0.0.1 under the shim, the PSGI app using the Perl binding
 # (starman_app.psgi): exactly one of 8 concurrent requests runs the nightly

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A PSGI app for tests/real-servers/starman.sh: the seed's nightly-report
 # pattern through the Perl binding (Swerve::Claim); /hold and /take, a
 # leader that lets go once its worker is drained (lib.sh's drain_check).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # php-fpm 8.2 as a systemd service with the shipped drop-in
 # (doc/systemd/swerve-claim.conf) and the claims in PostgreSQL: the unit's
 # Environment= gives the URI without the password, its EnvironmentFile=

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's unicorn, unmodified, 4 workers on 127.0.0.1 under the shim, the
 # Rack app using the Ruby binding (unicorn_app.ru): exactly one of 8
 # concurrent requests runs the nightly report in each round, through a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's uvicorn 0.17, unmodified, --workers 2 on 127.0.0.1 under the
 # shim, the ASGI app on the Python binding (asgi_app.py): a master that
 # never forks (multiprocessing's spawn: vfork + execve from CPython's

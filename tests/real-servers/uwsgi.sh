@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Debian's uWSGI 2.0 with the Python 3 plugin, unmodified: a master that
 # drops to www-data before it forks 4 workers, the app on the Python
 # binding: exactly one of 8 concurrent requests runs the report; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The attacks of doc/security.md, played from inside a server: run as root
  * under the shim, this program is the master, and the workers it forks

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The attacks of doc/security.md, each played as an unprivileged user
 # would against a root master, root's tools, or another user's `run`.
 # Needs root: it makes two throwaway users (removed at the end) and runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One holder doing more than holding, for tool.sh: what SINCE and the
 waiters view must show.  Under the shim; writes "key value" lines to the
 file named by its argument as it goes, "ready" last.  Every wait is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A server whose workers end their holds every way there is, for
 tool.sh's checks of history: this process, under the shim, is their
 master, and reaps them as servers do (os.waitpid: the shim's hook).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # swerve-claim-preload: runs a program with the shim in front of any
 # LD_PRELOAD, passes its exit status through, and warns for static and
 # setuid programs.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """metrics_check.py FILE [ASSERTION...]: checks that FILE (- for standard
 input) is what node_exporter's textfile collector takes, the Prometheus
 text exposition format 0.0.4 as its parser reads it (UTF-8; each family's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A statically linked program: LD_PRELOAD cannot apply to it. */
 #include <stdio.h>
 

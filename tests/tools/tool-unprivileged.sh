@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tool.sh and run-server.sh again, as an unprivileged user (nobody): what
 # an operator without root sees and can do.  Run as root; skipped otherwise.
 here=$(cd "$(dirname "$0")" && pwd)

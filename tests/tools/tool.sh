@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The swerve-claim tool, end to end: its holders are `swerve-claim run ...
 # -- sleep`, so no preloading is needed.  Every wait is bounded; every
 # process started here is killed by pid at the end.

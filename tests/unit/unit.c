@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the claim engine, linked directly (no hooks): names, the
  * SHA-256 behind long names, /proc parsing, the signal-safe string

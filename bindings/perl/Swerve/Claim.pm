@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Swerve::Claim;
 
 # Swerve claims for Perl: a name one process at a time can hold across a
