@@ -35,10 +35,10 @@ static struct scl_budget tool_clearing = { "a tool's clearing of dead holders", 
 
 /* The tools write a directory's history only when it is their user's
  * own (history.h): another's owner could truncate it under the mapping. */
-int inv_clear_dead(int claimsfd, int topfd, pid_t pid)
+int inv_clear_dead(int claims_fd, int top_fd, pid_t pid)
 {
-    struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_CLEARED, 0 };
-    int r = scl_holder_clear(claimsfd, topfd, pid, SCL_CLEAR_IF_DEAD, &end, &tool_clearing);
+    struct scl_hold_end end = { scl_history_open(top_fd), SCL_HOLD_CLEARED, 0 };
+    int r = scl_holder_clear(claims_fd, top_fd, pid, SCL_CLEAR_IF_DEAD, &end, &tool_clearing);
 
     scl_history_unmap(end.history);
     return r < 0 ? -1 : tool_clearing.gave_up;
@@ -49,25 +49,25 @@ int inv_remove_dir(const char *path)
     return scl_retire_path(path, 0, 0, SCL_RETIRE_ALL);
 }
 
-int inv_release_forced(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told)
+int inv_release_forced(int claims_fd, int top_fd, const struct inv_claim *c, pid_t holder, int *told)
 {
     struct scl_hold_end end = { NULL, SCL_HOLD_FORCED, 0 };
 
     /* The holder is told first (wake.h): its late release must then
      * check whose the name is. */
-    *told = scl_wake_revoke(topfd) == 0;
-    if (!*told || scl_claim_remove_if_same(claimsfd, c->fname, c->dev, c->ino) != 0)
+    *told = scl_wake_revoke(top_fd) == 0;
+    if (!*told || scl_claim_remove_if_same(claims_fd, c->fname, c->dev, c->ino) != 0)
         return -1;
-    if (holder > 0 && (end.history = scl_history_open(topfd)) != NULL) {
+    if (holder > 0 && (end.history = scl_history_open(top_fd)) != NULL) {
         (void)scl_history_end(end.history, c->fname, holder, &end);
         scl_history_unmap(end.history);
     }
     return 0;
 }
 
-int inv_tell_draining(int topfd, pid_t pid)
+int inv_tell_draining(int top_fd, pid_t pid)
 {
-    return scl_times_tell_draining(topfd, pid, SCL_TOLD_BY_OPERATOR);
+    return scl_times_tell_draining(top_fd, pid, SCL_TOLD_BY_OPERATOR);
 }
 
 int inv_use_named(const char *base, const char *name)
@@ -81,10 +81,10 @@ int inv_use_named(const char *base, const char *name)
  * registers: run's command seldom does. */
 static int keep_across_exec(void)
 {
-    int claimsfd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (claimsfd >= 0)
-        scl_member_note_execd(claimsfd);
+    if (claims_fd >= 0)
+        scl_member_note_execd(claims_fd);
     return 0;
 }
 

@@ -248,7 +248,7 @@ static int may_join(const struct stat *top, const struct stat *claims);
 static void rejoin_place(void *arg)
 {
     struct stat top, claims;
-    int *r = arg, topfd, fd = -1;
+    int *r = arg, top_fd, claims_fd = -1;
 
     *r = -1;
     if (!atomic_load(&place_reserved) || strcmp(place_path, scl_dir_fds_top_path()) != 0)
@@ -257,17 +257,17 @@ static void rejoin_place(void *arg)
         *r = 0; /* another thread rejoined it meanwhile */
         return;
     }
-    topfd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (topfd < 0 || fstat(topfd, &top) != 0 || !may_join(&top, NULL) ||
-        (fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
-        (top.st_dev == scl_dir_fds_top_dev() && top.st_ino == scl_dir_fds_top_ino())) {
-        if (fd >= 0)
-            scl_close_quietly(fd);
-        if (topfd >= 0)
-            scl_close_quietly(topfd);
+    top_fd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (top_fd < 0 || fstat(top_fd, &top) != 0 || !may_join(&top, NULL) ||
+        (claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR)) < 0 || fstat(claims_fd, &claims) != 0 ||
+        !may_join(&top, &claims) || (top.st_dev == scl_dir_fds_top_dev() && top.st_ino == scl_dir_fds_top_ino())) {
+        if (claims_fd >= 0)
+            scl_close_quietly(claims_fd);
+        if (top_fd >= 0)
+            scl_close_quietly(top_fd);
         return;
     }
-    *r = scl_dir_fds_renew(&top, &claims, topfd, fd);
+    *r = scl_dir_fds_renew(&top, &claims, top_fd, claims_fd);
     scl_kept_fds_touched(0, ~0U);
     scl_member_set_registered(0); /* its next claim registers it here */
     atomic_fetch_add(&generation, 1);
@@ -462,79 +462,79 @@ void scl_dir_reserve(void)
     atomic_store(&pending, 1);
 }
 
-/* Registers this process in the claims directory CLAIMSFD, saying so
+/* Registers this process in the claims directory CLAIMS_FD, saying so
  * when its image was exec'd there. */
-static int register_self(int claimsfd)
+static int register_self(int claims_fd)
 {
-    return scl_member_register_self(claimsfd, atomic_load(&exec_started) == getpid());
+    return scl_member_register_self(claims_fd, atomic_load(&exec_started) == getpid());
 }
 
 /* Removes what build() made in a directory that never got published. */
-static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
+static void unbuild(int basefd, const char *name, int top_fd, int claims_fd)
 {
     char holder[SCL_PID_NAME_MAX];
 
-    if (claimsfd >= 0) {
+    if (claims_fd >= 0) {
         scl_holder_path(holder, getpid());
-        (void)unlinkat(claimsfd, holder, 0);
-        scl_close_quietly(claimsfd);
+        (void)unlinkat(claims_fd, holder, 0);
+        scl_close_quietly(claims_fd);
     }
-    (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
-    (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
-    (void)unlinkat(topfd, SCL_HISTORY_FILE, 0);
-    scl_close_quietly(topfd);
+    (void)unlinkat(top_fd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    (void)unlinkat(top_fd, SCL_WAKE_FILE, 0);
+    (void)unlinkat(top_fd, SCL_HISTORY_FILE, 0);
+    scl_close_quietly(top_fd);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
 }
 
 /* Makes BASE/NEW_NAME and its claims directory, with this process
  * registered; returns the claims directory's descriptor, with the top's
- * in *TOPFD_OUT, or -1 with errno. */
-static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims, int *topfd_out)
+ * in *TOP_FD_OUT, or -1 with errno. */
+static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims, int *top_fd_out)
 {
-    int topfd, claimsfd = -1, saved;
+    int top_fd, claims_fd = -1, saved;
 
     if (mkdirat(basefd, new_name, 0700) != 0)
         return -1;
-    topfd = scl_open_dir_at(basefd, new_name);
-    if (topfd < 0) {
+    top_fd = scl_open_dir_at(basefd, new_name);
+    if (top_fd < 0) {
         saved = errno;
         (void)unlinkat(basefd, new_name, AT_REMOVEDIR);
         errno = saved;
         return -1;
     }
     /* The umask may have narrowed 0700; nothing may widen it. */
-    if (fstat(topfd, top) != 0)
+    if (fstat(top_fd, top) != 0)
         goto failed;
     if (top->st_uid != geteuid()) {
         errno = EPERM;
         goto failed;
     }
-    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0)
+    if (fchmod(top_fd, 0700) != 0 || scl_wake_create(top_fd) != 0)
         goto failed;
-    (void)scl_history_create(topfd); /* without one (a full filesystem), claims have no history */
-    if (mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
+    (void)scl_history_create(top_fd); /* without one (a full filesystem), claims have no history */
+    if (mkdirat(top_fd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
-    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || register_self(claimsfd) != 0)
+    claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR);
+    if (claims_fd < 0 || fstat(claims_fd, claims) != 0 || register_self(claims_fd) != 0)
         goto failed;
-    *topfd_out = topfd;
-    return claimsfd;
+    *top_fd_out = top_fd;
+    return claims_fd;
 failed:
     saved = errno;
-    unbuild(basefd, new_name, topfd, claimsfd);
+    unbuild(basefd, new_name, top_fd, claims_fd);
     errno = saved;
     return -1;
 }
 
 /* Makes the directory at PATH, or BASE/NAME (top and claims as given,
- * open as TOPFD and FD; both kept from now on: dir_fds.h) the one this
+ * open as TOP_FD and CLAIMS_FD; both kept from now on: dir_fds.h) the one this
  * process uses, with MEMBER registered in it (or 0). */
-static int publish(const char *base, const char *name, const struct stat *top, const struct stat *claims, int topfd,
-                   int fd, pid_t member)
+static int publish(const char *base, const char *name, const struct stat *top, const struct stat *claims, int top_fd,
+                   int claims_fd, pid_t member)
 {
     const char *slash = name != NULL ? "/" : "", *rest = name != NULL ? name : "";
 
-    if (scl_dir_fds_keep(base, slash, rest, top, claims, topfd, fd) != 0)
+    if (scl_dir_fds_keep(base, slash, rest, top, claims, top_fd, claims_fd) != 0)
         return -1;
     scl_kept_fds_touched(0, ~0U); /* no check of the directory before stands */
     scl_member_set_registered(member);
@@ -552,11 +552,11 @@ static int publish(const char *base, const char *name, const struct stat *top, c
  * SCL_DIR_PREFIX and random characters; its name in MADE.  It is built
  * aside under a ".new" name and renamed into place whole, never over
  * another's.  Its claims descriptor, with TOP and CLAIMS filled in and the
- * top's descriptor in *TOPFD, or -1 with errno (EEXIST: NAME exists
+ * top's descriptor in *TOP_FD, or -1 with errno (EEXIST: NAME exists
  * already).
  */
 static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struct stat *top, struct stat *claims,
-                    int *topfd)
+                    int *top_fd)
 {
     /* Under scl_lock(), like every caller: static, off the fork path's
      * stack. */
@@ -564,7 +564,7 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     char rnd[SCL_RANDOM_CHARS + 1], aside[SCL_RANDOM_CHARS + 1];
 
     for (int attempt = 0; attempt < 16; attempt++) {
-        int fd, saved;
+        int claims_fd, saved;
         random_chars(rnd);
         /* Built under a name of its own: a reserved place's name is known
          * only inside its server, and anybody may watch the base. */
@@ -573,18 +573,18 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
                        (char *)NULL) != 0 ||
             scl_concat(new_name, sizeof new_name, SCL_DIR_PREFIX, aside, SCL_NEW_SUFFIX, (char *)NULL) != 0)
             return -1;
-        fd = build(basefd, new_name, top, claims, topfd);
-        if (fd < 0) {
+        claims_fd = build(basefd, new_name, top, claims, top_fd);
+        if (claims_fd < 0) {
             if (errno == EEXIST)
                 continue; /* another's ".new": another name */
             return -1;
         }
-        scl_history_take_back(basefd, made, *topfd);
+        scl_history_take_back(basefd, made, *top_fd);
         if (renameat2(basefd, new_name, basefd, made, RENAME_NOREPLACE) == 0)
-            return fd;
+            return claims_fd;
         saved = errno;
-        (void)scl_history_keep(basefd, made, *topfd); /* for the next one, as it was */
-        unbuild(basefd, new_name, *topfd, fd);
+        (void)scl_history_keep(basefd, made, *top_fd); /* for the next one, as it was */
+        unbuild(basefd, new_name, *top_fd, claims_fd);
         errno = saved;
         if (saved != EEXIST || name != NULL)
             return -1;
@@ -615,7 +615,7 @@ static int use_place_locked(const char *base, const char *name, int for_server)
     static char path[PATH_MAX]; /* under scl_lock(), off the stack */
     char made[NAME_MAX + 1];
     struct stat top, claims;
-    int basefd, fd, topfd, r = -1, saved;
+    int basefd, claims_fd, top_fd, r = -1, saved;
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
@@ -625,12 +625,12 @@ static int use_place_locked(const char *base, const char *name, int for_server)
     /* Whoever made it first, we use theirs; if its last member removes it
      * meanwhile, it is made again. */
     for (int attempt = 0; attempt < 3; attempt++) {
-        fd = make_dir(basefd, name, made, &top, &claims, &topfd);
-        if (fd >= 0) {
-            r = publish(path, NULL, &top, &claims, topfd, fd, getpid());
+        claims_fd = make_dir(basefd, name, made, &top, &claims, &top_fd);
+        if (claims_fd >= 0) {
+            r = publish(path, NULL, &top, &claims, top_fd, claims_fd, getpid());
             if (r != 0) {
-                scl_close_quietly(fd);
-                scl_close_quietly(topfd);
+                scl_close_quietly(claims_fd);
+                scl_close_quietly(top_fd);
             } else if (for_server) {
                 scl_debug("made claim directory %s", scl_dir_fds_top_path());
                 register_parent(scl_dir_fds_get(SCL_KEPT_CLAIMS));
@@ -704,25 +704,25 @@ static int create_locked(void)
     const char *base = scl_settings()->base_dir;
     static char name[NAME_MAX + 1]; /* under scl_lock(), off the stack */
     struct stat top, claims;
-    int basefd, fd, topfd, saved;
+    int basefd, claims_fd, top_fd, saved;
 
     if (atomic_load(&place_reserved))
         return create_reserved_locked();
     basefd = open_base(base, sizeof SCL_DIR_PREFIX + SCL_RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    fd = make_dir(basefd, NULL, name, &top, &claims, &topfd);
-    if (fd < 0) {
+    claims_fd = make_dir(basefd, NULL, name, &top, &claims, &top_fd);
+    if (claims_fd < 0) {
         saved = errno;
         scl_close_quietly(basefd);
         errno = saved; /* scl_debug() keeps it */
         scl_why("cannot make a claim directory in %s: %m", base);
         return -1;
     }
-    if (publish(base, name, &top, &claims, topfd, fd, getpid()) != 0) {
+    if (publish(base, name, &top, &claims, top_fd, claims_fd, getpid()) != 0) {
         saved = errno;
-        scl_close_quietly(fd);
-        scl_close_quietly(topfd);
+        scl_close_quietly(claims_fd);
+        scl_close_quietly(top_fd);
         scl_close_quietly(basefd);
         errno = saved;
         return -1;
@@ -760,34 +760,34 @@ static int may_join(const struct stat *top, const struct stat *claims)
 static int attach(const char *path)
 {
     struct stat top, claims;
-    int topfd, fd = -1, saved;
+    int top_fd, claims_fd = -1, saved;
 
-    topfd = scl_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (topfd < 0)
+    top_fd = scl_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (top_fd < 0)
         return -1;
     /* Nothing in it is looked at before its owner is known. */
-    if (fstat(topfd, &top) != 0 || !may_join(&top, NULL))
+    if (fstat(top_fd, &top) != 0 || !may_join(&top, NULL))
         goto failed;
-    fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (fd < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
-        publish(path, NULL, &top, &claims, topfd, fd, 0) != 0)
+    claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR);
+    if (claims_fd < 0 || fstat(claims_fd, &claims) != 0 || !may_join(&top, &claims) ||
+        publish(path, NULL, &top, &claims, top_fd, claims_fd, 0) != 0)
         goto failed;
     scl_debug("joined claim directory %s", scl_dir_fds_top_path());
     return 0;
 failed:
     saved = errno;
-    if (fd >= 0)
-        scl_close_quietly(fd);
-    scl_close_quietly(topfd);
+    if (claims_fd >= 0)
+        scl_close_quietly(claims_fd);
+    scl_close_quietly(top_fd);
     errno = saved;
     return -1;
 }
 
 int scl_dir_join_locked(void)
 {
-    int fd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (fd < 0) {
+    if (claims_fd < 0) {
         if (errno != ENOENT)
             return -1;
         /* None yet, or ours was removed (the last member left while this
@@ -799,17 +799,17 @@ int scl_dir_join_locked(void)
         return create_locked();
     }
     if (scl_member_registered() == getpid())
-        return fd;
-    if (register_self(fd) != 0)
+        return claims_fd;
+    if (register_self(claims_fd) != 0)
         return -1;
     scl_member_set_registered(getpid());
-    return fd;
+    return claims_fd;
 }
 
 /* The directory's claims descriptor, and whether a successor was
  * registered in it. */
 struct successor {
-    int dirfd;
+    int claims_fd;
     int registered;
 };
 
@@ -823,15 +823,15 @@ static void keep_for_successor(pid_t child, void *arg)
 {
     struct successor *s = arg;
 
-    if (scl_bound.syscall(SYS_getsid, child) == child && scl_member_register_child(s->dirfd, child) == 0)
+    if (scl_bound.syscall(SYS_getsid, child) == child && scl_member_register_child(s->claims_fd, child) == 0)
         s->registered = 1;
 }
 
-void scl_dir_leave(int dirfd)
+void scl_dir_leave(int claims_fd)
 {
-    struct successor s = { dirfd, 0 };
+    struct successor s = { claims_fd, 0 };
 
-    (void)scl_member_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
+    (void)scl_member_clear_own(claims_fd, scl_dir_top_fd(), SCL_CLEAR_OWN);
     scl_member_set_registered(0);
     /* Only the last live member removes it, and looks after its own
      * holder file is gone: of two ending at once, the later finds the
@@ -839,7 +839,7 @@ void scl_dir_leave(int dirfd)
      * to look at every member.  The parent from the path itself: an
      * exec'd member may not have been given the SWERVE_TMPDIR its server
      * was started with. */
-    if (scl_member_parent_is_live(dirfd))
+    if (scl_member_parent_is_live(claims_fd))
         return;
     (void)scl_children_each(keep_for_successor, &s); /* bounded by the table of children */
     if (!s.registered && scl_retire_path(scl_dir_fds_top_path(), scl_dir_fds_top_dev(), scl_dir_fds_top_ino(),

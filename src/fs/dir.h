@@ -120,6 +120,6 @@ int scl_dir_made_by(pid_t self);
 
 /* As this process ends (async-signal-safe): clears its claims and holder
  * file, then removes the directory if no live member is left. */
-void scl_dir_leave(int dirfd);
+void scl_dir_leave(int claims_fd);
 
 #endif

@@ -150,7 +150,7 @@ static int renumber(const struct kept_dir *k, int fresh, int ours)
 }
 
 int scl_dir_fds_keep(const char *base, const char *slash, const char *rest, const struct stat *top,
-                     const struct stat *claims, int topfd, int fd)
+                     const struct stat *claims, int top_opened, int claims_opened)
 {
     if (scl_concat(top_path, sizeof top_path, base, slash, rest, (char *)NULL) != 0 ||
         scl_concat(claims_path, sizeof claims_path, base, slash, rest, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0)
@@ -159,12 +159,12 @@ int scl_dir_fds_keep(const char *base, const char *slash, const char *rest, cons
     top_ino = top->st_ino;
     claims_dev = claims->st_dev;
     claims_ino = claims->st_ino;
-    atomic_store(&claims_fd, move_high(fd, kept[SCL_KEPT_CLAIMS].at));
-    atomic_store(&top_fd, move_high(topfd, kept[SCL_KEPT_TOP].at));
+    atomic_store(&claims_fd, move_high(claims_opened, kept[SCL_KEPT_CLAIMS].at));
+    atomic_store(&top_fd, move_high(top_opened, kept[SCL_KEPT_TOP].at));
     return 0;
 }
 
-int scl_dir_fds_renew(const struct stat *top, const struct stat *claims, int topfd, int fd)
+int scl_dir_fds_renew(const struct stat *top, const struct stat *claims, int top_opened, int claims_opened)
 {
     int top_ours = check_dir_fd(atomic_load(&top_fd), top_dev, top_ino) != SCL_DIR_FD_NOT_OURS;
 
@@ -172,7 +172,7 @@ int scl_dir_fds_renew(const struct stat *top, const struct stat *claims, int top
     top_ino = top->st_ino;
     claims_dev = claims->st_dev;
     claims_ino = claims->st_ino;
-    return renumber(&kept[SCL_KEPT_CLAIMS], fd, 1) | renumber(&kept[SCL_KEPT_TOP], topfd, top_ours);
+    return renumber(&kept[SCL_KEPT_CLAIMS], claims_opened, 1) | renumber(&kept[SCL_KEPT_TOP], top_opened, top_ours);
 }
 
 void scl_dir_fds_forget(void)

@@ -43,17 +43,18 @@ enum scl_dir_fd_check scl_dir_fds_check(enum scl_kept_fd which, int *fd);
 int scl_dir_fds_reopen(enum scl_kept_fd which, int was, int *fd);
 
 /* Keeps the directory at BASE, SLASH and REST joined (its top TOP open
- * as TOPFD, its claims/ CLAIMS as FD): both moved to their numbers.  The
- * paths go straight to where they are kept: the fork path has no room
- * for a copy on its stack.  0, or -1 (a path too long: nothing kept). */
+ * as TOP_OPENED, its claims/ CLAIMS as CLAIMS_OPENED): both moved to
+ * their numbers.  The paths go straight to where they are kept: the fork
+ * path has no room for a copy on its stack.  0, or -1 (a path too long:
+ * nothing kept). */
 int scl_dir_fds_keep(const char *base, const char *slash, const char *rest, const struct stat *top,
-                     const struct stat *claims, int topfd, int fd);
+                     const struct stat *claims, int top_opened, int claims_opened);
 
 /* The directory was made again at the same path (TOP, CLAIMS, open as
- * TOPFD and FD): its kept numbers now name the new one, each where it is
- * still ours (a number the host has taken since stays the host's).  0,
- * or -1. */
-int scl_dir_fds_renew(const struct stat *top, const struct stat *claims, int topfd, int fd);
+ * TOP_OPENED and CLAIMS_OPENED): its kept numbers now name the new one,
+ * each where it is still ours (a number the host has taken since stays
+ * the host's).  0, or -1. */
+int scl_dir_fds_renew(const struct stat *top, const struct stat *claims, int top_opened, int claims_opened);
 
 /* Keeps neither any more (the directory was removed): closes the claims
  * one when it is the removed directory's, the top's when it is still

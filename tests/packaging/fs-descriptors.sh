@@ -3,7 +3,9 @@
 # The filesystem store's two kept descriptors (issue 42): what they are
 # and the primitives on them live in src/fs/dir_fds.c alone, which calls
 # nothing of dir.c's (dir.c decides when to make, join or join again, and
-# calls down to it: no circle between the two).
+# calls down to it: no circle between the two).  And one descriptor, one
+# name across src/fs: the claims directory's is claims_fd, the top's
+# top_fd, their paths claims_path and top_path.
 . "$(dirname "$0")/../lib/check.sh" || exit 99
 fs=${SCL_SRCDIR:?run through make check}/src/fs
 
@@ -37,5 +39,15 @@ if [ -f "$fs/dir_fds.c" ] && ! grep -Eq '#[[:space:]]*include[[:space:]]*"dir\.h
     pass
 else
     fail "src/fs/dir_fds.c missing, or it includes dir.h or calls up into dir.c: $(echo $up)"
+fi
+
+# The names they had before: dir_fd, dirfd (but libc's dirfd() call),
+# claimsfd, topfd, dir_path.
+old=$(cd "$fs" && grep -nE '\b(dir_fd|claimsfd|topfd|dir_path)\b|\bdirfd\b[[:space:]]*[^[:space:](]|\bdirfd$' ./*.[ch] || true)
+if [ -z "$old" ]; then
+    pass
+else
+    fail "one descriptor, one name (claims_fd, top_fd, claims_path, top_path): src/fs still says, $(echo "$old" | wc -l) lines:
+$(echo "$old" | head -5)"
 fi
 finish
