@@ -118,21 +118,21 @@ static int grant_fd(int fd, uint32_t uid, uint16_t perm)
  * wake-up.  A forked worker inherits its master's mapping and needs no
  * access to the file; a worker that execs waits with its 20 ms retries.
  */
-int scl_acl_grant(int topfd, int claimsfd, uid_t uid)
+int scl_acl_grant(int top_fd, int claims_fd, uid_t uid)
 {
-    if (grant_fd(claimsfd, (uint32_t)uid, 7) == 0)
-        return grant_fd(topfd, (uint32_t)uid, 7);
+    if (grant_fd(claims_fd, (uint32_t)uid, 7) == 0)
+        return grant_fd(top_fd, (uint32_t)uid, 7);
     if (errno != EOPNOTSUPP)
         return -1;
     /* Without ACLs (a filesystem mounted without them), the directory is
      * handed to that user instead: root keeps its access through its
      * capabilities, but a second worker user would take it from the first. */
-    return fchown(claimsfd, uid, (gid_t)-1) == 0 ? fchown(topfd, uid, (gid_t)-1) : -1;
+    return fchown(claims_fd, uid, (gid_t)-1) == 0 ? fchown(top_fd, uid, (gid_t)-1) : -1;
 }
 
-int scl_acl_give(int topfd, uid_t uid, int holder_fd, int top_too)
+int scl_acl_give(int top_fd, uid_t uid, int holder_fd, int top_too)
 {
     if (holder_fd >= 0 && fchown(holder_fd, uid, (gid_t)-1) != 0)
         return -1;
-    return top_too ? fchown(topfd, uid, (gid_t)-1) : 0;
+    return top_too ? fchown(top_fd, uid, (gid_t)-1) : 0;
 }

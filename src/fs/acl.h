@@ -14,17 +14,17 @@
 
 #include <sys/types.h>
 
-/* Grants UID read, write and search on the claim directory, open as TOPFD,
- * and its claims directory CLAIMSFD (not on its wake file: acl.c says
+/* Grants UID read, write and search on the claim directory, open as TOP_FD,
+ * and its claims directory CLAIMS_FD (not on its wake file: acl.c says
  * why); both descriptors are checked ones (dir.h), never one reached from
  * the other.  0, or -1 with errno. */
-int scl_acl_grant(int topfd, int claimsfd, uid_t uid);
+int scl_acl_grant(int top_fd, int claims_fd, uid_t uid);
 
 /* For a process that becomes UID for good: gives UID its holder file,
  * open as HOLDER_FD (when not -1; scl_member_open_own_holder() opened it),
  * which the process must still link and append to, and, when TOP_TOO, the
- * claim directory itself (TOPFD), so that its last member may remove it from a
+ * claim directory itself (TOP_FD), so that its last member may remove it from a
  * sticky base.  0, or -1 with errno. */
-int scl_acl_give(int topfd, uid_t uid, int holder_fd, int top_too);
+int scl_acl_give(int top_fd, uid_t uid, int holder_fd, int top_too);
 
 #endif

@@ -42,39 +42,39 @@ static struct scl_budget tool_clearing = { "a tool's clearing of dead holders", 
 /* The tools write a directory's history only when it is their user's
  * own (history.h): another's owner could truncate it under the mapping. */
 /* Clears the claims and the holder file of member PID of the directory
- * open as CLAIMSFD and TOPFD (inv_open_dir()), as the library clears a
+ * open as CLAIMS_FD and TOP_FD (inv_open_dir()), as the library clears a
  * dead holder: under its holder file's lock, and only while it is dead,
  * its holds recorded as cleared in the directory's history when it is
  * this user's.  0; 1 when the run's search for links their journals did
  * not name has gone past SCL_BUDGET_REMOVAL_ENTRIES (the claims left are
  * a dead holder's: anybody's next acquire of them clears them); or -1
  * with errno. */
-static int clear_dead(int claimsfd, int topfd, pid_t pid)
+static int clear_dead(int claims_fd, int top_fd, pid_t pid)
 {
-    struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_CLEARED, 0 };
-    int r = scl_holder_clear(claimsfd, topfd, pid, SCL_CLEAR_IF_DEAD, &end, &tool_clearing);
+    struct scl_hold_end end = { scl_history_open(top_fd), SCL_HOLD_CLEARED, 0 };
+    int r = scl_holder_clear(claims_fd, top_fd, pid, SCL_CLEAR_IF_DEAD, &end, &tool_clearing);
 
     scl_history_unmap(end.history);
     return r < 0 ? -1 : tool_clearing.gave_up;
 }
 
-/* Tells every holder of the directory open as CLAIMSFD and TOPFD that a
+/* Tells every holder of the directory open as CLAIMS_FD and TOP_FD that a
  * claim may have been taken from it (each checks whose a name is before
  * its next release), then unlinks claim C while it is still the link the
  * tool looked at, and records the hold of HOLDER (its pid, 0 unknown)
  * forced in the directory's history when it is this user's.  0, or -1
  * with errno (ESTALE: it was released and taken again meanwhile); *TOLD
  * is 0 when the holders could not be told (and nothing was unlinked). */
-static int release_forced_at(int claimsfd, int topfd, const struct inv_claim *c, pid_t holder, int *told)
+static int release_forced_at(int claims_fd, int top_fd, const struct inv_claim *c, pid_t holder, int *told)
 {
     struct scl_hold_end end = { NULL, SCL_HOLD_FORCED, 0 };
 
     /* The holder is told first (wake.h): its late release must then
      * check whose the name is. */
-    *told = scl_wake_revoke(topfd) == 0;
-    if (!*told || scl_claim_remove_if_same(claimsfd, c->fname, c->dev, c->ino) != 0)
+    *told = scl_wake_revoke(top_fd) == 0;
+    if (!*told || scl_claim_remove_if_same(claims_fd, c->fname, c->dev, c->ino) != 0)
         return -1;
-    if (holder > 0 && (end.history = scl_history_open(topfd)) != NULL) {
+    if (holder > 0 && (end.history = scl_history_open(top_fd)) != NULL) {
         (void)scl_history_end(end.history, c->fname, holder, &end);
         scl_history_unmap(end.history);
     }
@@ -88,9 +88,9 @@ static int collect_dir(const struct inv_dir *d, int dry, size_t *removed)
 {
     const char *verb = dry ? "would remove" : "removed";
     static int searched_enough;
-    int fd, topfd, failed = 0, r;
+    int fd, top_fd, failed = 0, r;
 
-    fd = inv_open_dir(d->path, &topfd);
+    fd = inv_open_dir(d->path, &top_fd);
     if (fd < 0) {
         scl_admin_report("%s/%s: %s", d->path, inv_claims_dir, strerror(errno));
         return 1;
@@ -101,7 +101,7 @@ static int collect_dir(const struct inv_dir *d, int dry, size_t *removed)
             continue;
         /* The same race-free clearing the library does: under the
          * holder's flock, and only while it is dead.  Said once done. */
-        if (!dry && (r = clear_dead(fd, topfd, p->pid)) < 0) {
+        if (!dry && (r = clear_dead(fd, top_fd, p->pid)) < 0) {
             scl_admin_report("clearing process %d in %s: %s", (int)p->pid, d->path, strerror(errno));
             failed = 1;
             continue;
@@ -116,7 +116,7 @@ static int collect_dir(const struct inv_dir *d, int dry, size_t *removed)
         (*removed)++;
     }
     close(fd);
-    close(topfd);
+    close(top_fd);
     if (!d->live) {
         if (!dry && scl_retire_path(d->path, 0, 0, SCL_RETIRE_ALL) != 0) {
             scl_admin_report("removing %s: %s", d->path, strerror(errno));
@@ -144,11 +144,11 @@ struct told {
     int failed;          /* one could not be told (said) */
 };
 
-/* Tells process P of directory D, open as TOPFD, through its page of
+/* Tells process P of directory D, open as TOP_FD, through its page of
  * times (only a process that took a claim has one). */
-static void tell(const struct inv_dir *d, const struct inv_proc *p, int topfd, struct told *t)
+static void tell(const struct inv_dir *d, const struct inv_proc *p, int top_fd, struct told *t)
 {
-    if (scl_times_tell_draining(topfd, p->pid, SCL_TOLD_BY_OPERATOR) == 0) {
+    if (scl_times_tell_draining(top_fd, p->pid, SCL_TOLD_BY_OPERATOR) == 0) {
         scl_admin_say("told process %d (%s) to drain, in %s", (int)p->pid, p->command, d->path);
         t->told++;
     } else if (errno == ENOENT) {
@@ -165,7 +165,7 @@ static void tell(const struct inv_dir *d, const struct inv_proc *p, int topfd, s
 /* Tells the live members of directory D (only PID, when not 0). */
 static void tell_dir(const struct inv_dir *d, pid_t pid, struct told *t)
 {
-    int topfd, fd = inv_open_dir(d->path, &topfd);
+    int top_fd, fd = inv_open_dir(d->path, &top_fd);
 
     if (fd < 0) {
         scl_admin_report("%s: %s", d->path, strerror(errno));
@@ -177,14 +177,14 @@ static void tell_dir(const struct inv_dir *d, pid_t pid, struct told *t)
         if (pid != 0 && p->pid != pid)
             continue;
         if (p->state == SCL_PROC_ALIVE) {
-            tell(d, p, topfd, t);
+            tell(d, p, top_fd, t);
         } else if (pid != 0) {
             scl_admin_report("process %d has ended: nothing to tell", (int)pid);
             t->failed = 1;
         }
     }
     close(fd);
-    close(topfd);
+    close(top_fd);
 }
 
 static int tell_draining(const struct scl_admin_dirs *dirs, long pid)
@@ -227,11 +227,11 @@ static int find_claim(const struct scl_admin_dirs *dirs, const char *name, const
 /* Releases claim FOUND, named NAME, of directory DIR: 0, or -1 (said). */
 static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *found, const char *name)
 {
-    int topfd, told = 1, r = 0, fd = inv_open_dir(dir->path, &topfd);
+    int top_fd, told = 1, r = 0, fd = inv_open_dir(dir->path, &top_fd);
     pid_t holder = found->holder >= 0 ? dir->procs[found->holder].pid : 0;
 
     /* Only the claim we looked at goes: one taken since stays. */
-    if (fd >= 0 && release_forced_at(fd, topfd, found, holder, &told) == 0) {
+    if (fd >= 0 && release_forced_at(fd, top_fd, found, holder, &told) == 0) {
         scl_admin_say("released '%s' in %s", scl_admin_shown_name(name), dir->path);
     } else if (!told) {
         scl_admin_report("releasing '%s' in %s: cannot tell its holder through %s/%s"
@@ -245,7 +245,7 @@ static int release_in_dir(const struct inv_dir *dir, const struct inv_claim *fou
     }
     if (fd >= 0) {
         close(fd);
-        close(topfd);
+        close(top_fd);
     }
     return r;
 }
@@ -335,10 +335,10 @@ static const struct scl_admin_directories directories = {
  * registers: run's command seldom does. */
 static int keep_across_exec(void)
 {
-    int claimsfd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (claimsfd >= 0)
-        scl_member_note_execd(claimsfd);
+    if (claims_fd >= 0)
+        scl_member_note_execd(claims_fd);
     return 0;
 }
 

@@ -11,19 +11,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino)
+int scl_claim_remove_if_same(int claims_fd, const char *fname, dev_t dev, ino_t ino)
 {
-    if (scl_unlink_if_same(dirfd, fname, dev, ino) != 0)
+    if (scl_unlink_if_same(claims_fd, fname, dev, ino) != 0)
         return -1;
-    scl_wake(dirfd, fname); /* its waiters may take it */
+    scl_wake(claims_fd, fname); /* its waiters may take it */
     return 0;
 }
 
-int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id, struct stat *st)
+int scl_claim_holder(int claims_fd, const char *fname, struct scl_proc_id *id, struct stat *st)
 {
     int fd, r;
 
-    fd = scl_open_file_at(dirfd, fname, O_RDONLY, st);
+    fd = scl_open_file_at(claims_fd, fname, O_RDONLY, st);
     if (fd < 0)
         return -1;
     r = scl_holder_read_id(fd, id);
@@ -31,14 +31,14 @@ int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id, struc
     return r;
 }
 
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname,
+enum scl_claim_state scl_claim_clear_if_stale(int claims_fd, int (*top_fd)(void), const char *fname,
                                               struct scl_proc_id *holder, struct stat *st)
 {
     const struct scl_hold_end cleared = { scl_history_mine(), SCL_HOLD_CLEARED, 0 };
     int fd, r;
 
     holder->pid = 0;
-    fd = scl_open_file_at(dirfd, fname, O_RDONLY, st);
+    fd = scl_open_file_at(claims_fd, fname, O_RDONLY, st);
     if (fd < 0) {
         if (errno == ENOENT)
             return SCL_CLAIM_FREE;
@@ -50,7 +50,7 @@ enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), co
         scl_close_quietly(fd);
         return SCL_CLAIM_LIVE;
     }
-    r = scl_holder_clear_open(dirfd, top_fd(), fd, SCL_CLEAR_IF_DEAD, fname, &cleared);
+    r = scl_holder_clear_open(claims_fd, top_fd(), fd, SCL_CLEAR_IF_DEAD, fname, &cleared);
     scl_close_quietly(fd);
     holder->pid = 0; /* whoever holds it now, not the one just read */
     return r == 1 ? SCL_CLAIM_FREE : r == 0 ? SCL_CLAIM_LIVE : SCL_CLAIM_BUSY;

@@ -14,12 +14,12 @@
 
 /* Who holds claim FNAME: 0, *ID and the claim's *ST, or -1 with errno
  * (ENOENT: free). */
-int scl_claim_holder(int dirfd, const char *fname, struct scl_proc_id *id, struct stat *st);
+int scl_claim_holder(int claims_fd, const char *fname, struct scl_proc_id *id, struct stat *st);
 
 /* Unlinks claim FNAME only while it is still the inode DEV/INO (a claim
  * somebody took in between stays), waking its waiters: 0, or -1 with
  * errno (ESTALE: another inode stands there now). */
-int scl_claim_remove_if_same(int dirfd, const char *fname, dev_t dev, ino_t ino);
+int scl_claim_remove_if_same(int claims_fd, const char *fname, dev_t dev, ino_t ino);
 
 enum scl_claim_state {
     SCL_CLAIM_FREE,  /* nobody holds it now (a dead holder was cleared) */
@@ -33,7 +33,7 @@ enum scl_claim_state {
  * failing try on a live holder's name stays as cheap as it was), when
  * that holder has ended; this process's history records them cleared.  SCL_CLAIM_LIVE fills *HOLDER and the claim's
  * *ST when it could read them (HOLDER->pid 0 when not). */
-enum scl_claim_state scl_claim_clear_if_stale(int dirfd, int (*top_fd)(void), const char *fname,
+enum scl_claim_state scl_claim_clear_if_stale(int claims_fd, int (*top_fd)(void), const char *fname,
                                               struct scl_proc_id *holder, struct stat *st);
 
 #endif

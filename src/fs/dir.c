@@ -10,11 +10,11 @@
 #include "budget.h"
 #include "children.h"
 #include "dir.h"
+#include "dir_fds.h"
 #include "fork_page.h"
 #include "history.h"
 #include "holder.h"
 #include "hot.h"
-#include "kept_fds.h"
 #include "retire.h"
 #include "log.h"
 #include "member.h"
@@ -44,17 +44,8 @@
  * sweep of the base. */
 #define SLOT_WAIT_NS (200 * 1000000LL)
 
-/* Written before `ready` is set (release) and read after (acquire).  Two
- * descriptors are kept: the claims directory's (claims and holder files
- * are side by side there: the hot path) and the top's (wake, pages of
- * times, the ACL).  Each is checked against the inode it was when the
- * directory was made or joined, and neither is ever reached from the
- * other: a worker may write the top, so it can rename claims/ anywhere,
- * and "claims/.." would then be that place (doc/security.md, attack 13). */
-static char dir_path[PATH_MAX], claims_path[PATH_MAX];
-static dev_t dir_dev, claims_dev;
-static ino_t dir_ino, claims_ino;
-static atomic_int top_fd = -1;
+/* 1 once the directory's two descriptors are kept (dir_fds.h), which
+ * are written before it is set (release) and read after (acquire). */
 SCL_HOT static atomic_int ready;
 /* A directory to open on first use, not opened yet (1 pending, 2 being
  * opened): the place its server reserved at its first fork, or the one
@@ -76,7 +67,6 @@ static _Atomic uintptr_t slot_owner;
 SCL_HOT static atomic_int place_reserved;
 /* 1 in an image exec'd into its server's place until its first fork. */
 SCL_HOT static atomic_int handed_place;
-SCL_HOT static atomic_int dir_fd = -1;
 static atomic_uint generation;
 /* The process whose children this process's are (itself once it has
  * forked), and the one that forked this process before that: 0 where it is
@@ -102,7 +92,7 @@ int scl_dir_in_use(void)
 const char *scl_dir_path(void)
 {
     if (atomic_load_explicit(&ready, memory_order_acquire))
-        return dir_path;
+        return scl_dir_fds_top_path();
     return atomic_load(&pending) != 0 ? place_path : "";
 }
 
@@ -242,92 +232,7 @@ void scl_dir_after_fork_in_child(void)
         slot_give(1);
 }
 
-enum fd_check { FD_OURS, FD_NOT_OURS, FD_REMOVED };
-
-static enum fd_check check_dir_fd(int fd, dev_t dev, ino_t ino)
-{
-    struct stat st;
-
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dev || st.st_ino != ino)
-        return FD_NOT_OURS;
-    return st.st_nlink == 0 ? FD_REMOVED : FD_OURS;
-}
-
-static enum fd_check check_fd(int fd)
-{
-    return check_dir_fd(fd, claims_dev, claims_ino);
-}
-
-/*
- * Moves FD to AT (63 for the claims directory, 62 for the top), or the
- * first free number above, close-on-exec.  Hosts
- * take the lowest free number, so they seldom get that far; and 63 is the
- * last slot of the 64-entry table a process starts with: one descriptor
- * past it would make every fork() copy a table of 1024 (perf put that at
- * ~8 us of CPU a fork on a VM).  FD stays where it is when the limit
- * leaves no room.
- */
-static int move_high(int fd, int at)
-{
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, at);
-
-    if (high < 0)
-        return fd;
-    scl_close_quietly(fd);
-    return high;
-}
-
-/* One of the two kept descriptors: where it is, what it must be, the
- * number it is kept at, and its slot in kept_fds.h. */
-struct kept_dir {
-    atomic_int *fd;
-    const char *path;
-    const dev_t *dev;
-    const ino_t *ino;
-    int at;
-    enum scl_kept_fd slot;
-};
-
-static const struct kept_dir kept_claims = { &dir_fd, claims_path, &claims_dev, &claims_ino, 63, SCL_KEPT_CLAIMS };
-static const struct kept_dir kept_top = { &top_fd, dir_path, &dir_dev, &dir_ino, 62, SCL_KEPT_TOP };
-
-static int reopen(const struct kept_dir *k)
-{
-    int fd;
-
-    fd = scl_openat(AT_FDCWD, k->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    if (check_dir_fd(fd, *k->dev, *k->ino) != FD_OURS) {
-        scl_close_quietly(fd);
-        errno = ENOENT; /* something else stands at our path now */
-        return -1;
-    }
-    return move_high(fd, k->at);
-}
-
 static int may_join(const struct stat *top, const struct stat *claims);
-
-/* Gives FRESH the kept descriptor K's number when that number is still
- * ours (OURS: it was checked before the identities changed), by dup3,
- * which no hook sees, so that the host never finds the number free;
- * else keeps FRESH where move_high() puts it.  FRESH is closed or kept:
- * 0, or -1. */
-static int renumber(const struct kept_dir *k, int fresh, int ours)
-{
-    int at = atomic_load(k->fd);
-
-    if (!ours || at < 0) {
-        atomic_store(k->fd, move_high(fresh, k->at)); /* the host's number stays the host's */
-        return 0;
-    }
-    if (scl_bound.syscall(SYS_dup3, fresh, at, O_CLOEXEC) != at) {
-        scl_close_quietly(fresh);
-        return -1;
-    }
-    scl_close_quietly(fresh);
-    return 0;
-}
 
 /*
  * On the own stack, under the right to publish: ours was removed while
@@ -343,37 +248,32 @@ static int renumber(const struct kept_dir *k, int fresh, int ours)
 static void rejoin_place(void *arg)
 {
     struct stat top, claims;
-    int *r = arg, topfd, fd = -1, top_ours;
+    int *r = arg, top_fd, claims_fd = -1;
 
     *r = -1;
-    if (!atomic_load(&place_reserved) || strcmp(place_path, dir_path) != 0)
+    if (!atomic_load(&place_reserved) || strcmp(place_path, scl_dir_fds_top_path()) != 0)
         return; /* no place of its server's to look at */
-    if (check_fd(atomic_load(&dir_fd)) != FD_REMOVED) {
+    if (scl_dir_fds_check_fd(SCL_KEPT_CLAIMS, scl_dir_fds_get(SCL_KEPT_CLAIMS)) != SCL_DIR_FD_REMOVED) {
         *r = 0; /* another thread rejoined it meanwhile */
         return;
     }
-    topfd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (topfd < 0 || fstat(topfd, &top) != 0 || !may_join(&top, NULL) ||
-        (fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR)) < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
-        (top.st_dev == dir_dev && top.st_ino == dir_ino)) {
-        if (fd >= 0)
-            scl_close_quietly(fd);
-        if (topfd >= 0)
-            scl_close_quietly(topfd);
+    top_fd = scl_openat(AT_FDCWD, place_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (top_fd < 0 || fstat(top_fd, &top) != 0 || !may_join(&top, NULL) ||
+        (claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR)) < 0 || fstat(claims_fd, &claims) != 0 ||
+        !may_join(&top, &claims) || (top.st_dev == scl_dir_fds_top_dev() && top.st_ino == scl_dir_fds_top_ino())) {
+        if (claims_fd >= 0)
+            scl_close_quietly(claims_fd);
+        if (top_fd >= 0)
+            scl_close_quietly(top_fd);
         return;
     }
-    top_ours = check_dir_fd(atomic_load(&top_fd), dir_dev, dir_ino) != FD_NOT_OURS;
-    dir_dev = top.st_dev;
-    dir_ino = top.st_ino;
-    claims_dev = claims.st_dev;
-    claims_ino = claims.st_ino;
-    *r = renumber(&kept_claims, fd, 1) | renumber(&kept_top, topfd, top_ours);
+    *r = scl_dir_fds_renew(&top, &claims, top_fd, claims_fd);
     scl_kept_fds_touched(0, ~0U);
     scl_member_set_registered(0); /* its next claim registers it here */
     atomic_fetch_add(&generation, 1);
-    scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
-    scl_history_map(atomic_load(&top_fd), atomic_load(&generation));
-    scl_debug("joined claim directory %s again: it was made anew there", dir_path);
+    scl_wake_map(scl_dir_fds_get(SCL_KEPT_TOP), atomic_load(&generation));
+    scl_history_map(scl_dir_fds_get(SCL_KEPT_TOP), atomic_load(&generation));
+    scl_debug("joined claim directory %s again: it was made anew there", scl_dir_fds_top_path());
 }
 
 /* The removed directory's place, joined once made again there: 0, or -1
@@ -393,7 +293,7 @@ __attribute__((noinline)) static int rejoin(void)
     return r;
 }
 
-static int checked_fd(const struct kept_dir *k)
+static int checked_fd(enum scl_kept_fd which)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire) && (!atomic_load(&pending) || attach_pending() != 0)) {
         if (errno != EBUSY && errno != EDEADLK)
@@ -401,26 +301,20 @@ static int checked_fd(const struct kept_dir *k)
         return -1;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
-        int fd = atomic_load(k->fd), fresh;
-        unsigned ticket = scl_kept_fd_check_begins(k->slot, fd);
-        enum fd_check found = check_dir_fd(fd, *k->dev, *k->ino);
-        scl_kept_fd_check_ends(k->slot, fd, ticket, found == FD_OURS);
-        switch (found) {
-        case FD_OURS: return fd;
-        case FD_REMOVED:
+        int fd, r;
+        switch (scl_dir_fds_check(which, &fd)) {
+        case SCL_DIR_FD_OURS: return fd;
+        case SCL_DIR_FD_REMOVED:
             if (rejoin() == 0)
                 continue; /* the new one, checked as any */
             return -1;
-        case FD_NOT_OURS: break;
+        case SCL_DIR_FD_NOT_OURS: break;
         }
         /* The host closed or replaced our descriptor: never touch that
-         * number again, open our own. */
-        fresh = reopen(k);
-        if (fresh < 0)
-            return -1;
-        if (atomic_compare_exchange_strong(k->fd, &fd, fresh))
-            return fresh;
-        scl_close_quietly(fresh); /* another thread reopened it first */
+         * number again, open our own (another thread may have first). */
+        r = scl_dir_fds_reopen(which, fd, &fd);
+        if (r <= 0)
+            return r == 0 ? fd : -1;
     }
     errno = EBADF;
     return -1;
@@ -428,19 +322,19 @@ static int checked_fd(const struct kept_dir *k)
 
 int scl_dir_claims_fd(void)
 {
-    return checked_fd(&kept_claims);
+    return checked_fd(SCL_KEPT_CLAIMS);
 }
 
 int scl_dir_claims_fd_trusted(void)
 {
     int fd = scl_kept_fd_trusted(SCL_KEPT_CLAIMS);
 
-    return fd >= 0 && fd == atomic_load(&dir_fd) ? fd : scl_dir_claims_fd();
+    return fd >= 0 && fd == scl_dir_fds_get(SCL_KEPT_CLAIMS) ? fd : scl_dir_claims_fd();
 }
 
 int scl_dir_top_fd(void)
 {
-    return checked_fd(&kept_top);
+    return checked_fd(SCL_KEPT_TOP);
 }
 
 unsigned scl_dir_generation(void)
@@ -455,7 +349,7 @@ int scl_dir_is_member(pid_t self)
 
 int scl_dir_claims_fd_unchecked(void)
 {
-    return atomic_load_explicit(&ready, memory_order_acquire) ? atomic_load(&dir_fd) : -1;
+    return atomic_load_explicit(&ready, memory_order_acquire) ? scl_dir_fds_get(SCL_KEPT_CLAIMS) : -1;
 }
 
 int scl_dir_made_by(pid_t self)
@@ -568,96 +462,88 @@ void scl_dir_reserve(void)
     atomic_store(&pending, 1);
 }
 
-/* Registers this process in the claims directory CLAIMSFD, saying so
+/* Registers this process in the claims directory CLAIMS_FD, saying so
  * when its image was exec'd there. */
-static int register_self(int claimsfd)
+static int register_self(int claims_fd)
 {
-    return scl_member_register_self(claimsfd, atomic_load(&exec_started) == getpid());
+    return scl_member_register_self(claims_fd, atomic_load(&exec_started) == getpid());
 }
 
 /* Removes what build() made in a directory that never got published. */
-static void unbuild(int basefd, const char *name, int topfd, int claimsfd)
+static void unbuild(int basefd, const char *name, int top_fd, int claims_fd)
 {
     char holder[SCL_PID_NAME_MAX];
 
-    if (claimsfd >= 0) {
+    if (claims_fd >= 0) {
         scl_holder_path(holder, getpid());
-        (void)unlinkat(claimsfd, holder, 0);
-        scl_close_quietly(claimsfd);
+        (void)unlinkat(claims_fd, holder, 0);
+        scl_close_quietly(claims_fd);
     }
-    (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
-    (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
-    (void)unlinkat(topfd, SCL_HISTORY_FILE, 0);
-    scl_close_quietly(topfd);
+    (void)unlinkat(top_fd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    (void)unlinkat(top_fd, SCL_WAKE_FILE, 0);
+    (void)unlinkat(top_fd, SCL_HISTORY_FILE, 0);
+    scl_close_quietly(top_fd);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
 }
 
 /* Makes BASE/NEW_NAME and its claims directory, with this process
  * registered; returns the claims directory's descriptor, with the top's
- * in *TOPFD_OUT, or -1 with errno. */
-static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims, int *topfd_out)
+ * in *TOP_FD_OUT, or -1 with errno. */
+static int build(int basefd, const char *new_name, struct stat *top, struct stat *claims, int *top_fd_out)
 {
-    int topfd, claimsfd = -1, saved;
+    int top_fd, claims_fd = -1, saved;
 
     if (mkdirat(basefd, new_name, 0700) != 0)
         return -1;
-    topfd = scl_open_dir_at(basefd, new_name);
-    if (topfd < 0) {
+    top_fd = scl_open_dir_at(basefd, new_name);
+    if (top_fd < 0) {
         saved = errno;
         (void)unlinkat(basefd, new_name, AT_REMOVEDIR);
         errno = saved;
         return -1;
     }
     /* The umask may have narrowed 0700; nothing may widen it. */
-    if (fstat(topfd, top) != 0)
+    if (fstat(top_fd, top) != 0)
         goto failed;
     if (top->st_uid != geteuid()) {
         errno = EPERM;
         goto failed;
     }
-    if (fchmod(topfd, 0700) != 0 || scl_wake_create(topfd) != 0)
+    if (fchmod(top_fd, 0700) != 0 || scl_wake_create(top_fd) != 0)
         goto failed;
-    (void)scl_history_create(topfd); /* without one (a full filesystem), claims have no history */
-    if (mkdirat(topfd, SCL_CLAIMS_DIR, 0700) != 0)
+    (void)scl_history_create(top_fd); /* without one (a full filesystem), claims have no history */
+    if (mkdirat(top_fd, SCL_CLAIMS_DIR, 0700) != 0)
         goto failed;
-    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd < 0 || fstat(claimsfd, claims) != 0 || register_self(claimsfd) != 0)
+    claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR);
+    if (claims_fd < 0 || fstat(claims_fd, claims) != 0 || register_self(claims_fd) != 0)
         goto failed;
-    *topfd_out = topfd;
-    return claimsfd;
+    *top_fd_out = top_fd;
+    return claims_fd;
 failed:
     saved = errno;
-    unbuild(basefd, new_name, topfd, claimsfd);
+    unbuild(basefd, new_name, top_fd, claims_fd);
     errno = saved;
     return -1;
 }
 
 /* Makes the directory at PATH, or BASE/NAME (top and claims as given,
- * open as TOPFD and FD; both kept from now on) the one this process uses,
- * with MEMBER registered in it (or 0).  The path goes straight to where
- * it is kept: the fork path has no room for a copy on its stack. */
-static int publish(const char *base, const char *name, const struct stat *top, const struct stat *claims, int topfd,
-                   int fd, pid_t member)
+ * open as TOP_FD and CLAIMS_FD; both kept from now on: dir_fds.h) the one this
+ * process uses, with MEMBER registered in it (or 0). */
+static int publish(const char *base, const char *name, const struct stat *top, const struct stat *claims, int top_fd,
+                   int claims_fd, pid_t member)
 {
     const char *slash = name != NULL ? "/" : "", *rest = name != NULL ? name : "";
 
-    if (scl_concat(dir_path, sizeof dir_path, base, slash, rest, (char *)NULL) != 0 ||
-        scl_concat(claims_path, sizeof claims_path, base, slash, rest, "/" SCL_CLAIMS_DIR, (char *)NULL) != 0)
+    if (scl_dir_fds_keep(base, slash, rest, top, claims, top_fd, claims_fd) != 0)
         return -1;
-    dir_dev = top->st_dev;
-    dir_ino = top->st_ino;
-    claims_dev = claims->st_dev;
-    claims_ino = claims->st_ino;
-    atomic_store(&dir_fd, move_high(fd, kept_claims.at));
-    atomic_store(&top_fd, move_high(topfd, kept_top.at));
     scl_kept_fds_touched(0, ~0U); /* no check of the directory before stands */
     scl_member_set_registered(member);
     atomic_fetch_add(&generation, 1);
     atomic_store_explicit(&ready, 1, memory_order_release);
     /* Mapped now, while this process surely may: its children inherit the
      * mappings, and a worker that drops privileges cannot open the files. */
-    scl_wake_map(atomic_load(&top_fd), atomic_load(&generation));
-    scl_history_map(atomic_load(&top_fd), atomic_load(&generation));
+    scl_wake_map(scl_dir_fds_get(SCL_KEPT_TOP), atomic_load(&generation));
+    scl_history_map(scl_dir_fds_get(SCL_KEPT_TOP), atomic_load(&generation));
     return 0;
 }
 
@@ -666,11 +552,11 @@ static int publish(const char *base, const char *name, const struct stat *top, c
  * SCL_DIR_PREFIX and random characters; its name in MADE.  It is built
  * aside under a ".new" name and renamed into place whole, never over
  * another's.  Its claims descriptor, with TOP and CLAIMS filled in and the
- * top's descriptor in *TOPFD, or -1 with errno (EEXIST: NAME exists
+ * top's descriptor in *TOP_FD, or -1 with errno (EEXIST: NAME exists
  * already).
  */
 static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struct stat *top, struct stat *claims,
-                    int *topfd)
+                    int *top_fd)
 {
     /* Under scl_lock(), like every caller: static, off the fork path's
      * stack. */
@@ -678,7 +564,7 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
     char rnd[SCL_RANDOM_CHARS + 1], aside[SCL_RANDOM_CHARS + 1];
 
     for (int attempt = 0; attempt < 16; attempt++) {
-        int fd, saved;
+        int claims_fd, saved;
         random_chars(rnd);
         /* Built under a name of its own: a reserved place's name is known
          * only inside its server, and anybody may watch the base. */
@@ -687,18 +573,18 @@ static int make_dir(int basefd, const char *name, char made[NAME_MAX + 1], struc
                        (char *)NULL) != 0 ||
             scl_concat(new_name, sizeof new_name, SCL_DIR_PREFIX, aside, SCL_NEW_SUFFIX, (char *)NULL) != 0)
             return -1;
-        fd = build(basefd, new_name, top, claims, topfd);
-        if (fd < 0) {
+        claims_fd = build(basefd, new_name, top, claims, top_fd);
+        if (claims_fd < 0) {
             if (errno == EEXIST)
                 continue; /* another's ".new": another name */
             return -1;
         }
-        scl_history_take_back(basefd, made, *topfd);
+        scl_history_take_back(basefd, made, *top_fd);
         if (renameat2(basefd, new_name, basefd, made, RENAME_NOREPLACE) == 0)
-            return fd;
+            return claims_fd;
         saved = errno;
-        (void)scl_history_keep(basefd, made, *topfd); /* for the next one, as it was */
-        unbuild(basefd, new_name, *topfd, fd);
+        (void)scl_history_keep(basefd, made, *top_fd); /* for the next one, as it was */
+        unbuild(basefd, new_name, *top_fd, claims_fd);
         errno = saved;
         if (saved != EEXIST || name != NULL)
             return -1;
@@ -717,7 +603,7 @@ static void register_parent(int fd)
     pid_t parent = getppid();
 
     if (parent > 1 && parent == forker_of(getpid()) && scl_member_register_parent(fd, parent) != 0)
-        scl_debug("could not register parent %d in %s: %m", (int)parent, dir_path);
+        scl_debug("could not register parent %d in %s: %m", (int)parent, scl_dir_fds_top_path());
 }
 
 /* Makes BASE/NAME the directory this process uses: made here when it does
@@ -729,7 +615,7 @@ static int use_place_locked(const char *base, const char *name, int for_server)
     static char path[PATH_MAX]; /* under scl_lock(), off the stack */
     char made[NAME_MAX + 1];
     struct stat top, claims;
-    int basefd, fd, topfd, r = -1, saved;
+    int basefd, claims_fd, top_fd, r = -1, saved;
 
     if (scl_concat(path, sizeof path, base, "/", name, (char *)NULL) != 0)
         return -1;
@@ -739,15 +625,15 @@ static int use_place_locked(const char *base, const char *name, int for_server)
     /* Whoever made it first, we use theirs; if its last member removes it
      * meanwhile, it is made again. */
     for (int attempt = 0; attempt < 3; attempt++) {
-        fd = make_dir(basefd, name, made, &top, &claims, &topfd);
-        if (fd >= 0) {
-            r = publish(path, NULL, &top, &claims, topfd, fd, getpid());
+        claims_fd = make_dir(basefd, name, made, &top, &claims, &top_fd);
+        if (claims_fd >= 0) {
+            r = publish(path, NULL, &top, &claims, top_fd, claims_fd, getpid());
             if (r != 0) {
-                scl_close_quietly(fd);
-                scl_close_quietly(topfd);
+                scl_close_quietly(claims_fd);
+                scl_close_quietly(top_fd);
             } else if (for_server) {
-                scl_debug("made claim directory %s", dir_path);
-                register_parent(atomic_load(&dir_fd));
+                scl_debug("made claim directory %s", scl_dir_fds_top_path());
+                register_parent(scl_dir_fds_get(SCL_KEPT_CLAIMS));
                 /* Only once made: a place it cannot make or join must not
                  * cost a sweep on every call. */
                 scl_sweep_abandoned(basefd);
@@ -818,25 +704,25 @@ static int create_locked(void)
     const char *base = scl_settings()->base_dir;
     static char name[NAME_MAX + 1]; /* under scl_lock(), off the stack */
     struct stat top, claims;
-    int basefd, fd, topfd, saved;
+    int basefd, claims_fd, top_fd, saved;
 
     if (atomic_load(&place_reserved))
         return create_reserved_locked();
     basefd = open_base(base, sizeof SCL_DIR_PREFIX + SCL_RANDOM_CHARS + sizeof SCL_NEW_SUFFIX);
     if (basefd < 0)
         return -1;
-    fd = make_dir(basefd, NULL, name, &top, &claims, &topfd);
-    if (fd < 0) {
+    claims_fd = make_dir(basefd, NULL, name, &top, &claims, &top_fd);
+    if (claims_fd < 0) {
         saved = errno;
         scl_close_quietly(basefd);
         errno = saved; /* scl_debug() keeps it */
         scl_why("cannot make a claim directory in %s: %m", base);
         return -1;
     }
-    if (publish(base, name, &top, &claims, topfd, fd, getpid()) != 0) {
+    if (publish(base, name, &top, &claims, top_fd, claims_fd, getpid()) != 0) {
         saved = errno;
-        scl_close_quietly(fd);
-        scl_close_quietly(topfd);
+        scl_close_quietly(claims_fd);
+        scl_close_quietly(top_fd);
         scl_close_quietly(basefd);
         errno = saved;
         return -1;
@@ -846,12 +732,12 @@ static int create_locked(void)
     atomic_store(&creator_pid, getpid());
     /* Its place from now on: should its last member remove it, this
      * process and its children make it again there, not each one its own. */
-    if (scl_concat(place_buf, sizeof place_buf, dir_path, (char *)NULL) == 0) {
+    if (scl_concat(place_buf, sizeof place_buf, scl_dir_fds_top_path(), (char *)NULL) == 0) {
         place_path = place_buf;
         atomic_store(&place_reserved, 1);
     }
-    scl_debug("made claim directory %s", dir_path);
-    return atomic_load(&dir_fd);
+    scl_debug("made claim directory %s", scl_dir_fds_top_path());
+    return scl_dir_fds_get(SCL_KEPT_CLAIMS);
 }
 
 /* 1 when the directory whose top is TOP may be joined: this user's or
@@ -874,60 +760,56 @@ static int may_join(const struct stat *top, const struct stat *claims)
 static int attach(const char *path)
 {
     struct stat top, claims;
-    int topfd, fd = -1, saved;
+    int top_fd, claims_fd = -1, saved;
 
-    topfd = scl_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (topfd < 0)
+    top_fd = scl_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (top_fd < 0)
         return -1;
     /* Nothing in it is looked at before its owner is known. */
-    if (fstat(topfd, &top) != 0 || !may_join(&top, NULL))
+    if (fstat(top_fd, &top) != 0 || !may_join(&top, NULL))
         goto failed;
-    fd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (fd < 0 || fstat(fd, &claims) != 0 || !may_join(&top, &claims) ||
-        publish(path, NULL, &top, &claims, topfd, fd, 0) != 0)
+    claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR);
+    if (claims_fd < 0 || fstat(claims_fd, &claims) != 0 || !may_join(&top, &claims) ||
+        publish(path, NULL, &top, &claims, top_fd, claims_fd, 0) != 0)
         goto failed;
-    scl_debug("joined claim directory %s", dir_path);
+    scl_debug("joined claim directory %s", scl_dir_fds_top_path());
     return 0;
 failed:
     saved = errno;
-    if (fd >= 0)
-        scl_close_quietly(fd);
-    scl_close_quietly(topfd);
+    if (claims_fd >= 0)
+        scl_close_quietly(claims_fd);
+    scl_close_quietly(top_fd);
     errno = saved;
     return -1;
 }
 
 int scl_dir_join_locked(void)
 {
-    int fd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (fd < 0) {
+    if (claims_fd < 0) {
         if (errno != ENOENT)
             return -1;
         /* None yet, or ours was removed (the last member left while this
          * process, never registered, lived on): start a new one. */
         if (atomic_load(&ready)) {
-            int old = atomic_exchange(&dir_fd, -1), old_top = atomic_exchange(&top_fd, -1);
-            if (check_fd(old) == FD_REMOVED)
-                scl_close_quietly(old);
-            if (check_dir_fd(old_top, dir_dev, dir_ino) != FD_NOT_OURS)
-                scl_close_quietly(old_top);
+            scl_dir_fds_forget();
             atomic_store_explicit(&ready, 0, memory_order_release);
         }
         return create_locked();
     }
     if (scl_member_registered() == getpid())
-        return fd;
-    if (register_self(fd) != 0)
+        return claims_fd;
+    if (register_self(claims_fd) != 0)
         return -1;
     scl_member_set_registered(getpid());
-    return fd;
+    return claims_fd;
 }
 
 /* The directory's claims descriptor, and whether a successor was
  * registered in it. */
 struct successor {
-    int dirfd;
+    int claims_fd;
     int registered;
 };
 
@@ -941,15 +823,15 @@ static void keep_for_successor(pid_t child, void *arg)
 {
     struct successor *s = arg;
 
-    if (scl_bound.syscall(SYS_getsid, child) == child && scl_member_register_child(s->dirfd, child) == 0)
+    if (scl_bound.syscall(SYS_getsid, child) == child && scl_member_register_child(s->claims_fd, child) == 0)
         s->registered = 1;
 }
 
-void scl_dir_leave(int dirfd)
+void scl_dir_leave(int claims_fd)
 {
-    struct successor s = { dirfd, 0 };
+    struct successor s = { claims_fd, 0 };
 
-    (void)scl_member_clear_own(dirfd, scl_dir_top_fd(), SCL_CLEAR_OWN);
+    (void)scl_member_clear_own(claims_fd, scl_dir_top_fd(), SCL_CLEAR_OWN);
     scl_member_set_registered(0);
     /* Only the last live member removes it, and looks after its own
      * holder file is gone: of two ending at once, the later finds the
@@ -957,9 +839,10 @@ void scl_dir_leave(int dirfd)
      * to look at every member.  The parent from the path itself: an
      * exec'd member may not have been given the SWERVE_TMPDIR its server
      * was started with. */
-    if (scl_member_parent_is_live(dirfd))
+    if (scl_member_parent_is_live(claims_fd))
         return;
     (void)scl_children_each(keep_for_successor, &s); /* bounded by the table of children */
-    if (!s.registered && scl_retire_path(dir_path, dir_dev, dir_ino, SCL_BUDGET_RETIRE_LEFTOVERS) == 0)
-        scl_debug("removed claim directory %s", dir_path);
+    if (!s.registered && scl_retire_path(scl_dir_fds_top_path(), scl_dir_fds_top_dev(), scl_dir_fds_top_ino(),
+                                         SCL_BUDGET_RETIRE_LEFTOVERS) == 0)
+        scl_debug("removed claim directory %s", scl_dir_fds_top_path());
 }

@@ -13,10 +13,10 @@
  * to its live children, and the last live member removes it.
  *
  * Two descriptors are kept, the claims directory's at 63 and the top's at
- * 62 or above (move_high() says why), close-on-exec, and checked (device
- * and inode) before every use: hosts close every descriptor or dup2()
- * over them, and the library must never act on one of theirs.  Neither
- * is ever reached from the other (dir.c says why).
+ * 62 or above (move_high() in dir_fds.c says why), close-on-exec, and
+ * checked (device and inode) before every use: hosts close every
+ * descriptor or dup2() over them, and the library must never act on one
+ * of theirs.  Neither is ever reached from the other (dir_fds.c says why).
  */
 #ifndef SCL_DIR_H
 #define SCL_DIR_H
@@ -120,6 +120,6 @@ int scl_dir_made_by(pid_t self);
 
 /* As this process ends (async-signal-safe): clears its claims and holder
  * file, then removes the directory if no live member is left. */
-void scl_dir_leave(int dirfd);
+void scl_dir_leave(int claims_fd);
 
 #endif

@@ -36,7 +36,7 @@ static struct {
     char text[SCL_HISTORY_COMMAND];
 } command;
 
-int scl_history_create(int topfd)
+int scl_history_create(int top_fd)
 {
     struct {
         uint32_t magic, names;
@@ -45,7 +45,7 @@ int scl_history_create(int topfd)
     int fd, r = -1;
 
     _Static_assert(offsetof(struct scl_history_file, realtime_offset) == 8, "the head is written as it is read");
-    fd = scl_openat(topfd, SCL_HISTORY_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    fd = scl_openat(top_fd, SCL_HISTORY_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
     if (scl_file_allocate(fd, (off_t)sizeof(struct scl_history_file)) == 0 &&
@@ -54,7 +54,7 @@ int scl_history_create(int topfd)
     scl_close_quietly(fd);
     if (r != 0) {
         int saved = errno;
-        (void)unlinkat(topfd, SCL_HISTORY_FILE, 0); /* no history, rather than a SIGBUS */
+        (void)unlinkat(top_fd, SCL_HISTORY_FILE, 0); /* no history, rather than a SIGBUS */
         errno = saved;
     }
     return r;
@@ -69,13 +69,13 @@ static int own_history(const struct stat *st)
            st->st_size == (off_t)sizeof(struct scl_history_file);
 }
 
-struct scl_history_file *scl_history_open(int topfd)
+struct scl_history_file *scl_history_open(int top_fd)
 {
     struct scl_history_file *f = MAP_FAILED;
     struct stat st;
     int saved = errno, fd;
 
-    fd = scl_open_file_at(topfd, SCL_HISTORY_FILE, O_RDWR, &st);
+    fd = scl_open_file_at(top_fd, SCL_HISTORY_FILE, O_RDWR, &st);
     if (fd < 0) {
         errno = saved;
         return NULL;
@@ -100,14 +100,14 @@ void scl_history_unmap(struct scl_history_file *f)
     errno = saved;
 }
 
-void scl_history_map(int topfd, unsigned gen)
+void scl_history_map(int top_fd, unsigned gen)
 {
     struct scl_history_file *old = atomic_load(&mine.file);
 
     if (old != NULL && atomic_load(&mine.gen) == gen)
         return;
     /* Replaced even by none: never the last directory's. */
-    atomic_store(&mine.file, scl_history_open(topfd));
+    atomic_store(&mine.file, scl_history_open(top_fd));
     atomic_store(&mine.gen, gen);
     if (old != NULL) {
         scl_history_unmap(mine.retired);
@@ -138,28 +138,28 @@ static int kept_name(const char *name, char out[NAME_MAX + 1])
     return scl_layout_is_random(name) ? -1 : scl_concat(out, NAME_MAX + 1, name, SCL_KEPT_HISTORY_SUFFIX, (char *)NULL);
 }
 
-int scl_history_keep(int basefd, const char *name, int topfd)
+int scl_history_keep(int basefd, const char *name, int top_fd)
 {
     char kept[NAME_MAX + 1];
     struct stat st;
 
     /* A worker may have put anything in its name: only our own file
      * waits in the base; anything else goes. */
-    if (fstatat(topfd, SCL_HISTORY_FILE, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    if (fstatat(top_fd, SCL_HISTORY_FILE, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return errno == ENOENT ? 0 : -1;
-    if (own_history(&st) && kept_name(name, kept) == 0 && renameat(topfd, SCL_HISTORY_FILE, basefd, kept) == 0)
+    if (own_history(&st) && kept_name(name, kept) == 0 && renameat(top_fd, SCL_HISTORY_FILE, basefd, kept) == 0)
         return 0;
-    return unlinkat(topfd, SCL_HISTORY_FILE, 0) != 0 && errno != ENOENT ? -1 : 0;
+    return unlinkat(top_fd, SCL_HISTORY_FILE, 0) != 0 && errno != ENOENT ? -1 : 0;
 }
 
-void scl_history_take_back(int basefd, const char *name, int topfd)
+void scl_history_take_back(int basefd, const char *name, int top_fd)
 {
     char kept[NAME_MAX + 1];
     struct stat st;
     int saved = errno;
 
     if (kept_name(name, kept) == 0 && fstatat(basefd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0 && own_history(&st))
-        (void)renameat(basefd, kept, topfd, SCL_HISTORY_FILE); /* over the new, empty one */
+        (void)renameat(basefd, kept, top_fd, SCL_HISTORY_FILE); /* over the new, empty one */
     errno = saved;
 }
 
@@ -366,13 +366,13 @@ void scl_history_add(struct scl_history_file *f, const char *fname, pid_t pid, i
 
 /* ------------------------------------------------------------ the tools */
 
-/* Reads the history NAME of DIRFD into F, only when it is this user's own
+/* Reads the history NAME of PARENT_FD into F, only when it is this user's own
  * when OWN_ONLY. */
-static int read_at(int dirfd, const char *name, struct scl_history_file *f, int own_only)
+static int read_at(int parent_fd, const char *name, struct scl_history_file *f, int own_only)
 {
     struct stat st;
     ssize_t n;
-    int fd = scl_open_file_at(dirfd, name, O_RDONLY, &st);
+    int fd = scl_open_file_at(parent_fd, name, O_RDONLY, &st);
 
     if (fd < 0)
         return -1;
@@ -386,9 +386,9 @@ static int read_at(int dirfd, const char *name, struct scl_history_file *f, int 
     return n < 0 ? -1 : scl_history_parse(f, (size_t)n);
 }
 
-int scl_history_read(int topfd, struct scl_history_file *f)
+int scl_history_read(int top_fd, struct scl_history_file *f)
 {
-    return read_at(topfd, SCL_HISTORY_FILE, f, 0);
+    return read_at(top_fd, SCL_HISTORY_FILE, f, 0);
 }
 
 int scl_history_read_kept(int basefd, const char *name, struct scl_history_file *f)

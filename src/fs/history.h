@@ -111,23 +111,23 @@ struct scl_hold_end {
     uint16_t how, detail;
 };
 
-/* Makes the history file in the claim directory TOPFD (at its creation),
+/* Makes the history file in the claim directory TOP_FD (at its creation),
  * its blocks allocated: 0, or -1 with errno, and none made (a full
  * filesystem: the directory then has no history). */
-int scl_history_create(int topfd);
+int scl_history_create(int top_fd);
 
-/* The history of the claim directory TOPFD, mapped when this process may
+/* The history of the claim directory TOP_FD, mapped when this process may
  * (the file is its own, regular, of its size and one name, and nobody
  * else may open it), else NULL; scl_history_unmap() gives it back.  For
  * a clearing of another directory than this process's (the sweep of
  * abandoned ones, the tools). */
-struct scl_history_file *scl_history_open(int topfd);
+struct scl_history_file *scl_history_open(int top_fd);
 void scl_history_unmap(struct scl_history_file *f);
 
-/* Maps the history of the claim directory TOPFD as this process's own,
+/* Maps the history of the claim directory TOP_FD as this process's own,
  * for directory generation GEN, unless it is already (dir.c, as it makes
  * or joins the directory, beside wake). */
-void scl_history_map(int topfd, unsigned gen);
+void scl_history_map(int top_fd, unsigned gen);
 
 /* This process's history (its directory's), or NULL: not mapped here. */
 struct scl_history_file *scl_history_mine(void);
@@ -138,14 +138,14 @@ struct scl_history_file *scl_history_mine(void);
  * last run ends: its history waits beside it, as NAME.history in its base,
  * for the next one to take back.  A server's random one's goes with it.
  */
-/* As the directory NAME of BASEFD (its top TOPFD) is removed: its history
+/* As the directory NAME of BASEFD (its top TOP_FD) is removed: its history
  * kept beside it, when NAME is named and the file is this user's own,
  * else removed.  0 once it is gone from the top, or -1 with errno. */
-int scl_history_keep(int basefd, const char *name, int topfd);
-/* As the directory NAME of BASEFD is made (its top TOPFD, not published
+int scl_history_keep(int basefd, const char *name, int top_fd);
+/* As the directory NAME of BASEFD is made (its top TOP_FD, not published
  * yet): the history kept beside it taken back, when it is this user's own
  * and whole (the base is sticky, or nobody else's to write: dir.c). */
-void scl_history_take_back(int basefd, const char *name, int topfd);
+void scl_history_take_back(int basefd, const char *name, int top_fd);
 
 /* SELF's command line from now on, as its records give it (cut to fit):
  * as it takes a new name, off the pair's path. */
@@ -180,10 +180,10 @@ void scl_history_add(struct scl_history_file *f, const char *fname, pid_t pid, i
  * For the tools.
  */
 
-/* Reads the history of the claim directory TOPFD into F (a regular file
+/* Reads the history of the claim directory TOP_FD into F (a regular file
  * only, never through a link): 0, or -1 with errno (ENOENT: none;
  * EINVAL: not a history file). */
-int scl_history_read(int topfd, struct scl_history_file *f);
+int scl_history_read(int top_fd, struct scl_history_file *f);
 
 /* Reads the history kept beside the directory NAME of BASEFD, when it is
  * this user's own, as scl_history_read() does (EPERM: another's). */

@@ -80,7 +80,7 @@ struct emit {
     void *arg;
     const struct inv_dir *d;
     const struct scl_history_file *f;
-    int claimsfd;
+    int claims_fd;
     int64_t now;      /* CLOCK_MONOTONIC nanoseconds */
     const char *path; /* the directory's */
     char server[300]; /* its server, for the SERVER column */
@@ -111,7 +111,7 @@ static const char *open_hold(const struct emit *e, const char *fname, pid_t pid)
     struct scl_proc_id id;
     struct stat st;
 
-    if (e->claimsfd < 0 || scl_claim_holder(e->claimsfd, fname, &id, &st) != 0 || id.pid != pid)
+    if (e->claims_fd < 0 || scl_claim_holder(e->claims_fd, fname, &id, &st) != 0 || id.pid != pid)
         return "ended, not recorded";
     return scl_proc_state(&id) == SCL_PROC_ALIVE ? "held" : "held, holder gone";
 }
@@ -217,25 +217,25 @@ static int emit_history(const struct scl_admin_select *sel, scl_admin_row_fn *ea
     struct hold *holds = NULL;
     const char *slash = strrchr(path, '/');
     char *parent = NULL;
-    int dirfd = -1, loaded = -1, shown = 0;
+    int parent_fd = -1, loaded = -1, shown = 0;
     long n;
 
     inv_server_name(e.d, path, 1, e.server, sizeof e.server);
     if (f != NULL && d != NULL) {
-        e.claimsfd = inv_open_dir(path, &dirfd);
-        loaded = e.claimsfd >= 0 ? scl_history_read(dirfd, f) : -1;
+        e.claims_fd = inv_open_dir(path, &parent_fd);
+        loaded = e.claims_fd >= 0 ? scl_history_read(parent_fd, f) : -1;
     } else if (f != NULL && slash != NULL && (parent = strndup(path, (size_t)(slash - path))) != NULL) {
-        dirfd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        loaded = dirfd >= 0 ? scl_history_read_kept(dirfd, slash + 1, f) : -1;
+        parent_fd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        loaded = parent_fd >= 0 ? scl_history_read_kept(parent_fd, slash + 1, f) : -1;
     }
     /* None (a directory of a library before history), or none to read:
      * nothing to show. */
     if (loaded == 0 && (n = collect(f, &holds)) > 0)
         shown = emit_holds(&e, holds, n);
-    if (e.claimsfd >= 0)
-        close(e.claimsfd);
-    if (dirfd >= 0)
-        close(dirfd);
+    if (e.claims_fd >= 0)
+        close(e.claims_fd);
+    if (parent_fd >= 0)
+        close(parent_fd);
     free(parent);
     free(holds);
     free(f);

@@ -132,7 +132,7 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
  * claims directory its scan may read; how the holds it ends end, and what
  * of their holder a record of its own takes (read once, when needed). */
 struct clearing {
-    int dirfd, topfd, fd;
+    int claims_fd, top_fd, fd;
     const struct stat *st;
     nlink_t to_find;
     struct scl_budget scan;    /* its own search's */
@@ -161,7 +161,7 @@ static void read_holder(struct clearing *c)
     memcpy(c->command, buf, n);
     c->command[n] = '\0';
     _Static_assert(sizeof(struct scl_times_page) <= SCL_SCRATCH_SIZE, "a page of times fits a scratch block");
-    if (c->topfd >= 0 && scl_times_read(c->topfd, c->pid, (struct scl_times_page *)buf) == 0)
+    if (c->top_fd >= 0 && scl_times_read(c->top_fd, c->pid, (struct scl_times_page *)buf) == 0)
         c->page = (struct scl_times_page *)buf;
     else
         scl_scratch_give(buf);
@@ -189,8 +189,8 @@ static int clear_claim(const char *fname, const char *tail, void *arg)
     int saved = errno;
 
     (void)tail;
-    if (scl_unlink_if_same(c->dirfd, fname, c->st->st_dev, c->st->st_ino) == 0) {
-        scl_wake(c->dirfd, fname);
+    if (scl_unlink_if_same(c->claims_fd, fname, c->st->st_dev, c->st->st_ino) == 0) {
+        scl_wake(c->claims_fd, fname);
         record_end(c, fname);
         if (c->to_find > 0)
             c->to_find--;
@@ -241,13 +241,13 @@ static int clear_if_link(const struct dirent64 *d, void *arg)
 
 /* scl_holder_clear_open(), its scan spending from BUDGET too (NULL: none
  * but its own). */
-static int clear_open_within(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+static int clear_open_within(int claims_fd, int top_fd, int fd, enum scl_clear_mode mode, const char *also_claim,
                              const struct scl_hold_end *end, struct scl_budget *budget)
 {
     struct stat st;
     struct scl_proc_id id;
     char path[SCL_PID_NAME_MAX];
-    struct clearing c = { .dirfd = dirfd, .topfd = topfd, .fd = fd, .st = &st, .end = end, .budget = budget };
+    struct clearing c = { .claims_fd = claims_fd, .top_fd = top_fd, .fd = fd, .st = &st, .end = end, .budget = budget };
 
     while (flock(fd, LOCK_EX | LOCK_NB) != 0)
         if (errno != EINTR)
@@ -266,11 +266,11 @@ static int clear_open_within(int dirfd, int topfd, int fd, enum scl_clear_mode m
     if (also_claim != NULL)
         (void)clear_claim(also_claim, "", &c);
     scl_holder_path(path, id.pid);
-    if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_unlink_if_same(dirfd, path, st.st_dev, st.st_ino) == 0) {
+    if (mode != SCL_CLEAR_CLAIMS_ONLY && scl_unlink_if_same(claims_fd, path, st.st_dev, st.st_ino) == 0) {
         /* Its page of times goes with it (times.h): only the tools read it. */
         scl_times_path(path, id.pid);
-        if (topfd >= 0)
-            (void)unlinkat(topfd, path, 0);
+        if (top_fd >= 0)
+            (void)unlinkat(top_fd, path, 0);
     }
     /* Links the journal did not name (it was torn, or capped) are found
      * the slow way; a link outside the directory is nobody's claim.  A
@@ -287,23 +287,23 @@ static int clear_open_within(int dirfd, int topfd, int fd, enum scl_clear_mode m
         c.scan = mode == SCL_CLEAR_OWN || mode == SCL_CLEAR_CLAIMS_ONLY
                      ? scl_budget_of("a holder's search for its own links", ULONG_MAX)
                      : scl_budget_of("a search for a dead holder's links", SCL_BUDGET_CLEAR_SCAN);
-        (void)scl_each_entry(dirfd, clear_if_link, &c);
+        (void)scl_each_entry(claims_fd, clear_if_link, &c);
         errno = saved;
     }
     scl_scratch_give(c.page);
     return 1;
 }
 
-int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+int scl_holder_clear_open(int claims_fd, int top_fd, int fd, enum scl_clear_mode mode, const char *also_claim,
                           const struct scl_hold_end *end)
 {
-    return clear_open_within(dirfd, topfd, fd, mode, also_claim, end, NULL);
+    return clear_open_within(claims_fd, top_fd, fd, mode, also_claim, end, NULL);
 }
 
-int scl_holder_open_named(int dirfd, const char *entry, pid_t pid, struct scl_proc_id *id)
+int scl_holder_open_named(int claims_fd, const char *entry, pid_t pid, struct scl_proc_id *id)
 {
     struct stat st;
-    int fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
+    int fd = scl_open_file_at(claims_fd, entry, O_RDONLY, &st);
 
     if (fd < 0)
         return -1;
@@ -316,7 +316,7 @@ int scl_holder_open_named(int dirfd, const char *entry, pid_t pid, struct scl_pr
         /* Only its holder names a holder file, by its own pid: this is a
          * link a worker made of its own, and any number may be planted.
          * Taken out at once, it costs nobody a search for its claims. */
-        (void)scl_unlink_if_same(dirfd, entry, st.st_dev, st.st_ino);
+        (void)scl_unlink_if_same(claims_fd, entry, st.st_dev, st.st_ino);
         scl_close_quietly(fd);
         errno = ENOENT;
         return -1;
@@ -324,7 +324,7 @@ int scl_holder_open_named(int dirfd, const char *entry, pid_t pid, struct scl_pr
     return fd;
 }
 
-int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end,
+int scl_holder_clear(int claims_fd, int top_fd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end,
                      struct scl_budget *budget)
 {
     char path[SCL_PID_NAME_MAX];
@@ -332,27 +332,27 @@ int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, 
     int fd, r;
 
     scl_holder_path(path, pid);
-    fd = scl_holder_open_named(dirfd, path, pid, &id);
+    fd = scl_holder_open_named(claims_fd, path, pid, &id);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1;
-    r = clear_open_within(dirfd, topfd, fd, mode, NULL, end, budget);
+    r = clear_open_within(claims_fd, top_fd, fd, mode, NULL, end, budget);
     scl_close_quietly(fd); /* drops the flock */
     return r;
 }
 
 /* Puts the holder file made at TMP in place as PATH, for ID. */
-static int install(int dirfd, const char *tmp, const char *path, const struct scl_proc_id *id, int self)
+static int install(int claims_fd, const char *tmp, const char *path, const struct scl_proc_id *id, int self)
 {
     const struct scl_hold_end cleared = { scl_history_mine(), SCL_HOLD_CLEARED, 0 };
     struct scl_proc_id there;
     struct stat st;
     int fd, r;
 
-    if (linkat(dirfd, tmp, dirfd, path, 0) == 0)
+    if (linkat(claims_fd, tmp, claims_fd, path, 0) == 0)
         return 0;
     if (errno != EEXIST)
         return -1;
-    fd = scl_holder_open_named(dirfd, path, id->pid, &there);
+    fd = scl_holder_open_named(claims_fd, path, id->pid, &there);
     if (fd < 0)
         return errno == ENOENT ? 1 : -1; /* cleared meanwhile, or planted: try again */
     if (fstat(fd, &st) != 0) {
@@ -363,17 +363,17 @@ static int install(int dirfd, const char *tmp, const char *path, const struct sc
         scl_close_quietly(fd);
         if (!self || st.st_uid == geteuid())
             return 0;
-        return renameat(dirfd, tmp, dirfd, path);
+        return renameat(claims_fd, tmp, claims_fd, path);
     }
     /* The same pid with another start time: a process that has ended.  Its
      * page of times is left: the new process of that pid makes its own
      * anew (times.c), and the directory's removal takes any other. */
-    r = scl_holder_clear_open(dirfd, -1, fd, SCL_CLEAR_ALWAYS, NULL, &cleared);
+    r = scl_holder_clear_open(claims_fd, -1, fd, SCL_CLEAR_ALWAYS, NULL, &cleared);
     scl_close_quietly(fd);
     return r == 1 ? 1 : -1;
 }
 
-int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
+int scl_holder_register(int claims_fd, const struct scl_proc_id *id, int self)
 {
     char path[SCL_PID_NAME_MAX], tmp[SCL_PID_NAME_MAX], head[64], num[2][24];
     size_t head_len = format_header(head, id);
@@ -386,16 +386,16 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
 
     /* Written in full under a temporary name, then linked: nobody ever
      * sees a holder file without its header. */
-    (void)unlinkat(dirfd, tmp, 0);
+    (void)unlinkat(claims_fd, tmp, 0);
     /* Readable by whoever the directory lets in: a worker that dropped to
      * another user must read the root master's header to know who holds
      * a name.  The directory itself keeps everybody else out. */
-    fd = scl_openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    fd = scl_openat(claims_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -1;
     if (scl_write_full(fd, head, head_len) == 0) {
         for (int attempt = 0; attempt < 4; attempt++)
-            if ((r = install(dirfd, tmp, path, id, self)) != 1)
+            if ((r = install(claims_fd, tmp, path, id, self)) != 1)
                 break;
     }
     if (r == 1)
@@ -404,7 +404,7 @@ int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self)
     /* After a rename the name is gone already; keep install()'s errno. */
     {
         int saved = errno;
-        (void)unlinkat(dirfd, tmp, 0);
+        (void)unlinkat(claims_fd, tmp, 0);
         errno = saved;
     }
     return r == 0 ? 0 : -1;
@@ -444,7 +444,7 @@ int scl_holder_journal(int fd, const struct stat *st, const char *line, size_t l
 
 struct holder_visit {
     scl_holder_visit *fn;
-    int dirfd;
+    int claims_fd;
     struct scl_budget *budget;
     void *arg;
 };
@@ -464,12 +464,12 @@ static int visit_holder(const struct dirent64 *d, void *arg)
                scl_after_prefix(d->d_name, SCL_WATCH_PREFIX) == NULL) {
         return 0; /* a claim, ".", ".." */
     }
-    return v->fn(v->dirfd, (pid_t)pid, d->d_name, v->arg);
+    return v->fn(v->claims_fd, (pid_t)pid, d->d_name, v->arg);
 }
 
-int scl_holders_scan(int dirfd, struct scl_budget *budget, scl_holder_visit *fn, void *arg)
+int scl_holders_scan(int claims_fd, struct scl_budget *budget, scl_holder_visit *fn, void *arg)
 {
-    struct holder_visit v = { .fn = fn, .dirfd = dirfd, .budget = budget, .arg = arg };
+    struct holder_visit v = { .fn = fn, .claims_fd = claims_fd, .budget = budget, .arg = arg };
 
-    return scl_each_entry(dirfd, visit_holder, &v);
+    return scl_each_entry(claims_fd, visit_holder, &v);
 }

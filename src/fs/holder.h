@@ -1,6 +1,6 @@
 /*
  * Holder files and the claims that link to them, side by side in the
- * claims directory (DIRFD), so that taking a claim is one linkat() between
+ * claims directory (CLAIMS_FD), so that taking a claim is one linkat() between
  * two names of one directory:
  *
  *     .holder.PID      "PID START\n", then a journal: one line per claim
@@ -77,7 +77,7 @@ int scl_journal_feed(struct scl_journal_reader *r, const char *buf, size_t n, sc
  * file made for it by a parent of another uid, which it could neither
  * link nor append to.
  */
-int scl_holder_register(int dirfd, const struct scl_proc_id *id, int self);
+int scl_holder_register(int claims_fd, const struct scl_proc_id *id, int self);
 
 /* Appends LINE (LEN bytes, newline included) to the journal open as FD
  * (ST its stat, O_APPEND), whole or not at all: 0, or -1 with errno
@@ -114,30 +114,30 @@ struct scl_hold_end;
 struct scl_budget;
 
 /*
- * Opens ENTRY of DIRFD, the holder file of PID by its name, and reads its
+ * Opens ENTRY of CLAIMS_FD, the holder file of PID by its name, and reads its
  * header into ID: its descriptor, or -1 with errno: ENOENT when it is
  * gone, or was a link of another holder file (its header names another
  * pid: planted by that holder, which it unlinks), EIO when its header
  * cannot be read.  Async-signal-safe.
  */
-int scl_holder_open_named(int dirfd, const char *entry, pid_t pid, struct scl_proc_id *id);
+int scl_holder_open_named(int claims_fd, const char *entry, pid_t pid, struct scl_proc_id *id);
 
 /* Clears every claim of PID's holder file and, but for
  * SCL_CLEAR_CLAIMS_ONLY, the file itself and its page of times (times.h)
- * in TOPFD, the directory's top (-1: the page stays, for the directory's
+ * in TOP_FD, the directory's top (-1: the page stays, for the directory's
  * removal to take).  The end of each hold it clears is recorded as END
  * says (history.h; NULL: nowhere), in a record of the holder's own when
  * it has none open.  Its search for links spends from BUDGET too, when
  * not NULL: the walk it is part of (a removal's, a tool's).  Returns 1
  * when done, 0 when the holder is alive, -1 when another clearer is at
  * work or a system call failed. */
-int scl_holder_clear(int dirfd, int topfd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end,
+int scl_holder_clear(int claims_fd, int top_fd, pid_t pid, enum scl_clear_mode mode, const struct scl_hold_end *end,
                      struct scl_budget *budget);
 
 /* Clears the holder whose file (or one of its claims) FD is open on, as
  * scl_holder_clear() does; ALSO_CLAIM, when not NULL, is a claim of it
  * cleared too, in case the journal does not name it (claim.c). */
-int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode, const char *also_claim,
+int scl_holder_clear_open(int claims_fd, int top_fd, int fd, enum scl_clear_mode mode, const char *also_claim,
                           const struct scl_hold_end *end);
 
 /*
@@ -148,7 +148,7 @@ int scl_holder_clear_open(int dirfd, int topfd, int fd, enum scl_clear_mode mode
  * non-zero return and passes it on; -1 with errno when the directory
  * cannot be read.
  */
-typedef int scl_holder_visit(int dirfd, pid_t pid, const char *entry, void *arg);
-int scl_holders_scan(int dirfd, struct scl_budget *budget, scl_holder_visit *fn, void *arg);
+typedef int scl_holder_visit(int claims_fd, pid_t pid, const char *entry, void *arg);
+int scl_holders_scan(int claims_fd, struct scl_budget *budget, scl_holder_visit *fn, void *arg);
 
 #endif

@@ -88,7 +88,7 @@ static int is_stopped(pid_t pid)
  * and what follows its tab ("" for none) apart, until FN returns non-zero:
  * that value, or 0.  The library's own reader parses it (holder.h).
  */
-static int each_journal_line(int dirfd, const struct inv_proc *p, scl_journal_visit *fn, void *arg)
+static int each_journal_line(int claims_fd, const struct inv_proc *p, scl_journal_visit *fn, void *arg)
 {
     char holder[SCL_PID_NAME_MAX], *journal, *tail;
     struct scl_journal_reader reader;
@@ -97,7 +97,7 @@ static int each_journal_line(int dirfd, const struct inv_proc *p, scl_journal_vi
     int fd, r = 0;
 
     scl_holder_path(holder, p->pid);
-    fd = scl_open_file_at(dirfd, holder, O_RDONLY, &st);
+    fd = scl_open_file_at(claims_fd, holder, O_RDONLY, &st);
     if (fd < 0)
         return 0;
     journal = malloc(SCL_BUDGET_JOURNAL_BYTES);
@@ -136,7 +136,7 @@ static int find_full_name(const char *fname, const char *full, void *arg)
 /* File name FNAME as the application wrote it: decoded, or for a hashed
  * name, the whole name its holder P journaled (FNAME itself when P is
  * NULL or did not). */
-static char *display_name(int dirfd, const struct inv_proc *p, const char *fname)
+static char *display_name(int claims_fd, const struct inv_proc *p, const char *fname)
 {
     size_t cap = strlen(fname) + 1;
     char *name;
@@ -144,7 +144,7 @@ static char *display_name(int dirfd, const struct inv_proc *p, const char *fname
     if (scl_name_is_hashed(fname)) {
         struct full_name f = { .fname = fname, .name = NULL };
         if (p != NULL)
-            (void)each_journal_line(dirfd, p, find_full_name, &f);
+            (void)each_journal_line(claims_fd, p, find_full_name, &f);
         return f.name != NULL ? f.name : strdup(fname);
     }
     name = malloc(cap);
@@ -191,7 +191,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 struct loading {
     struct inv_dir *d;
     struct inv_budget *budget;
-    int claimsfd;
+    int claims_fd;
     size_t cap, entries;
 };
 
@@ -243,7 +243,7 @@ static int count_entry(const struct dirent64 *e, void *arg)
 /* Adds the member whose holder file is ENTRY, when it is one: a file of
  * another name ("PID START" of a pid not its own, as any link of it has)
  * is nobody's holder file, and not read further. */
-static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
+static int add_member(int claims_fd, pid_t pid, const char *entry, void *arg)
 {
     struct loading *l = arg;
     struct inv_dir *d = l->d;
@@ -259,7 +259,7 @@ static int add_member(int dirfd, pid_t pid, const char *entry, void *arg)
         return 0; /* a registration in progress */
     if (full(d))
         return -1;
-    fd = scl_open_file_at(dirfd, entry, O_RDONLY, &st);
+    fd = scl_open_file_at(claims_fd, entry, O_RDONLY, &st);
     if (fd < 0)
         return 0;
     if (scl_holder_read_id(fd, &id) != 0 || id.pid != pid) {
@@ -305,7 +305,7 @@ static int add_claim(const struct dirent64 *e, void *arg)
 
     if (spend(l, 1, 0) != 0)
         return -1;
-    if (e->d_name[0] == '.' || fstatat(l->claimsfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    if (e->d_name[0] == '.' || fstatat(l->claims_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return 0;
     if (full(d) || spend(l, 0, 2 * sizeof *c + strlen(e->d_name) + 1) != 0)
         return -1;
@@ -391,16 +391,16 @@ static int match_holders(struct inv_dir *d)
     return 0;
 }
 
-/* Reads P's page of times (once, in the top TOPFD): when it took its
+/* Reads P's page of times (once, in the top TOP_FD): when it took its
  * claims, whether it drains, and what it waits for when it is alive;
  * -1 (EDQUOT) when what it waits for is past L's budget, else 0. */
-static int read_times(int topfd, struct loading *l, struct inv_proc *p)
+static int read_times(int top_fd, struct loading *l, struct inv_proc *p)
 {
     struct inv_dir *d = l->d;
-    int dirfd = l->claimsfd;
+    int claims_fd = l->claims_fd;
     struct scl_times_page page;
 
-    if ((p->nheld == 0 && p->state != SCL_PROC_ALIVE) || scl_times_read(topfd, p->pid, &page) != 0)
+    if ((p->nheld == 0 && p->state != SCL_PROC_ALIVE) || scl_times_read(top_fd, p->pid, &page) != 0)
         return 0;
     for (size_t j = p->claim0; j < p->claim0 + p->nheld; j++)
         d->claims[j].since = scl_times_of(&page, d->claims[j].fname);
@@ -410,10 +410,10 @@ static int read_times(int topfd, struct loading *l, struct inv_proc *p)
         return 0;
     {
         struct waited w = { .hash = page.waiting.hash };
-        if (each_journal_line(dirfd, p, find_waited, &w) == 0 || (p->waiting_fname = strdup(w.fname)) == NULL)
+        if (each_journal_line(claims_fd, p, find_waited, &w) == 0 || (p->waiting_fname = strdup(w.fname)) == NULL)
             return 0;
     }
-    p->waiting = display_name(dirfd, p, p->waiting_fname);
+    p->waiting = display_name(claims_fd, p, p->waiting_fname);
     return spend(l, 0, 2 * strlen(p->waiting_fname) + (p->waiting != NULL ? strlen(p->waiting) + 1 : 0));
 }
 
@@ -507,18 +507,18 @@ static int stopped(const struct loading *l)
     return -1;
 }
 
-static int read_dir(int topfd, int claimsfd, struct inv_dir *d, struct inv_budget *b)
+static int read_dir(int top_fd, int claims_fd, struct inv_dir *d, struct inv_budget *b)
 {
-    struct loading l = { .d = d, .budget = b, .claimsfd = claimsfd };
+    struct loading l = { .d = d, .budget = b, .claims_fd = claims_fd };
 
-    if (scl_each_entry(claimsfd, count_entry, &l) < 0)
+    if (scl_each_entry(claims_fd, count_entry, &l) < 0)
         return -1;
     if (spent(b))
         return past_budget(d->path, d->owner, b);
     if (l.entries > SCL_BUDGET_DIR_ENTRIES + 2)
         return refuse(d);
     /* First the members, so that claims can name their holder. */
-    if (scl_holders_scan(claimsfd, NULL, add_member, &l) != 0)
+    if (scl_holders_scan(claims_fd, NULL, add_member, &l) != 0)
         return stopped(&l);
     if (d->nprocs > 1)
         qsort(d->procs, d->nprocs, sizeof *d->procs, by_pid);
@@ -536,7 +536,7 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d, struct inv_budge
         d->master = -1;
     d->orphaned = d->live && d->master >= 0 && d->procs[d->master].state != SCL_PROC_ALIVE;
     l.cap = 0;
-    if (scl_each_entry(claimsfd, add_claim, &l) != 0)
+    if (scl_each_entry(claims_fd, add_claim, &l) != 0)
         return stopped(&l);
     if (match_holders(d) != 0)
         return -1;
@@ -544,11 +544,11 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d, struct inv_budge
     if (d->waiters == NULL || spend(&l, 0, (d->nprocs + 1) * sizeof *d->waiters) != 0)
         return stopped(&l);
     for (size_t i = 0; i < d->nprocs; i++)
-        if (read_times(topfd, &l, &d->procs[i]) != 0)
+        if (read_times(top_fd, &l, &d->procs[i]) != 0)
             return stopped(&l);
     for (size_t j = 0; j < d->nclaims; j++) {
         struct inv_claim *c = &d->claims[j];
-        if ((c->name = display_name(claimsfd, c->holder >= 0 ? &d->procs[c->holder] : NULL, c->fname)) == NULL)
+        if ((c->name = display_name(claims_fd, c->holder >= 0 ? &d->procs[c->holder] : NULL, c->fname)) == NULL)
             return -1;
         if (spend(&l, 0, strlen(c->name) + 1) != 0)
             return stopped(&l);
@@ -556,47 +556,47 @@ static int read_dir(int topfd, int claimsfd, struct inv_dir *d, struct inv_budge
     return sort_waiters(d);
 }
 
-int inv_open_dir(const char *path, int *topfd)
+int inv_open_dir(const char *path, int *top_fd)
 {
-    int claimsfd;
+    int claims_fd;
 
     /* Never through a symlink: root lists directories other users own. */
-    *topfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (*topfd < 0)
+    *top_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*top_fd < 0)
         return -1;
-    claimsfd = scl_open_dir_at(*topfd, SCL_CLAIMS_DIR);
-    if (claimsfd < 0) {
+    claims_fd = scl_open_dir_at(*top_fd, SCL_CLAIMS_DIR);
+    if (claims_fd < 0) {
         int saved = errno;
-        close(*topfd);
-        *topfd = -1;
+        close(*top_fd);
+        *top_fd = -1;
         errno = saved;
     }
-    return claimsfd;
+    return claims_fd;
 }
 
 int inv_load_dir(const char *path, struct inv_dir *d, struct inv_budget *b)
 {
     struct inv_budget own;
     struct stat st;
-    int topfd, claimsfd, r;
+    int top_fd, claims_fd, r;
 
     if (b == NULL)
         inv_budget_init(b = &own);
     memset(d, 0, sizeof *d);
     d->master = -1;
     snprintf(d->path, sizeof d->path, "%s", path);
-    claimsfd = inv_open_dir(path, &topfd);
-    if (claimsfd < 0)
+    claims_fd = inv_open_dir(path, &top_fd);
+    if (claims_fd < 0)
         return -1;
-    if (fstat(topfd, &st) != 0) {
-        close(claimsfd);
-        close(topfd);
+    if (fstat(top_fd, &st) != 0) {
+        close(claims_fd);
+        close(top_fd);
         return -1;
     }
     d->owner = st.st_uid;
-    r = spent(b) ? past_budget(path, d->owner, b) : read_dir(topfd, claimsfd, d, b);
-    close(claimsfd);
-    close(topfd);
+    r = spent(b) ? past_budget(path, d->owner, b) : read_dir(top_fd, claims_fd, d, b);
+    close(claims_fd);
+    close(top_fd);
     if (r != 0) {
         int saved = errno;
         inv_free_dir(d);

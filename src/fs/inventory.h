@@ -62,10 +62,10 @@ struct inv_dir {
 };
 
 /* Opens the claim directory at PATH, never through a symlink: its claims
- * directory's descriptor, with its top's in *TOPFD (what the top holds is
+ * directory's descriptor, with its top's in *TOP_FD (what the top holds is
  * reached through that, never through "claims/..": attack 13 in
  * doc/security.md); -1 with errno. */
-int inv_open_dir(const char *path, int *topfd);
+int inv_open_dir(const char *path, int *top_fd);
 
 /* What one load of claim directories may still read (budget.h's
  * SCL_BUDGET_LOAD_*), shared by every directory of every base it looks

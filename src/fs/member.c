@@ -35,28 +35,28 @@ void scl_member_set_registered(pid_t pid)
     atomic_store(&member_pid, pid);
 }
 
-int scl_member_register_self(int claimsfd, int execd)
+int scl_member_register_self(int claims_fd, int execd)
 {
     struct scl_proc_id self = scl_proc_self();
     char path[SCL_PID_NAME_MAX];
     struct stat st;
 
-    if (scl_holder_register(claimsfd, &self, 1) != 0)
+    if (scl_holder_register(claims_fd, &self, 1) != 0)
         return -1;
     scl_holder_path(path, self.pid);
-    if (fstatat(claimsfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    if (fstatat(claims_fd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return -1;
     own_holder_dev = st.st_dev;
     own_holder_ino = st.st_ino;
     if (execd)
-        scl_member_note_execd(claimsfd);
+        scl_member_note_execd(claims_fd);
     return 0;
 }
 
-void scl_member_note_execd(int claimsfd)
+void scl_member_note_execd(int claims_fd)
 {
     struct stat st;
-    int saved = errno, fd = scl_member_open_own_holder(claimsfd, O_RDONLY, &st);
+    int saved = errno, fd = scl_member_open_own_holder(claims_fd, O_RDONLY, &st);
 
     if (fd >= 0) {
         (void)fsetxattr(fd, SCL_EXECD_XATTR, "1", 1, 0);
@@ -74,7 +74,7 @@ int scl_member_is_execd(int fd)
     return execd;
 }
 
-int scl_member_register_parent(int claimsfd, pid_t parent)
+int scl_member_register_parent(int claims_fd, pid_t parent)
 {
     struct scl_proc_stat st;
     struct scl_proc_id id = { .pid = parent, .start = 0 };
@@ -91,10 +91,10 @@ int scl_member_register_parent(int claimsfd, pid_t parent)
      * reparented first). */
     if (getppid() != parent)
         return 0;
-    return scl_holder_register(claimsfd, &id, 0);
+    return scl_holder_register(claims_fd, &id, 0);
 }
 
-int scl_member_register_child(int claimsfd, pid_t child)
+int scl_member_register_child(int claims_fd, pid_t child)
 {
     struct scl_proc_stat st;
     struct scl_proc_id id = { .pid = child, .start = 0 };
@@ -103,19 +103,19 @@ int scl_member_register_child(int claimsfd, pid_t child)
     if (scl_proc_read_stat(child, &st) != 0 || st.state == 'Z' || st.state == 'X' || st.ppid != getpid())
         return -1;
     id.start = st.start;
-    return scl_holder_register(claimsfd, &id, 0);
+    return scl_holder_register(claims_fd, &id, 0);
 }
 
-int scl_member_has_holder(int claimsfd, pid_t pid)
+int scl_member_has_holder(int claims_fd, pid_t pid)
 {
     char path[SCL_PID_NAME_MAX];
 
     /* No struct stat: this runs on every reap, on the host's stack. */
     scl_holder_path(path, pid);
-    return scl_bound.faccessat(claimsfd, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+    return scl_bound.faccessat(claims_fd, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-int scl_member_parent_is_live(int claimsfd)
+int scl_member_parent_is_live(int claims_fd)
 {
     char path[SCL_PID_NAME_MAX];
     struct scl_proc_id id;
@@ -123,16 +123,16 @@ int scl_member_parent_is_live(int claimsfd)
     pid_t parent = getppid();
 
     scl_holder_path(path, parent);
-    return parent > 0 && scl_claim_holder(claimsfd, path, &id, &st) == 0 && id.pid == parent && scl_proc_alive(&id);
+    return parent > 0 && scl_claim_holder(claims_fd, path, &id, &st) == 0 && id.pid == parent && scl_proc_alive(&id);
 }
 
-int scl_member_open_own_holder(int claimsfd, int flags, struct stat *st)
+int scl_member_open_own_holder(int claims_fd, int flags, struct stat *st)
 {
     char path[SCL_PID_NAME_MAX];
     int fd;
 
     scl_holder_path(path, getpid());
-    fd = scl_open_file_at(claimsfd, path, flags, st);
+    fd = scl_open_file_at(claims_fd, path, flags, st);
     if (fd >= 0 && (st->st_dev != own_holder_dev || st->st_ino != own_holder_ino)) {
         scl_close_quietly(fd);
         errno = ESTALE;
@@ -141,20 +141,20 @@ int scl_member_open_own_holder(int claimsfd, int flags, struct stat *st)
     return fd;
 }
 
-int scl_member_remove_own_claim(int claimsfd, const char *fname)
+int scl_member_remove_own_claim(int claims_fd, const char *fname)
 {
-    return scl_claim_remove_if_same(claimsfd, fname, own_holder_dev, own_holder_ino);
+    return scl_claim_remove_if_same(claims_fd, fname, own_holder_dev, own_holder_ino);
 }
 
-int scl_member_clear_own(int claimsfd, int topfd, enum scl_clear_mode mode)
+int scl_member_clear_own(int claims_fd, int top_fd, enum scl_clear_mode mode)
 {
     const struct scl_hold_end end = { scl_history_mine(), mode == SCL_CLEAR_OWN ? SCL_HOLD_EXITED : SCL_HOLD_EXECD, 0 };
     struct stat st;
-    int fd = scl_member_open_own_holder(claimsfd, O_RDONLY, &st), r;
+    int fd = scl_member_open_own_holder(claims_fd, O_RDONLY, &st), r;
 
     if (fd < 0)
-        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claimsfd, topfd, getpid(), SCL_CLEAR_ALWAYS, &end, NULL) : -1;
-    r = scl_holder_clear_open(claimsfd, topfd, fd, mode, NULL, &end);
+        return mode == SCL_CLEAR_OWN ? scl_holder_clear(claims_fd, top_fd, getpid(), SCL_CLEAR_ALWAYS, &end, NULL) : -1;
+    r = scl_holder_clear_open(claims_fd, top_fd, fd, mode, NULL, &end);
     scl_close_quietly(fd); /* drops the flock */
     return r;
 }

@@ -36,9 +36,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Why the component NAME (LEN bytes) of directory DIRFD is not trusted,
- * or NULL; when it is and MORE, DIRFD is replaced by its descriptor. */
-static const char *untrusted_at(int *dirfd, const char *name, size_t len, int more)
+/* Why the component NAME (LEN bytes) of directory PARENT_FD is not trusted,
+ * or NULL; when it is and MORE, PARENT_FD is replaced by its descriptor. */
+static const char *untrusted_at(int *parent_fd, const char *name, size_t len, int more)
 {
     char part[NAME_MAX + 1];
     struct stat st;
@@ -50,16 +50,16 @@ static const char *untrusted_at(int *dirfd, const char *name, size_t len, int mo
     part[len] = '\0';
     /* A symlink here was put there since the path was resolved: not
      * followed. */
-    if ((len == 0 ? fstat(*dirfd, &st) : fstatat(*dirfd, part, &st, AT_SYMLINK_NOFOLLOW)) != 0)
+    if ((len == 0 ? fstat(*parent_fd, &st) : fstatat(*parent_fd, part, &st, AT_SYMLINK_NOFOLLOW)) != 0)
         return strerror(errno);
     if (S_ISLNK(st.st_mode))
         return "it is a symlink";
     if (scl_admin_untrusted_dir(&st) != NULL || !more)
         return scl_admin_untrusted_dir(&st);
-    if ((next = openat(*dirfd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    if ((next = openat(*parent_fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return strerror(errno);
-    close(*dirfd);
-    *dirfd = next;
+    close(*parent_fd);
+    *parent_fd = next;
     return NULL;
 }
 
@@ -72,16 +72,16 @@ static int trusted_path(pid_t pid, const char *resolved)
     char prefix[PATH_MAX];
     const char *why = NULL;
     size_t at = 0, len;
-    int dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int parent_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-    if (dirfd < 0)
+    if (parent_fd < 0)
         return -1;
     do {
         len = strcspn(resolved + at + 1, "/");
-        why = untrusted_at(&dirfd, resolved + at + 1, len, resolved[at + 1 + len] != '\0');
+        why = untrusted_at(&parent_fd, resolved + at + 1, len, resolved[at + 1 + len] != '\0');
         at += len + 1;
     } while (why == NULL && resolved[at] != '\0');
-    close(dirfd);
+    close(parent_fd);
     memcpy(prefix, resolved, at);
     prefix[at] = '\0';
     if (why == NULL)

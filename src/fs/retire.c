@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
+static int visit_find_alive(int claims_fd, pid_t pid, const char *entry, void *arg)
 {
     struct scl_budget *entries = arg;
     struct scl_proc_id id;
@@ -29,7 +29,7 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
         return 0;
     if (scl_budget_spend(entries, SCL_COST_OPENED_FILE) != 0)
         return 1;
-    fd = scl_holder_open_named(dirfd, entry, pid, &id);
+    fd = scl_holder_open_named(claims_fd, entry, pid, &id);
     if (fd < 0) /* gone, planted, or nobody's holder file; a header we cannot read is somebody's */
         return errno == ENOENT || errno == EINVAL ? 0 : 1;
     alive = scl_proc_alive(&id);
@@ -40,13 +40,13 @@ static int visit_find_alive(int dirfd, pid_t pid, const char *entry, void *arg)
 /* A directory being removed: its top, where dead holders' pages of times
  * go, and how their holds end. */
 struct removal {
-    int topfd;
+    int top_fd;
     const struct scl_hold_end *end;
     struct scl_budget leftovers; /* of unlinks of leftovers */
     struct scl_budget *entries;  /* SCL_BUDGET_REMOVAL_ENTRIES, for all its reads */
 };
 
-static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
+static int visit_clear_dead(int claims_fd, pid_t pid, const char *entry, void *arg)
 {
     struct removal *r = arg;
     struct stat st;
@@ -54,39 +54,40 @@ static int visit_clear_dead(int dirfd, pid_t pid, const char *entry, void *arg)
     if (pid > 0) {
         if (scl_budget_spend(r->entries, SCL_COST_OPENED_FILE) != 0)
             return 1;
-        (void)scl_holder_clear(dirfd, r->topfd, pid, SCL_CLEAR_IF_DEAD, r->end, r->entries);
-    } else if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        (void)scl_holder_clear(claims_fd, r->top_fd, pid, SCL_CLEAR_IF_DEAD, r->end, r->entries);
+    } else if (fstatat(claims_fd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
         if (scl_budget_spend(&r->leftovers, 1) != 0)
-            return 1;                    /* planted past the bound: the directory stays */
-        (void)unlinkat(dirfd, entry, 0); /* a registration its maker never finished, a waiters' FIFO */
+            return 1;                        /* planted past the bound: the directory stays */
+        (void)unlinkat(claims_fd, entry, 0); /* a registration its maker never finished, a waiters' FIFO */
     }
     return 0;
 }
 
-/* Removes NAME from DIRFD if it is still the directory DEV/INO. */
-static int rmdir_if_same(int dirfd, const char *name, dev_t dev, ino_t ino)
+/* Removes NAME from PARENT_FD if it is still the directory DEV/INO. */
+static int rmdir_if_same(int parent_fd, const char *name, dev_t dev, ino_t ino)
 {
     struct stat st;
 
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev || st.st_ino != ino)
+    if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev || st.st_ino != ino)
         return -1;
-    return unlinkat(dirfd, name, AT_REMOVEDIR);
+    return unlinkat(parent_fd, name, AT_REMOVEDIR);
 }
 
-/* Clears the dead holders of the directory TOPFD, CLAIMSFD, recording
+/* Clears the dead holders of the directory TOP_FD, CLAIMS_FD, recording
  * their holds as ended by its removal, in its history if this process may
  * write it (mapped for the while: this may be another directory than its
  * own, swept). */
-static void clear_dead_for_removal(int topfd, int claimsfd, unsigned leftovers, struct scl_budget *entries)
+static void clear_dead_for_removal(int top_fd, int claims_fd, unsigned leftovers, struct scl_budget *entries)
 {
-    struct scl_hold_end end = { scl_history_open(topfd), SCL_HOLD_RETIRED, 0 };
-    struct removal r = { topfd, &end, scl_budget_of("unlinks of a directory's leftovers", leftovers), entries };
+    struct scl_hold_end end = { scl_history_open(top_fd), SCL_HOLD_RETIRED, 0 };
+    struct removal r = { top_fd, &end, scl_budget_of("unlinks of a directory's leftovers", leftovers), entries };
 
-    (void)scl_holders_scan(claimsfd, entries, visit_clear_dead, &r);
+    (void)scl_holders_scan(claims_fd, entries, visit_clear_dead, &r);
     scl_history_unmap(end.history);
 }
 
-int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers, struct scl_budget *shared)
+int scl_retire(int basefd, const char *name, int top_fd, int claims_fd, unsigned leftovers, struct scl_budget *shared)
 {
     int alive;
     struct stat st;
@@ -99,15 +100,15 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
     /* Only its owner (or root) can take the top out of a sticky base: a
      * worker that dropped root leaves it to its master rather than leave
      * it half removed. */
-    if (fstat(topfd, &st) != 0)
+    if (fstat(top_fd, &st) != 0)
         return -1;
     if (st.st_uid != geteuid() && geteuid() != 0) {
         errno = EPERM;
         return -1;
     }
-    alive = scl_holders_scan(claimsfd, entries, visit_find_alive, entries);
+    alive = scl_holders_scan(claims_fd, entries, visit_find_alive, entries);
     if (alive == 0)
-        clear_dead_for_removal(topfd, claimsfd, leftovers, entries);
+        clear_dead_for_removal(top_fd, claims_fd, leftovers, entries);
     if (entries->gave_up) {
         errno = ENOTEMPTY;
         return -1;
@@ -118,11 +119,11 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
         return -1;
     }
     /* Anything left in claims/ (a member that just joined) keeps it all. */
-    if (fstat(claimsfd, &st) != 0 || rmdir_if_same(topfd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
+    if (fstat(claims_fd, &st) != 0 || rmdir_if_same(top_fd, SCL_CLAIMS_DIR, st.st_dev, st.st_ino) != 0)
         return -1;
-    scl_times_remove_left(topfd);
-    if ((unlinkat(topfd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || scl_history_keep(basefd, name, topfd) != 0 ||
-        fstat(topfd, &st) != 0)
+    scl_times_remove_left(top_fd);
+    if ((unlinkat(top_fd, SCL_WAKE_FILE, 0) != 0 && errno != ENOENT) || scl_history_keep(basefd, name, top_fd) != 0 ||
+        fstat(top_fd, &st) != 0)
         return -1;
     return rmdir_if_same(basefd, name, st.st_dev, st.st_ino);
 }
@@ -130,18 +131,18 @@ int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned l
 int scl_retire_named(int basefd, const char *name, dev_t dev, ino_t ino, unsigned leftovers, struct scl_budget *shared)
 {
     struct stat st;
-    int topfd = scl_open_dir_at(basefd, name), claimsfd, r = -1;
+    int top_fd = scl_open_dir_at(basefd, name), claims_fd, r = -1;
 
-    if (topfd < 0)
+    if (top_fd < 0)
         return -1;
-    if (ino == 0 || (fstat(topfd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)) {
-        claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-        if (claimsfd >= 0) {
-            r = scl_retire(basefd, name, topfd, claimsfd, leftovers, shared);
-            scl_close_quietly(claimsfd);
+    if (ino == 0 || (fstat(top_fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)) {
+        claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR);
+        if (claims_fd >= 0) {
+            r = scl_retire(basefd, name, top_fd, claims_fd, leftovers, shared);
+            scl_close_quietly(claims_fd);
         }
     }
-    scl_close_quietly(topfd);
+    scl_close_quietly(top_fd);
     return r;
 }
 
@@ -175,24 +176,24 @@ int scl_retire_path(const char *path, dev_t dev, ino_t ino, unsigned leftovers)
  * claims directory, its wake file), reading ENTRIES' worth of it. */
 static void remove_unfinished(int basefd, const char *name, struct scl_budget *entries)
 {
-    int topfd = scl_open_dir_at(basefd, name), claimsfd;
+    int top_fd = scl_open_dir_at(basefd, name), claims_fd;
 
-    if (topfd < 0)
+    if (top_fd < 0)
         return;
-    claimsfd = scl_open_dir_at(topfd, SCL_CLAIMS_DIR);
-    if (claimsfd >= 0) {
-        struct removal r = { topfd, NULL,
+    claims_fd = scl_open_dir_at(top_fd, SCL_CLAIMS_DIR);
+    if (claims_fd >= 0) {
+        struct removal r = { top_fd, NULL,
                              scl_budget_of("unlinks of a directory's leftovers", SCL_BUDGET_RETIRE_LEFTOVERS),
                              entries };
-        (void)scl_holders_scan(claimsfd, entries, visit_clear_dead, &r);
-        scl_close_quietly(claimsfd);
+        (void)scl_holders_scan(claims_fd, entries, visit_clear_dead, &r);
+        scl_close_quietly(claims_fd);
     }
-    (void)unlinkat(topfd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
-    scl_times_remove_left(topfd);
-    (void)unlinkat(topfd, SCL_WAKE_FILE, 0);
-    (void)unlinkat(topfd, SCL_HISTORY_FILE, 0);
+    (void)unlinkat(top_fd, SCL_CLAIMS_DIR, AT_REMOVEDIR);
+    scl_times_remove_left(top_fd);
+    (void)unlinkat(top_fd, SCL_WAKE_FILE, 0);
+    (void)unlinkat(top_fd, SCL_HISTORY_FILE, 0);
     (void)unlinkat(basefd, name, AT_REMOVEDIR);
-    scl_close_quietly(topfd);
+    scl_close_quietly(top_fd);
 }
 
 /* The sweep of a base: its descriptor, and how far it has gone: entries

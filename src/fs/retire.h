@@ -23,15 +23,15 @@ struct scl_budget;
  * (`gc`) unlink them all. */
 #define SCL_RETIRE_ALL UINT_MAX
 
-/* Removes the claim directory NAME of BASEFD (its top open as TOPFD, its
- * claims directory as CLAIMSFD) unless a live member is left; dead
+/* Removes the claim directory NAME of BASEFD (its top open as TOP_FD, its
+ * claims directory as CLAIMS_FD) unless a live member is left; dead
  * holders are cleared first.  It reads SCL_BUDGET_REMOVAL_ENTRIES entries
  * of claims/ in all, whatever was planted there, or spends from SHARED
  * when it is not NULL (the budget of several removals: a sweep's).  0 when removed, or -1
  * with errno (EBUSY: a live member is left; ENOTEMPTY: past its budget,
  * said on SWERVE_DEBUG; EPERM: the top is another user's, and this
  * process could not take it out of a sticky base). */
-int scl_retire(int basefd, const char *name, int topfd, int claimsfd, unsigned leftovers, struct scl_budget *shared);
+int scl_retire(int basefd, const char *name, int top_fd, int claims_fd, unsigned leftovers, struct scl_budget *shared);
 
 /* The same, opening NAME and its claims directory: when INO is not 0,
  * only while NAME is still the directory DEV/INO. */

@@ -18,16 +18,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Opens directory NAME of DIRFD (made first when CREATE), which must be
+/* Opens directory NAME of PARENT_FD (made first when CREATE), which must be
  * this user's and writable by nobody else; its descriptor, or -1. */
-static int private_dir_at(int dirfd, const char *name, int create)
+static int private_dir_at(int parent_fd, const char *name, int create)
 {
     struct stat st;
     int fd;
 
-    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+    if (create && mkdirat(parent_fd, name, 0700) != 0 && errno != EEXIST)
         return -1;
-    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -1;
     if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 022) != 0) {

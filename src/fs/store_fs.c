@@ -136,14 +136,14 @@ static void note_command(int fd, pid_t self)
 
 /* Write-ahead: the name goes into the journal before the link exists, so
  * whoever clears this process later finds every claim it may hold. */
-static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
+static int journal_once_locked(int claims_fd, struct scl_key *key, pid_t self)
 {
     unsigned gen = scl_dir_generation();
 
     scl_journaled_for(self, gen);
     if (!scl_journaled_has(key->fname)) {
         struct stat st;
-        int fd = scl_member_open_own_holder(dirfd, O_WRONLY | O_APPEND, &st), r;
+        int fd = scl_member_open_own_holder(claims_fd, O_WRONLY | O_APPEND, &st), r;
         if (fd < 0)
             return -1;
         r = scl_holder_journal(fd, &st, key->journal_line, key->journal_len);
@@ -166,25 +166,25 @@ static int journal_once_locked(int dirfd, struct scl_key *key, pid_t self)
  * trusted descriptor (dir.h) when TRUSTED, else its checked one. */
 static int ready_for(struct scl_key *key, pid_t self, int trusted)
 {
-    int dirfd = -1;
+    int claims_fd = -1;
 
     if (scl_dir_is_member(self) && key->journaled_pid == self && key->journaled_gen == scl_dir_generation())
-        dirfd = trusted ? scl_dir_claims_fd_trusted() : scl_dir_claims_fd();
-    if (dirfd >= 0)
-        return dirfd;
+        claims_fd = trusted ? scl_dir_claims_fd_trusted() : scl_dir_claims_fd();
+    if (claims_fd >= 0)
+        return claims_fd;
     scl_kept_fds_prepare();
     scl_lock();
-    dirfd = scl_dir_join_locked();
-    if (dirfd >= 0 && !scl_wake_is_mapped(scl_dir_generation()))
+    claims_fd = scl_dir_join_locked();
+    if (claims_fd >= 0 && !scl_wake_is_mapped(scl_dir_generation()))
         scl_wake_map(scl_dir_top_fd(), scl_dir_generation());
-    if (dirfd >= 0 && journal_once_locked(dirfd, key, self) != 0)
-        dirfd = -1;
+    if (claims_fd >= 0 && journal_once_locked(claims_fd, key, self) != 0)
+        claims_fd = -1;
     {
         int saved = errno;
         scl_unlock();
         errno = saved;
     }
-    return dirfd;
+    return claims_fd;
 }
 
 /*
@@ -208,12 +208,12 @@ static void remember_live(struct scl_key *key, const struct stat *st)
     key->seen.until = scl_monotonic_ns() + RETRY_NS;
 }
 
-/* 1 when KEY's claim in DIRFD is still the one it last found a live
+/* 1 when KEY's claim in CLAIMS_FD is still the one it last found a live
  * holder's (struct seen_live), else 0; errno kept.  Another inode there,
  * or the period over, forgets that holder.  A name found free does not:
  * on a hot name the same holder takes it again and again, and its claim
  * is then the same inode (its holder file), while it lives. */
-static int still_seen_live(struct scl_key *key, int dirfd)
+static int still_seen_live(struct scl_key *key, int claims_fd)
 {
     struct stat st;
     int saved = errno, live;
@@ -224,7 +224,7 @@ static int still_seen_live(struct scl_key *key, int dirfd)
         key->seen.until = 0;
         return 0;
     }
-    if (fstatat(dirfd, key->fname, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (fstatat(claims_fd, key->fname, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         errno = saved;
         return 0;
     }
@@ -245,16 +245,16 @@ static int hold_begins(struct scl_key *key, pid_t self)
     return 0;
 }
 
-/* The one atomic step, HOLDER linked as KEY's claim in DIRFD: it fails
+/* The one atomic step, HOLDER linked as KEY's claim in CLAIMS_FD: it fails
  * while anybody holds the name.  Unless this thread has to keep off the
  * name while others wait for it (EWOULDBLOCK; turns, wake.h). */
-static int link_claim(struct scl_key *key, int dirfd, const char *holder, struct scl_turn *turn, int waiting)
+static int link_claim(struct scl_key *key, int claims_fd, const char *holder, struct scl_turn *turn, int waiting)
 {
     if (!scl_wake_may_take(key->hash, turn, waiting)) {
         errno = EWOULDBLOCK;
         return -1;
     }
-    if (linkat(dirfd, holder, dirfd, key->fname, 0) != 0)
+    if (linkat(claims_fd, holder, claims_fd, key->fname, 0) != 0)
         return -1;
     scl_wake_taken(key->hash, turn, waiting);
     return 0;
@@ -267,20 +267,20 @@ static int try_acquire(struct scl_key *key, pid_t self, struct scl_turn *turn, i
     char holder[SCL_PID_NAME_MAX];
     struct scl_proc_id seen;
     struct stat st;
-    int dirfd = scl_dir_claims_fd_unchecked(), trusted_fd, linked;
+    int claims_fd = scl_dir_claims_fd_unchecked(), trusted_fd, linked;
 
     /* Only "held" comes from the unchecked descriptor: a link through it
      * could land in a directory the host put at its number, where anyone
      * who can write there may have planted our holder file's name. */
-    if (dirfd >= 0 && still_seen_live(key, dirfd)) {
+    if (claims_fd >= 0 && still_seen_live(key, claims_fd)) {
         errno = EWOULDBLOCK;
         return -1;
     }
     if ((trusted_fd = ready_for(key, self, 1)) < 0)
         return -1;
-    dirfd = trusted_fd;
+    claims_fd = trusted_fd;
     scl_holder_path(holder, self);
-    if (link_claim(key, dirfd, holder, turn, waiting) == 0)
+    if (link_claim(key, claims_fd, holder, turn, waiting) == 0)
         return hold_begins(key, self);
     if (errno == EWOULDBLOCK)
         return -1;
@@ -288,21 +288,21 @@ static int try_acquire(struct scl_key *key, pid_t self, struct scl_turn *turn, i
      * one may be the host's now (kept_fds.h), or a removed directory's
      * (ENOENT), which joining replaces.  An EEXIST it confirms stands. */
     linked = errno;
-    if ((dirfd = ready_for(key, self, 0)) < 0)
+    if ((claims_fd = ready_for(key, self, 0)) < 0)
         return -1;
     for (int attempt = 0; attempt < BUSY_RETRIES; attempt++, linked = 0) {
-        if (linked != EEXIST || dirfd != trusted_fd) {
-            if (link_claim(key, dirfd, holder, turn, waiting) == 0)
+        if (linked != EEXIST || claims_fd != trusted_fd) {
+            if (link_claim(key, claims_fd, holder, turn, waiting) == 0)
                 return hold_begins(key, self);
             if (errno != EEXIST)
                 return -1;
         }
         /* Taken again, in between, by the live holder seen last. */
-        if (still_seen_live(key, dirfd)) {
+        if (still_seen_live(key, claims_fd)) {
             errno = EWOULDBLOCK;
             return -1;
         }
-        switch (scl_claim_clear_if_stale(dirfd, scl_dir_top_fd, key->fname, &seen, &st)) {
+        switch (scl_claim_clear_if_stale(claims_fd, scl_dir_top_fd, key->fname, &seen, &st)) {
         case SCL_CLAIM_FREE: continue;
         case SCL_CLAIM_LIVE:
             if (seen.pid != 0) /* its header was read: a holder's file */
@@ -340,31 +340,31 @@ static int released(struct scl_key *key)
 static int fs_release(struct scl_key *key)
 {
     unsigned now;
-    int dirfd;
+    int claims_fd;
 
     /* Nobody forced a release in this directory since we took the name
      * there: it is still ours, and one unlink gives it up. */
     if (key->revocations_known && key->journaled_gen == scl_dir_generation() && scl_wake_revocations(&now) == 0 &&
         now == key->revocations) {
-        dirfd = scl_dir_claims_fd_trusted();
+        claims_fd = scl_dir_claims_fd_trusted();
         /* A failure is asked again of the checked descriptor, as in
          * fs_try_acquire(). */
-        if (dirfd < 0 || unlinkat(dirfd, key->fname, 0) != 0) {
-            dirfd = scl_dir_claims_fd();
-            if (dirfd < 0)
+        if (claims_fd < 0 || unlinkat(claims_fd, key->fname, 0) != 0) {
+            claims_fd = scl_dir_claims_fd();
+            if (claims_fd < 0)
                 return errno == ENOENT ? 0 : -1; /* the directory and its claims are gone */
-            if (unlinkat(dirfd, key->fname, 0) != 0)
+            if (unlinkat(claims_fd, key->fname, 0) != 0)
                 return errno == ENOENT ? 0 : -1;
         }
         scl_wake_released(key->hash);
         if (scl_wake_may_be_watched(key->hash))
-            scl_watch_notify(dirfd, key->watch_name);
+            scl_watch_notify(claims_fd, key->watch_name);
         return released(key);
     }
     /* Otherwise only while it still links to our holder file: release
      * --force may have given it to somebody else. */
-    dirfd = scl_dir_claims_fd();
-    if (dirfd < 0 || scl_member_remove_own_claim(dirfd, key->fname) != 0)
+    claims_fd = scl_dir_claims_fd();
+    if (claims_fd < 0 || scl_member_remove_own_claim(claims_fd, key->fname) != 0)
         return errno == ENOENT || errno == ESTALE ? 0 : -1;
     return released(key);
 }
@@ -373,17 +373,17 @@ static int fs_available(struct scl_key *key)
 {
     struct scl_proc_id id;
     struct stat st;
-    int dirfd;
+    int claims_fd;
 
     if (!scl_dir_in_use())
         return 1; /* no directory yet: nothing is claimed */
-    dirfd = scl_dir_claims_fd_unchecked();
-    if (dirfd >= 0 && still_seen_live(key, dirfd))
+    claims_fd = scl_dir_claims_fd_unchecked();
+    if (claims_fd >= 0 && still_seen_live(key, claims_fd))
         return 0;
-    dirfd = scl_dir_claims_fd();
-    if (dirfd < 0)
+    claims_fd = scl_dir_claims_fd();
+    if (claims_fd < 0)
         return errno == ENOENT ? 1 : -1;
-    if (scl_claim_holder(dirfd, key->fname, &id, &st) != 0) {
+    if (scl_claim_holder(claims_fd, key->fname, &id, &st) != 0) {
         if (errno == ENOENT)
             return 1;
         return errno == EINVAL ? 0 : -1; /* a file we cannot read is somebody's */
@@ -445,12 +445,13 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
 {
     struct scl_proc_id holder;
     struct stat st;
-    int dirfd = -1;
+    int claims_fd = -1;
 
     /* EBUSY: another thread is opening the directory, for microseconds. */
-    for (int attempt = 0; attempt < BUSY_RETRIES && (dirfd = ready_for(key, self, 0)) < 0 && errno == EBUSY; attempt++)
+    for (int attempt = 0; attempt < BUSY_RETRIES && (claims_fd = ready_for(key, self, 0)) < 0 && errno == EBUSY;
+         attempt++)
         sched_yield();
-    if (dirfd < 0 || scl_watch_open(&key->watch, dirfd, scl_dir_generation(), key->watch_name, self) != 0)
+    if (claims_fd < 0 || scl_watch_open(&key->watch, claims_fd, scl_dir_generation(), key->watch_name, self) != 0)
         return -1;
     if (key->watch_counted_by != self || key->watch_counted_gen != scl_dir_generation()) {
         if (key->watch_counted_by == self && scl_wake_is_mapped(key->watch_counted_gen))
@@ -467,7 +468,7 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
     }
     /* Watched first, then looked at: whatever ends the hold after this
      * look wakes the watch. */
-    if (scl_claim_holder(dirfd, key->fname, &holder, &st) != 0) {
+    if (scl_claim_holder(claims_fd, key->fname, &holder, &st) != 0) {
         if (errno == ENOENT)
             scl_watch_ready(&key->watch); /* free already */
         else if (errno != EINVAL)
@@ -488,7 +489,7 @@ static int fs_wait_fd(struct scl_key *key, pid_t self)
 static void fs_wait_end(struct scl_key *key)
 {
     pid_t self = scl_proc_self_pid();
-    int dirfd;
+    int claims_fd;
 
     if (key->watch_shown_by == self)
         scl_times_done_waiting(key->fname, self);
@@ -497,8 +498,8 @@ static void fs_wait_end(struct scl_key *key)
         (void)scl_wake_watching(key->hash, -1);
     key->watch_counted_by = 0;
     /* Its FIFO goes with its last waiter, from the directory it is in. */
-    dirfd = key->watch.owner == self && key->watch.gen == scl_dir_generation() ? scl_dir_claims_fd() : -1;
-    scl_watch_close(&key->watch, dirfd, key->watch_name, self);
+    claims_fd = key->watch.owner == self && key->watch.gen == scl_dir_generation() ? scl_dir_claims_fd() : -1;
+    scl_watch_close(&key->watch, claims_fd, key->watch_name, self);
 }
 
 /* A hold here is a link on disk: nothing takes it away but a release
@@ -590,14 +591,14 @@ static void clear_reaped(void *arg)
 {
     const struct reaped *child = arg;
     struct scl_hold_end end = { scl_history_mine(), SCL_HOLD_CLEARED, 0 };
-    int dirfd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
     /* What it held and did not clear itself ends as it ended. */
     if (child->status != -1 && WIFSIGNALED(child->status))
         end = (struct scl_hold_end){ end.history, SCL_HOLD_KILLED, (uint16_t)WTERMSIG(child->status) };
     else if (child->status != -1 && WIFEXITED(child->status))
         end = (struct scl_hold_end){ end.history, SCL_HOLD_ENDED, (uint16_t)WEXITSTATUS(child->status) };
-    if (dirfd < 0 || scl_holder_clear(dirfd, scl_dir_top_fd(), child->pid, SCL_CLEAR_IF_DEAD, &end, NULL) < 0)
+    if (claims_fd < 0 || scl_holder_clear(claims_fd, scl_dir_top_fd(), child->pid, SCL_CLEAR_IF_DEAD, &end, NULL) < 0)
         scl_debug("could not clear the claims of child %d: %m", (int)child->pid);
 }
 
@@ -625,13 +626,13 @@ static int dir_opened(void)
 
 static void fs_child_reaped(pid_t child, int status)
 {
-    int saved = errno, dirfd;
+    int saved = errno, claims_fd;
 
     /* One failed look-up for a child that never claimed: no scan, no look
      * at the top (only its page of times needs it), no switch of stacks,
      * no check of the descriptor (the clearing checks it). */
-    if (scl_dir_in_use() && dir_opened() && (dirfd = scl_dir_claims_fd_trusted()) >= 0 &&
-        scl_member_has_holder(dirfd, child)) {
+    if (scl_dir_in_use() && dir_opened() && (claims_fd = scl_dir_claims_fd_trusted()) >= 0 &&
+        scl_member_has_holder(claims_fd, child)) {
         struct reaped r = { child, status };
         scl_on_own_stack(clear_reaped, &r);
     }
@@ -640,10 +641,10 @@ static void fs_child_reaped(pid_t child, int status)
 
 static void clear_before_exec(void *arg)
 {
-    int dirfd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (dirfd >= 0)
-        (void)scl_member_clear_own(dirfd, -1, SCL_CLEAR_CLAIMS_ONLY);
+    if (claims_fd >= 0)
+        (void)scl_member_clear_own(claims_fd, -1, SCL_CLEAR_CLAIMS_ONLY);
     scl_times_forget_wait(*(const pid_t *)arg); /* the exec ends every thread, waiting or not */
 }
 
@@ -693,11 +694,11 @@ struct ending {
 static void leave_at_end(void *arg)
 {
     const struct ending *e = arg;
-    int dirfd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (dirfd < 0 || (!e->member && !e->forked && !scl_member_has_holder(dirfd, e->self)))
+    if (claims_fd < 0 || (!e->member && !e->forked && !scl_member_has_holder(claims_fd, e->self)))
         return;
-    scl_dir_leave(dirfd);
+    scl_dir_leave(claims_fd);
 }
 
 static void fs_process_ends(pid_t parent)
@@ -729,37 +730,37 @@ out:
  * it as its server would.  -1 with errno. */
 static int dir_made_now(void)
 {
-    int dirfd = scl_dir_claims_fd();
+    int claims_fd = scl_dir_claims_fd();
 
-    if (dirfd < 0 && errno == ENOENT) {
+    if (claims_fd < 0 && errno == ENOENT) {
         scl_lock();
-        dirfd = scl_dir_join_locked();
+        claims_fd = scl_dir_join_locked();
         scl_unlock();
     }
-    return dirfd;
+    return claims_fd;
 }
 
 static void hand_to_user(void *arg)
 {
     uid_t uid = *(const uid_t *)arg;
     pid_t self = getpid();
-    int dirfd;
+    int claims_fd;
 
     if (!scl_dir_in_use())
         return;
     /* Made now, while this process may still make it as its server would:
      * made after the drop, it would be this user's, and a root master
      * would not join it. */
-    if ((dirfd = dir_made_now()) >= 0) {
+    if ((claims_fd = dir_made_now()) >= 0) {
         struct stat st;
-        int holder = scl_dir_is_member(self) ? scl_member_open_own_holder(dirfd, O_RDONLY, &st) : -1;
-        int topfd = scl_dir_top_fd();
-        if (topfd < 0 || scl_acl_grant(topfd, dirfd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
-            scl_acl_give(topfd, uid, holder, scl_dir_made_by(self)) != 0)
+        int holder = scl_dir_is_member(self) ? scl_member_open_own_holder(claims_fd, O_RDONLY, &st) : -1;
+        int top_fd = scl_dir_top_fd();
+        if (top_fd < 0 || scl_acl_grant(top_fd, claims_fd, uid) != 0 || (scl_dir_is_member(self) && holder < 0) ||
+            scl_acl_give(top_fd, uid, holder, scl_dir_made_by(self)) != 0)
             scl_debug("cannot hand the claim directory to uid %d: %m", (int)uid);
         /* The user's loop waiters cannot map the wake file: releases look
          * for their FIFOs always. */
-        if (topfd >= 0 && scl_wake_note_others(topfd) != 0)
+        if (top_fd >= 0 && scl_wake_note_others(top_fd) != 0)
             scl_debug("cannot note uid %d's waiters in the wake file: %m", (int)uid);
         if (holder >= 0)
             scl_close_quietly(holder);
@@ -795,11 +796,11 @@ static void fs_before_chroot(void)
 static void tell_child(void *arg)
 {
     pid_t child = *(const pid_t *)arg;
-    int topfd = scl_dir_top_fd();
+    int top_fd = scl_dir_top_fd();
 
     /* No page (ENOENT): the child never claimed; it finds its mark in
      * memory all the same. */
-    if (topfd < 0 || (scl_times_tell_draining(topfd, child, SCL_TOLD_BY_MASTER) != 0 && errno != ENOENT))
+    if (top_fd < 0 || (scl_times_tell_draining(top_fd, child, SCL_TOLD_BY_MASTER) != 0 && errno != ENOENT))
         scl_debug("could not note in its page of times that child %d drains: %m", (int)child);
 }
 

@@ -43,7 +43,7 @@ static struct scl_times_page *page_of(pid_t self)
 }
 
 /* Makes and maps the page of SELF: NULL when it cannot be had safely. */
-static struct scl_times_page *make_page(int topfd, pid_t self)
+static struct scl_times_page *make_page(int top_fd, pid_t self)
 {
     char path[SCL_PID_NAME_MAX];
     struct scl_times_page *page;
@@ -54,9 +54,9 @@ static struct scl_times_page *make_page(int topfd, pid_t self)
      * either way not one to use.  Removed, whatever it is, as the name is
      * ours; then made anew, never through a link somebody put back. */
     scl_times_path(path, self);
-    if (topfd < 0 || (unlinkat(topfd, path, 0) != 0 && errno != ENOENT))
+    if (top_fd < 0 || (unlinkat(top_fd, path, 0) != 0 && errno != ENOENT))
         return NULL;
-    fd = scl_openat(topfd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = scl_openat(top_fd, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return NULL;
     page = MAP_FAILED;
@@ -85,7 +85,7 @@ int scl_times_tried(pid_t self, unsigned gen)
     return atomic_load(&mine.pid) == self && atomic_load(&mine.gen) == gen;
 }
 
-void scl_times_map(int topfd, pid_t self, unsigned gen)
+void scl_times_map(int top_fd, pid_t self, unsigned gen)
 {
     struct scl_times_page *old = page_of(self), *fresh;
     int saved = errno;
@@ -96,7 +96,7 @@ void scl_times_map(int topfd, pid_t self, unsigned gen)
      * mapped here (MADV_DONTFORK), and its address may be another's now. */
     if (atomic_load(&mine.pid) != self)
         mine.retired = NULL;
-    fresh = make_page(topfd, self);
+    fresh = make_page(top_fd, self);
     atomic_store(&mine.page, fresh);
     atomic_store(&mine.gen, gen);
     atomic_store(&mine.pid, self);
@@ -191,7 +191,7 @@ unsigned scl_times_drain_told(pid_t self, unsigned found)
            (__atomic_load_n(&d->by_operator, __ATOMIC_RELAXED) ? SCL_DRAIN_OPERATOR : 0u);
 }
 
-int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who)
+int scl_times_tell_draining(int top_fd, pid_t pid, enum scl_drain_teller who)
 {
     const off_t at = (off_t)offsetof(struct scl_times_page, drain);
     const off_t byte = at + (off_t)(who == SCL_TOLD_BY_MASTER ? offsetof(struct scl_times_drain, by_master)
@@ -207,7 +207,7 @@ int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who)
     scl_times_path(path, pid);
     /* Regular, never through a link, and checked once open: a worker may
      * put anything in that name, and the writer may be root. */
-    fd = scl_open_file_at(topfd, path, O_RDWR, &st);
+    fd = scl_open_file_at(top_fd, path, O_RDWR, &st);
     if (fd < 0)
         return -1;
     /* Not another file's link, a page, and PID's: a worker may write the
@@ -230,7 +230,7 @@ int scl_times_draining(const struct scl_times_page *page)
     return d->magic == SCL_DRAIN_MAGIC && (d->by_master != 0 || d->by_operator != 0 || d->by_self != 0);
 }
 
-int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page)
+int scl_times_read(int top_fd, pid_t pid, struct scl_times_page *page)
 {
     char path[SCL_PID_NAME_MAX];
     struct stat st;
@@ -238,7 +238,7 @@ int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page)
     int fd;
 
     scl_times_path(path, pid);
-    fd = scl_open_file_at(topfd, path, O_RDONLY, &st);
+    fd = scl_open_file_at(top_fd, path, O_RDONLY, &st);
     if (fd < 0)
         return -1;
     n = scl_read_full(fd, page, sizeof *page);
@@ -297,14 +297,14 @@ time_t scl_times_of(const struct scl_times_page *page, const char *fname)
 
 static int remove_if_page(const struct dirent64 *d, void *arg)
 {
-    int topfd = *(int *)arg;
+    int top_fd = *(int *)arg;
 
     if (scl_after_prefix(d->d_name, SCL_TIMES_PREFIX) != NULL)
-        (void)unlinkat(topfd, d->d_name, 0); /* a name only: never followed */
+        (void)unlinkat(top_fd, d->d_name, 0); /* a name only: never followed */
     return 0;
 }
 
-void scl_times_remove_left(int topfd)
+void scl_times_remove_left(int top_fd)
 {
-    (void)scl_each_entry(topfd, remove_if_page, &topfd);
+    (void)scl_each_entry(top_fd, remove_if_page, &top_fd);
 }

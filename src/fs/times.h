@@ -91,10 +91,10 @@ void scl_times_path(char out[SCL_PID_NAME_MAX], pid_t pid);
 int scl_times_tried(pid_t self, unsigned gen);
 
 /* Under scl_lock(): maps the page of process SELF (this one) in the top
- * TOPFD (-1: there is none to be had) of directory generation GEN, made
+ * TOP_FD (-1: there is none to be had) of directory generation GEN, made
  * anew, unless it was tried for them already.  Without it, claims just
  * have no times. */
-void scl_times_map(int topfd, pid_t self, unsigned gen);
+void scl_times_map(int top_fd, pid_t self, unsigned gen);
 
 /* Under scl_lock(): the entry of file name FNAME in the page mapped for
  * SELF and GEN, added when new: its index, or -1 (no page, or it is full). */
@@ -118,24 +118,24 @@ void scl_times_forget_wait(pid_t self);
  * without a page. */
 unsigned scl_times_drain_told(pid_t self, unsigned found);
 
-/* Tells process PID, through its page in the top TOPFD, that it drains,
+/* Tells process PID, through its page in the top TOP_FD, that it drains,
  * as WHO: written with pwrite(), never mapped (its owner could truncate
  * it), and only into its page: a regular file, one link, a page's size and
  * magic.  0, or -1 with errno (ENOENT: it has no page; EINVAL: what has
  * that name is no page; EACCES: not the caller's to write). */
-int scl_times_tell_draining(int topfd, pid_t pid, enum scl_drain_teller who);
+int scl_times_tell_draining(int top_fd, pid_t pid, enum scl_drain_teller who);
 
 /* Whether PAGE (as read by scl_times_read()) says its process drains. */
 int scl_times_draining(const struct scl_times_page *page);
 
-/* Removes the pages left in the claim directory TOPFD (their holders
+/* Removes the pages left in the claim directory TOP_FD (their holders
  * cleared, but not them: a clearer killed between the two). */
-void scl_times_remove_left(int topfd);
+void scl_times_remove_left(int top_fd);
 
-/* For the tools: reads the page of PID in the claim directory TOPFD (a
+/* For the tools: reads the page of PID in the claim directory TOP_FD (a
  * regular file only, never through a link); 0, or -1 with errno (EINVAL:
  * not a page of times). */
-int scl_times_read(int topfd, pid_t pid, struct scl_times_page *page);
+int scl_times_read(int top_fd, pid_t pid, struct scl_times_page *page);
 
 /* Checks the N bytes read into PAGE (anybody may have written them):
  * 0, its count of entries bounded, or -1 with errno EINVAL.  Fuzzed by

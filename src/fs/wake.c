@@ -56,18 +56,18 @@ _Static_assert(sizeof(struct slot) == 64, "a slot is a cache line");
 static _Atomic(struct slot *) slots;
 static atomic_uint mapped_gen;
 
-int scl_wake_create(int topfd)
+int scl_wake_create(int top_fd)
 {
     int fd, r;
 
-    fd = scl_openat(topfd, SCL_WAKE_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    fd = scl_openat(top_fd, SCL_WAKE_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
     r = scl_file_allocate(fd, (off_t)MAP_SIZE);
     scl_close_quietly(fd);
     if (r != 0) {
         int saved = errno;
-        (void)unlinkat(topfd, SCL_WAKE_FILE, 0); /* none, rather than a SIGBUS at the first wait */
+        (void)unlinkat(top_fd, SCL_WAKE_FILE, 0); /* none, rather than a SIGBUS at the first wait */
         errno = saved;
     }
     return r;
@@ -78,7 +78,7 @@ int scl_wake_is_mapped(unsigned gen)
     return atomic_load(&slots) != NULL && atomic_load(&mapped_gen) == gen;
 }
 
-void scl_wake_map(int topfd, unsigned gen)
+void scl_wake_map(int top_fd, unsigned gen)
 {
     struct slot *old = atomic_load(&slots), *fresh;
     struct stat st;
@@ -86,7 +86,7 @@ void scl_wake_map(int topfd, unsigned gen)
 
     if (scl_wake_is_mapped(gen))
         return;
-    fd = scl_open_file_at(topfd, SCL_WAKE_FILE, O_RDWR, &st);
+    fd = scl_open_file_at(top_fd, SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return;
     /* Mapped only when nobody else can write it (truncated under a
@@ -131,16 +131,16 @@ int scl_wake_revocations(unsigned *count)
     return 0;
 }
 
-/* Writes VALUE at byte AT of the wake file of the claim directory TOPFD,
+/* Writes VALUE at byte AT of the wake file of the claim directory TOP_FD,
  * which only its owner maps (another user's process could truncate it
  * under the mapping): 0, or -1 with errno. */
-static int write_word(int topfd, off_t at, uint32_t (*value)(uint32_t was))
+static int write_word(int top_fd, off_t at, uint32_t (*value)(uint32_t was))
 {
     struct stat st;
     uint32_t word;
     int fd, r = -1;
 
-    fd = scl_open_file_at(topfd, SCL_WAKE_FILE, O_RDWR, &st);
+    fd = scl_open_file_at(top_fd, SCL_WAKE_FILE, O_RDWR, &st);
     if (fd < 0)
         return errno == ENOENT ? 0 : -1; /* nobody can have it mapped */
     if (st.st_size != (off_t)MAP_SIZE || st.st_nlink != 1) {
@@ -165,14 +165,14 @@ static uint32_t let_in(uint32_t was)
     return was | OTHERS_LET_IN;
 }
 
-int scl_wake_revoke(int topfd)
+int scl_wake_revoke(int top_fd)
 {
-    return write_word(topfd, (off_t)(REVOCATIONS * sizeof(struct slot) + offsetof(struct slot, seq)), bumped);
+    return write_word(top_fd, (off_t)(REVOCATIONS * sizeof(struct slot) + offsetof(struct slot, seq)), bumped);
 }
 
-int scl_wake_note_others(int topfd)
+int scl_wake_note_others(int top_fd)
 {
-    return write_word(topfd, (off_t)(REVOCATIONS * sizeof(struct slot) + offsetof(struct slot, name)), let_in);
+    return write_word(top_fd, (off_t)(REVOCATIONS * sizeof(struct slot) + offsetof(struct slot, name)), let_in);
 }
 
 int scl_wake_watching(size_t hash, int delta)
@@ -222,7 +222,7 @@ static long wake_slot(struct slot *s)
     return wake_word(&s->seq, atomic_load(&s->mixed) ? INT_MAX : 1);
 }
 
-void scl_wake(int dirfd, const char *fname)
+void scl_wake(int claims_fd, const char *fname)
 {
     size_t hash = scl_name_hash(fname);
     struct slot *s = slot_at(hash, NULL);
@@ -232,7 +232,7 @@ void scl_wake(int dirfd, const char *fname)
      * host's wait) hashes and looks for no FIFO nobody may wait on. */
     if (scl_wake_may_be_watched(hash)) {
         scl_watch_name(fname, watch_name);
-        scl_watch_notify(dirfd, watch_name);
+        scl_watch_notify(claims_fd, watch_name);
     }
 
     /* The claim was unlinked before this load, and a waiter counts itself

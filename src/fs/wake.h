@@ -19,14 +19,14 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* Makes the wake file in the claim directory TOPFD (at its creation). */
-int scl_wake_create(int topfd);
+/* Makes the wake file in the claim directory TOP_FD (at its creation). */
+int scl_wake_create(int top_fd);
 
-/* Maps the wake file of the claim directory TOPFD for this process,
+/* Maps the wake file of the claim directory TOP_FD for this process,
  * unless it is mapped already for directory generation GEN, and only when
  * it is this user's and nobody else may write it (a truncation would be a
  * SIGBUS).  Without it, waiters fall back on their 20 ms retries. */
-void scl_wake_map(int topfd, unsigned gen);
+void scl_wake_map(int top_fd, unsigned gen);
 
 /* 1 when the wake file is mapped for directory generation GEN: the caller
  * need not find the top for scl_wake_map(). */
@@ -39,15 +39,15 @@ int scl_wake_is_mapped(unsigned gen);
  */
 /* The count, in *COUNT: 0, or -1 when the wake file is not mapped here. */
 int scl_wake_revocations(unsigned *count);
-/* Bumps it, for the claim directory TOPFD: 0, or -1 with errno (EACCES:
+/* Bumps it, for the claim directory TOP_FD: 0, or -1 with errno (EACCES:
  * the caller may not write the file). */
-int scl_wake_revoke(int topfd);
+int scl_wake_revoke(int top_fd);
 
-/* Notes in the wake file of the claim directory TOPFD that a user other
+/* Notes in the wake file of the claim directory TOP_FD that a user other
  * than its owner was let in (acl.h): that user's waiters cannot map the
  * file, so releases look for event-loop waiters' FIFOs (watch.h) always.
  * 0, or -1 with errno. */
-int scl_wake_note_others(int topfd);
+int scl_wake_note_others(int top_fd);
 
 /* An event-loop waiter on the name whose file name hashes to HASH counts
  * itself in (DELTA 1) as it begins to watch, before it looks at the claim,
@@ -60,9 +60,9 @@ int scl_wake_watching(size_t hash, int delta);
  * fstatat, a third of an uncontended pair); 1 when one may. */
 int scl_wake_may_be_watched(size_t hash);
 
-/* Wakes whoever waits on claim FNAME of the claims directory DIRFD, in
+/* Wakes whoever waits on claim FNAME of the claims directory CLAIMS_FD, in
  * acquire() or in an event loop (watch.h). */
-void scl_wake(int dirfd, const char *fname);
+void scl_wake(int claims_fd, const char *fname);
 
 /*
  * Turns, on a hot name.  A thread that releases a name others wait for

@@ -36,21 +36,21 @@ void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX])
     out[n] = '\0';
 }
 
-/* Opens FIFO NAME of DIRFD with FLAGS, never blocking, only when it is a
+/* Opens FIFO NAME of CLAIMS_FD with FLAGS, never blocking, only when it is a
  * FIFO with no other name (scl_open_typed_at()): never a device, a socket
  * or a regular file somebody put there, nor another FIFO of the system
  * linked in (a root reaper writes to it).  -1 with errno (EEXIST:
  * something else stands there). */
-static int open_fifo(int dirfd, const char *name, int flags, struct stat *st)
+static int open_fifo(int claims_fd, const char *name, int flags, struct stat *st)
 {
-    int fd = scl_open_typed_at(dirfd, name, flags, st, S_IFIFO);
+    int fd = scl_open_typed_at(claims_fd, name, flags, st, S_IFIFO);
 
     if (fd < 0 && errno == EINVAL)
         errno = EEXIST;
     return fd;
 }
 
-void scl_watch_notify(int dirfd, const char *watch_name)
+void scl_watch_notify(int claims_fd, const char *watch_name)
 {
     struct stat st;
     int saved = errno, fd;
@@ -59,7 +59,7 @@ void scl_watch_notify(int dirfd, const char *watch_name)
      * should the last waiter leave between the open and the write; a byte
      * nobody else reads goes with the close.  A full buffer: EAGAIN, and
      * a wake-up is there already. */
-    fd = open_fifo(dirfd, watch_name, O_RDWR, &st);
+    fd = open_fifo(claims_fd, watch_name, O_RDWR, &st);
     if (fd >= 0) {
         (void)write(fd, "", 1);
         scl_close_quietly(fd);
@@ -98,18 +98,18 @@ static int still_ours(const struct scl_watch *w, pid_t self)
     return ours;
 }
 
-/* Gives up the FIFO FD, WATCH_NAME of DIRFD (-1: another directory's, or
+/* Gives up the FIFO FD, WATCH_NAME of CLAIMS_FD (-1: another directory's, or
  * none to be had), removing it when no other waiter has it: its shared
  * lock turned exclusive (a waiter that comes meanwhile finds it locked so,
  * and opens the name again once it is gone). */
-static void leave_fifo(int fd, int dirfd, const char *watch_name, dev_t dev, ino_t ino)
+static void leave_fifo(int fd, int claims_fd, const char *watch_name, dev_t dev, ino_t ino)
 {
-    if (dirfd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
-        (void)scl_unlink_if_same(dirfd, watch_name, dev, ino);
+    if (claims_fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        (void)scl_unlink_if_same(claims_fd, watch_name, dev, ino);
     scl_close_quietly(fd);
 }
 
-void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid_t self)
+void scl_watch_close(struct scl_watch *w, int claims_fd, const char *watch_name, pid_t self)
 {
     int saved = errno;
 
@@ -118,7 +118,7 @@ void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid
             scl_close_quietly(w->pidfd);
         if (w->took_wakeups)
             scl_watch_ready(w); /* passed on: the others look again */
-        leave_fifo(w->fifo, dirfd, watch_name, w->fifo_dev, w->fifo_ino);
+        leave_fifo(w->fifo, claims_fd, watch_name, w->fifo_dev, w->fifo_ino);
         scl_close_quietly(w->epfd);
     }
     forget(w);
@@ -132,47 +132,47 @@ static int watch_fd(int epfd, int fd)
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* The FIFO WATCH_NAME of DIRFD, made when missing, open for reading and
+/* The FIFO WATCH_NAME of CLAIMS_FD, made when missing, open for reading and
  * writing (so that it never reports a hang-up, and a waiter can wake
  * itself), never blocking, its inode in *ST: -1 with errno. */
-static int fifo_at(int dirfd, const char *watch_name, struct stat *st)
+static int fifo_at(int claims_fd, const char *watch_name, struct stat *st)
 {
-    int fd = open_fifo(dirfd, watch_name, O_RDWR, st);
+    int fd = open_fifo(claims_fd, watch_name, O_RDWR, st);
 
     if (fd >= 0 || errno != ENOENT)
         return fd;
     /* Any user who may reach the claims directory may wake its waiters
      * (doc/security.md): the directories keep everybody else out. */
-    if (mkfifoat(dirfd, watch_name, 0666) != 0 && errno != EEXIST)
+    if (mkfifoat(claims_fd, watch_name, 0666) != 0 && errno != EEXIST)
         return -1;
-    fd = open_fifo(dirfd, watch_name, O_RDWR, st);
+    fd = open_fifo(claims_fd, watch_name, O_RDWR, st);
     if (fd >= 0 && st->st_uid == geteuid() && (st->st_mode & 0777) != 0666)
         (void)fchmod(fd, 0666);
     return fd;
 }
 
-/* 1 when WATCH_NAME of DIRFD is still the FIFO DEV/INO: its last waiter
+/* 1 when WATCH_NAME of CLAIMS_FD is still the FIFO DEV/INO: its last waiter
  * removes it as it leaves, and a worker may have put another there. */
-static int still_named(int dirfd, const char *watch_name, dev_t dev, ino_t ino)
+static int still_named(int claims_fd, const char *watch_name, dev_t dev, ino_t ino)
 {
     struct stat st;
 
-    return fstatat(dirfd, watch_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino;
+    return fstatat(claims_fd, watch_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
-/* The FIFO WATCH_NAME of DIRFD, for a waiter: open (fifo_at()), with a
+/* The FIFO WATCH_NAME of CLAIMS_FD, for a waiter: open (fifo_at()), with a
  * shared lock that tells its last waiter that others are there, and still
  * at its name once the lock is held (so not being removed).  A name being
  * removed is tried again, a few times: a worker that keeps the FIFO
  * locked can keep the name's waiters from waiting in a loop (EBUSY), as
  * holding the name keeps them from it.  -1 with errno. */
-static int join_fifo(int dirfd, const char *watch_name, struct stat *st)
+static int join_fifo(int claims_fd, const char *watch_name, struct stat *st)
 {
     for (int attempt = 0; attempt < JOIN_ATTEMPTS; attempt++) {
-        int fd = fifo_at(dirfd, watch_name, st);
+        int fd = fifo_at(claims_fd, watch_name, st);
         if (fd < 0)
             return -1;
-        if (flock(fd, LOCK_SH | LOCK_NB) == 0 && still_named(dirfd, watch_name, st->st_dev, st->st_ino))
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0 && still_named(claims_fd, watch_name, st->st_dev, st->st_ino))
             return fd;
         scl_close_quietly(fd);
         sched_yield(); /* its last waiter is removing it: microseconds */
@@ -181,7 +181,7 @@ static int join_fifo(int dirfd, const char *watch_name, struct stat *st)
     return -1;
 }
 
-int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *watch_name, pid_t self)
+int scl_watch_open(struct scl_watch *w, int claims_fd, unsigned gen, const char *watch_name, pid_t self)
 {
     struct stat st;
     int fifo;
@@ -190,11 +190,11 @@ int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *wat
         forget(w);
     else if (w->gen != gen)
         scl_watch_close(w, -1, watch_name, self); /* a directory this process left */
-    if (w->owner == self && still_named(dirfd, watch_name, w->fifo_dev, w->fifo_ino))
+    if (w->owner == self && still_named(claims_fd, watch_name, w->fifo_dev, w->fifo_ino))
         return 0;
     /* None yet, or the FIFO at the name is another now (a worker put it
      * there): the releases write to that one. */
-    if ((fifo = join_fifo(dirfd, watch_name, &st)) < 0)
+    if ((fifo = join_fifo(claims_fd, watch_name, &st)) < 0)
         return -1;
     if (w->owner != self) {
         if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
@@ -215,7 +215,7 @@ int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *wat
     w->fifo_ino = st.st_ino;
     if (watch_fd(w->epfd, fifo) != 0) {
         int saved = errno;
-        scl_watch_close(w, dirfd, watch_name, self);
+        scl_watch_close(w, claims_fd, watch_name, self);
         errno = saved;
         return -1;
     }

@@ -45,10 +45,10 @@
 /* The FIFO's name of claim file name FNAME. */
 void scl_watch_name(const char *fname, char out[SCL_WATCH_NAME_MAX]);
 
-/* Writes a byte into FIFO WATCH_NAME of the claims directory DIRFD, when
+/* Writes a byte into FIFO WATCH_NAME of the claims directory CLAIMS_FD, when
  * such a FIFO is there (another file there is left alone): its waiters
  * try again.  One fstatat when there is none. */
-void scl_watch_notify(int dirfd, const char *watch_name);
+void scl_watch_notify(int claims_fd, const char *watch_name);
 
 /* What one waiting handle has open: every descriptor -1 when closed. */
 struct scl_watch {
@@ -68,12 +68,12 @@ struct scl_watch {
     }
 
 /* Opens (or keeps) the epoll instance and FIFO WATCH_NAME of the claims
- * directory DIRFD of generation GEN, for process SELF (a watch another
+ * directory CLAIMS_FD of generation GEN, for process SELF (a watch another
  * process opened is forgotten, never closed: its numbers are the
  * child's copies, which the host may have reused).  The FIFO is made
  * when missing.  0, or -1 with errno (EEXIST: something else stands at
  * its name). */
-int scl_watch_open(struct scl_watch *w, int dirfd, unsigned gen, const char *watch_name, pid_t self);
+int scl_watch_open(struct scl_watch *w, int claims_fd, unsigned gen, const char *watch_name, pid_t self);
 
 /* Watches HOLDER's end (keeping the pidfd while it is the same process);
  * pid 0: none to watch.  Makes the watch readable at once when HOLDER
@@ -90,8 +90,8 @@ void scl_watch_ready(struct scl_watch *w);
 int scl_watch_consume(struct scl_watch *w, pid_t self);
 
 /* Closes what the watch has open in process SELF (forgets another's),
- * and removes its FIFO, WATCH_NAME of DIRFD, when no other waiter has it
- * open (DIRFD -1: left where it is).  errno kept. */
-void scl_watch_close(struct scl_watch *w, int dirfd, const char *watch_name, pid_t self);
+ * and removes its FIFO, WATCH_NAME of CLAIMS_FD, when no other waiter has it
+ * open (CLAIMS_FD -1: left where it is).  errno kept. */
+void scl_watch_close(struct scl_watch *w, int claims_fd, const char *watch_name, pid_t self);
 
 #endif

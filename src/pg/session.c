@@ -2,6 +2,9 @@
 
 #include "log.h"
 #include "session.h"
+#include "session_cancel.h"
+#include "session_patience.h"
+#include "session_turns.h"
 #include "settings_pg.h"
 #include "sigsafe.h"
 
@@ -9,8 +12,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,140 +135,14 @@ static struct {
     int backend;        /* its pid in the server, as the server says */
     int server_version; /* server_version_num */
     char backend_text[16];
-    char nonce[24];   /* this client's mark on its server session */
-    PGcancel *cancel; /* how to interrupt its query (cancel_lock) */
-    int64_t deadline; /* of the statements run under the lock; -1 none */
-    int cancelled;    /* the last statement was cancelled at the deadline */
-    int interrupted;  /* or by another thread that wanted the session */
-    int sent;         /* the last statement reached the server */
-} session = { .fd = -1, .deadline = -1 };
-
-/* The session lock is a ticket lock: served in the order asked, so that a
- * thread giving the session back between the slices of a long wait lets
- * the others in, instead of taking it straight back. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t turn = PTHREAD_COND_INITIALIZER;
-static unsigned long next_ticket, serving;
-/* Threads inside the lock's code or holding it: a child forked while any
- * was resets the lock (that thread is not in the child). */
-static atomic_int locked;
-/* What a thread that wants the session may do to the statement running:
- * nothing (the session is being set up, or a grant undone); cancel it once
- * it has waited PATIENCE_NS for it (a claim statement: the server may make
- * it wait, for a synchronous standby or for another session's row); or
- * cancel it at once (a wait for a lock, which has nothing to lose).  A
- * cancelled statement fails with ECANCELED (or, a commit, succeeds all the
- * same), and its caller gives the session up and asks again behind that
- * thread.  cancel_lock keeps session.cancel alive during PQcancel() and
- * orders the cancel before the next statement of the cancelled thread. */
-enum interruption { NOT_INTERRUPTIBLE, AFTER_PATIENCE, AT_ONCE };
-#define PATIENCE_NS (40 * 1000000LL)
-static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
-static enum interruption interruptible;
-static int64_t patience = PATIENCE_NS, statement_patience; /* the next statement's, the running one's */
-static unsigned long statement_serial;                     /* which statement interruptible is of */
-static int interrupted;                                    /* a cancel is out for it */
-static int cancelled_for_another;                          /* one reached it: the holder learns of it */
+    char nonce[24];  /* this client's mark on its server session */
+    int cancelled;   /* the last statement was cancelled at the deadline */
+    int interrupted; /* or by another thread that wanted the session */
+    int sent;        /* the last statement reached the server */
+} session = { .fd = -1 };
 
 static char reason[256];              /* the last failure's message, for the tools */
 static struct scl_store_reached seen; /* what the last connect_session() found, for the tools */
-
-/* Cancels the statement the session runs; FOR_ANOTHER: another thread's
- * cancel, only while statement SERIAL still runs and may be (checked
- * under cancel_lock, which the cancelled thread takes before its next
- * statement: a cancel never lands on that one). */
-static void interrupt_query(int for_another, unsigned long serial)
-{
-    char err[128];
-    int still;
-
-    pthread_mutex_lock(&cancel_lock);
-    pthread_mutex_lock(&lock);
-    still = !for_another || (interruptible != NOT_INTERRUPTIBLE && statement_serial == serial);
-    if (still && for_another)
-        cancelled_for_another = 1;
-    pthread_mutex_unlock(&lock);
-    if (still && session.cancel != NULL && !session.pq->cancel(session.cancel, err, sizeof err))
-        scl_debug("PostgreSQL store: cannot cancel the running statement: %s", err);
-    pthread_mutex_unlock(&cancel_lock);
-}
-
-/* A cancel that reaches the server before the wait has begun there is
- * lost (the server ignores it between statements): a queued thread sends
- * it again after this long. */
-#define RECANCEL_NS (20 * 1000000L)
-
-/* Whether a thread queued since QUEUED_AT cancels the statement running. */
-static int may_interrupt(int64_t queued_at)
-{
-    return !interrupted && (interruptible == AT_ONCE ||
-                            (interruptible == AFTER_PATIENCE && scl_monotonic_ns() - queued_at >= statement_patience));
-}
-
-void scl_pg_lock(void)
-{
-    int64_t queued_at = scl_monotonic_ns();
-    unsigned long ticket;
-
-    atomic_fetch_add(&locked, 1);
-    pthread_mutex_lock(&lock);
-    ticket = next_ticket++;
-    while (serving != ticket) {
-        struct timespec until;
-        if (may_interrupt(queued_at)) {
-            unsigned long serial = statement_serial;
-            interrupted = 1;
-            pthread_mutex_unlock(&lock);
-            interrupt_query(1, serial);
-            pthread_mutex_lock(&lock);
-            continue;
-        }
-        clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
-        until.tv_nsec += RECANCEL_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        if (pthread_cond_timedwait(&turn, &lock, &until) == ETIMEDOUT)
-            interrupted = 0;
-    }
-    pthread_mutex_unlock(&lock);
-}
-
-int scl_pg_trylock(void)
-{
-    int free;
-
-    atomic_fetch_add(&locked, 1);
-    pthread_mutex_lock(&lock);
-    if ((free = serving == next_ticket))
-        next_ticket++;
-    pthread_mutex_unlock(&lock);
-    if (!free)
-        atomic_fetch_sub(&locked, 1);
-    return free;
-}
-
-void scl_pg_unlock(void)
-{
-    session.deadline = -1;
-    patience = PATIENCE_NS;
-    pthread_mutex_lock(&lock);
-    serving++;
-    pthread_cond_broadcast(&turn);
-    pthread_mutex_unlock(&lock);
-    atomic_fetch_sub(&locked, 1);
-}
-
-void scl_pg_deadline(int64_t deadline)
-{
-    session.deadline = deadline;
-}
-
-void scl_pg_patience(int64_t ns)
-{
-    patience = ns;
-}
 
 int scl_pg_cancelled(void)
 {
@@ -347,7 +222,7 @@ static int socket_is_ours(void)
  * parent's session had is left behind there. */
 static void forget(void)
 {
-    session.cancel = NULL;
+    scl_pg_cancel_forget();
     session.backend = 0;
     session.backend_text[0] = '\0';
     session.nonce[0] = '\0';
@@ -365,11 +240,7 @@ static void close_session(void)
 {
     if (session.conn == NULL)
         return;
-    pthread_mutex_lock(&cancel_lock);
-    if (session.cancel != NULL)
-        session.pq->freeCancel(session.cancel);
-    session.cancel = NULL;
-    pthread_mutex_unlock(&cancel_lock);
+    scl_pg_cancel_free();
     if (socket_is_ours())
         session.pq->finish(session.conn);
     else
@@ -409,18 +280,11 @@ void scl_pg_forget_inherited(void)
 {
     int saved = errno;
 
-    if (session.conn == NULL && atomic_load(&locked) == 0)
+    if (session.conn == NULL && !scl_pg_turns_held())
         return; /* nothing to write: no copy-on-write fault */
     drop_inherited();
     /* A thread of the parent had the lock as it forked: that thread is not here. */
-    lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-    turn = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
-    cancel_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-    next_ticket = serving = 0;
-    interruptible = NOT_INTERRUPTIBLE;
-    statement_serial = 0;
-    interrupted = cancelled_for_another = 0;
-    atomic_store(&locked, 0);
+    scl_pg_turns_forget_inherited();
     errno = saved;
 }
 
@@ -726,7 +590,7 @@ static int connect_session(void)
         return fail(settings->store_error, "SWERVE_CLAIM_STORE or SWERVE_CLAIM_SCOPE is too long");
     if ((session.pq = scl_libpq()) == NULL)
         return -1;
-    if (params_make(&params, session.deadline) != 0)
+    if (params_make(&params, scl_pg_deadline_now()) != 0)
         return -1;
     if ((session.conn = connect_with(&params)) == NULL) {
         err = errno;
@@ -748,7 +612,7 @@ static int connect_session(void)
     session.ino = st.st_ino;
     session.owner = getpid();
     session.ended = 0;
-    session.cancel = session.pq->getCancel(session.conn);
+    scl_pg_cancel_set(session.pq, session.pq->getCancel(session.conn));
     session.pq->setNoticeReceiver(session.conn, on_notice, NULL);
     if (setup(&params) != 0) {
         err = errno;
@@ -926,16 +790,6 @@ static PGresult *checked(PGresult *res)
     return NULL;
 }
 
-/* Lets threads that want the session cancel the statement now sent as
- * KIND says; lock held. */
-static void interruptible_from_now(enum interruption kind)
-{
-    interruptible = kind;
-    statement_patience = patience;
-    interrupted = 0;
-    statement_serial++;
-}
-
 /* The result of the statement just sent, waiting no later than the
  * deadline (scl_pg_deadline()): past it, the statement is cancelled (what
  * it waits for in the server, a lock, a synchronous standby, a pool slot,
@@ -954,7 +808,7 @@ static PGresult *receive(void)
 {
     const struct scl_libpq *pq = session.pq;
     PGresult *res, *kept = NULL;
-    int64_t until = session.deadline;
+    int64_t until = scl_pg_deadline_now();
     int r;
 
     for (;;) {
@@ -970,8 +824,8 @@ static PGresult *receive(void)
             /* Sent again until the answer comes: a cancel that reached
              * the server before the statement had begun there was lost. */
             session.cancelled = 1;
-            interrupt_query(0, 0);
-            until = scl_monotonic_ns() + RECANCEL_NS;
+            scl_pg_turns_cancel_own();
+            until = scl_monotonic_ns() + SCL_PG_RECANCEL_NS;
             continue;
         }
         if (r < 0 || (res = pq->getResult(session.conn)) == NULL)
@@ -994,7 +848,7 @@ static PGresult *receive(void)
 /* The answer to a statement sent (SENT), which other threads may
  * interrupt as KIND says: NULL with ETIMEDOUT when it was cancelled at the
  * deadline, ECANCELED when for another thread. */
-static PGresult *answer(int sent, enum interruption kind)
+static PGresult *answer(int sent, enum scl_pg_interruption kind)
 {
     PGresult *res;
 
@@ -1002,23 +856,11 @@ static PGresult *answer(int sent, enum interruption kind)
     session.interrupted = 0;
     session.warned = 0;
     session.sent = sent;
-    if (sent && kind == AFTER_PATIENCE) {
-        pthread_mutex_lock(&lock);
-        interruptible_from_now(kind);
-        pthread_mutex_unlock(&lock);
-    }
+    if (sent && kind == SCL_PG_AFTER_PATIENCE)
+        scl_pg_turns_interruptible(kind);
     res = sent ? receive() : checked(NULL);
-    if (kind != NOT_INTERRUPTIBLE) {
-        /* A cancel another thread is sending reaches the server before
-         * the next statement does: cancel_lock orders them. */
-        pthread_mutex_lock(&cancel_lock);
-        pthread_mutex_lock(&lock);
-        interruptible = NOT_INTERRUPTIBLE;
-        session.interrupted = cancelled_for_another;
-        cancelled_for_another = 0;
-        pthread_mutex_unlock(&lock);
-        pthread_mutex_unlock(&cancel_lock);
-    }
+    if (kind != SCL_PG_NOT_INTERRUPTIBLE)
+        session.interrupted = scl_pg_turns_statement_ended();
     if (res == NULL && errno == ECANCELED && session.cancelled)
         errno = ETIMEDOUT;
     return res;
@@ -1029,12 +871,8 @@ static PGresult *answer(int sent, enum interruption kind)
  * and nothing is sent. */
 static int begin_interruptible(void)
 {
-    int alone;
+    int alone = scl_pg_turns_begin_wait();
 
-    pthread_mutex_lock(&lock);
-    if ((alone = next_ticket == serving + 1))
-        interruptible_from_now(AT_ONCE);
-    pthread_mutex_unlock(&lock);
     if (!alone)
         errno = ECANCELED;
     return alone;
@@ -1044,19 +882,21 @@ PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const 
                      const int *formats)
 {
     return answer(session.pq->sendQueryParams(session.conn, sql, nparams, types, values, lengths, formats, 0),
-                  session.backend_text[0] != '\0' ? AFTER_PATIENCE : NOT_INTERRUPTIBLE);
+                  session.backend_text[0] != '\0' ? SCL_PG_AFTER_PATIENCE : SCL_PG_NOT_INTERRUPTIBLE);
 }
 
 PGresult *scl_pg_run_prepared(enum scl_pg_statement which, const char *const *values)
 {
     const struct scl_libpq *pq = session.pq;
-    enum interruption kind = which == SCL_PG_WAIT ? AT_ONCE : which == SCL_PG_UNDO ? NOT_INTERRUPTIBLE : AFTER_PATIENCE;
+    enum scl_pg_interruption kind = which == SCL_PG_WAIT   ? SCL_PG_AT_ONCE
+                                    : which == SCL_PG_UNDO ? SCL_PG_NOT_INTERRUPTIBLE
+                                                           : SCL_PG_AFTER_PATIENCE;
 
     if (!(session.prepared & 1u << which)) {
         /* Not at once: a wait's prepare has not begun to wait. */
         PGresult *res = answer(pq->sendPrepare(session.conn, statements[which].name, statements[which].sql,
                                                statements[which].nparams, NULL),
-                               kind == AT_ONCE ? AFTER_PATIENCE : kind);
+                               kind == SCL_PG_AT_ONCE ? SCL_PG_AFTER_PATIENCE : kind);
         if (res == NULL)
             return NULL;
         pq->clear(res);

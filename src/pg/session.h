@@ -37,7 +37,7 @@ void scl_pg_unlock(void);
 void scl_pg_deadline(int64_t deadline);
 
 /* How long a queued thread waits for the statements run under the lock
- * before it cancels one (session.c, PATIENCE_NS unless set; what
+ * before it cancels one (session_patience.c, PATIENCE_NS unless set; what
  * scl_pg_unlock() sets again): a caller asked again after such a cancel
  * lengthens it, so that a statement the server takes long over (a commit
  * waiting for a far standby) ends at last. */
@@ -114,7 +114,7 @@ int scl_pg_alive(void);
  * swerve-claim db init), EACCES without its grants, EPROTO when a pooler
  * moved the session, ECONNRESET when the session was lost (it is then
  * closed), ETIMEDOUT past the deadline, ECANCELED when another thread that
- * waited PATIENCE_NS (session.c) for the session cancelled it (give the
+ * waited PATIENCE_NS (session_patience.c) for the session cancelled it (give the
  * session up and ask again), EIO for anything else.  The caller
  * PQclear()s the result. */
 PGresult *scl_pg_run(const char *sql, int nparams, const unsigned *types, const char *const *values, const int *lengths,
