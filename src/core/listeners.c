@@ -26,8 +26,7 @@
  * to it), so what a process inherited is the start of it: ADOPTED holds
  * the process whose notes these are (high half) and how many of SOCKET it
  * inherited (low half), in one word, so that no lock is needed to take
- * them (the close hooks may run under the library's lock: its own
- * descriptors are closed through them). */
+ * them: a close hook may run in a signal handler. */
 static struct {
     _Atomic uint64_t adopted;
     _Atomic ino_t socket[SCL_LISTENERS]; /* every listener's inode, this process's and its ancestors' */

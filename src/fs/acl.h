@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Letting a worker in.  Servers fork their workers as root and drop to
  * another user afterwards (nginx, Apache, php-fpm, gunicorn): before the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the filesystem store does for the tools (store_admin.h): it
  * reads its claim directories (inventory.c), chooses those a command
  * works on (select_fs.c), and acts on them below with the library's own

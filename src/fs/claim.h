@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Claims: the names in claims/, each a hard link to its holder's file
  * (holder.h).  Who holds one, clearing one whose holder is dead, and

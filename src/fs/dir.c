@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The claim directory this process uses (dir.h): making it in a checked
  * base, joining one named by SWERVE_CLAIM_DIR or by the tool, keeping its

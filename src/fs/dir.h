@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The claim directory this process uses, and its place in it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The history of a claim directory ("history", beside wake): the last
  * SCL_HISTORY_RECORDS holds of each of up to SCL_HISTORY_NAMES names,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim history's columns and rows for the filesystem store
  * (store_admin.h): the holds each claim directory's history keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Holder files and the claims that link to them, side by side in the
  * claims directory (CLAIMS_FD), so that taking a claim is one linkat() between

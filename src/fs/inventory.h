@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What is in the claim directories below a base directory, for people:
  * the directories of this user (of all users, for root), their members

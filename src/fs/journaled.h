@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The file names this process has journaled in its holder file, so that
  * a worker making a new handle per request does not grow its journal per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The filesystem store on disk: every name it makes, in one place.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swerve-claim list's columns and rows for the filesystem store
  * (store_admin.h): each claim directory a top row, with its processes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * This process's holder file in a claim directory, and the members it
  * registers for others (member.h).

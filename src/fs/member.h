@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * This process as a member of a claim directory: its holder file there,
  * which inode it is (a worker may put a hard link to another file in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Claim names to file names, injectively.
  *

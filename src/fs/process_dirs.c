@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where a process keeps its claims, as it shows them itself: the claim
  * directories it holds open (the library keeps two, close-on-exec) and the
@@ -210,7 +211,7 @@ static void bases_from_fds(pid_t pid, char (*bases)[PATH_MAX], size_t *n, size_t
     w.dfd = dirfd(fds);
     w.fds = scl_budget_of("descriptors looked at", SCL_BUDGET_PROCESS_FDS);
     w.dirs = scl_budget_of("directories among them", SCL_BUDGET_PROCESS_DIRS);
-    /* First where the library keeps its two (src/fs/dir.c), then the
+    /* First where the library keeps its two (src/fs/dir_fds.c), then the
      * others, in the order /proc gives them. */
     if (look_at_fd(&w, "63", bases, n, max) == 0 && look_at_fd(&w, "62", bases, n, max) == 0)
         while ((e = readdir(fds)) != NULL)

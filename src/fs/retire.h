@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Removing claim directories: the last live member removes its own as it
  * ends, and a server starting below a base directory removes those of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which claim directories a command of the tools works on: every one
  * below the base (this user's, or every user's for root), the one
  * --server names, and run's own namespace (store_admin.h's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SHA-256 (FIPS 180-4), for claim names too long to be a file name. */
 #ifndef SCL_SHA256_H
 #define SCL_SHA256_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * When each claim was taken, and what a process waits for: a page of
  * times per process (".times.PID" in the claim directory, beside claims/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Wake-ups for waiters, across processes: futexes in a small shared file
  * of the claim directory ("wake", next to claims/), mapped once per
