@@ -192,24 +192,23 @@ older_library() { # FUNCTION
 # "[Errno 2] No such file or directory"): swerve_claim_why(3) in its text,
 # the exception's class as errno makes it.
 missing=/nonexistent/scl-why-base
-expect "python: a missing base's error names it" \
-    "FileNotFoundError: [Errno 2] cannot open $missing for claim directories: No such file or directory (ENOENT)" \
-    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR="$missing" /usr/bin/python3 -c '
+# Python's error for an acquire below the missing base, as DESCRIPTION
+# expects it (EXPECTED), PRELUDE run after the import.
+python_missing_base() { # DESCRIPTION EXPECTED [PRELUDE]
+    expect "$1" "$2" env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR="$missing" \
+        /usr/bin/python3 -c '
 import swerve_claim
+'"${3:-}"'
 try:
     swerve_claim.claim("report").acquire()
 except OSError as e:
     print(type(e).__name__ + ":", e)'
+}
+python_missing_base "python: a missing base's error names it" \
+    "FileNotFoundError: [Errno 2] cannot open $missing for claim directories: No such file or directory (ENOENT)"
 # A library without swerve_claim_why (before SWERVECLAIM_1.4): errno's text, as before.
-expect "python: over a library without swerve_claim_why, errno's text" \
-    "FileNotFoundError: [Errno 2] No such file or directory" \
-    env LD_PRELOAD="$preload" PYTHONPATH="$src/bindings/python" SWERVE_TMPDIR="$missing" /usr/bin/python3 -c '
-import swerve_claim
-'"$(older_library swerve_claim_why)"'
-try:
-    swerve_claim.claim("report").acquire()
-except OSError as e:
-    print(type(e).__name__ + ":", e)'
+python_missing_base "python: over a library without swerve_claim_why, errno's text" \
+    "FileNotFoundError: [Errno 2] No such file or directory" "$(older_library swerve_claim_why)"
 # acquire_async() needs swerve_claim_wait_fd (SWERVECLAIM_1.3): over an
 # older library (here one that hides it) it says so, as token() does.
 expect "python: acquire_async() over a library without wait_fd is a NotImplementedError" \
