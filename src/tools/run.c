@@ -118,8 +118,9 @@ static int become_owner_of(const char *path)
     return 0;
 }
 
-/* Joins the claim directory at PATH (a server's): 0, or -1 (said). */
-static int join_dir(char *path)
+/* Joins the claim directory at PATH (a server's when OF_SERVER, else the
+ * user's own namespace): 0, or -1 (said). */
+static int join_dir(char *path, int of_server)
 {
     char *slash = strrchr(path, '/');
     const char *base = path;
@@ -130,7 +131,7 @@ static int join_dir(char *path)
         base = "/";
     r = scl_store_admin()->directories->join(base, slash + 1);
     if (r != 0)
-        explain_namespace(base, slash + 1, 1, errno);
+        explain_namespace(base, slash + 1, of_server, errno);
     snprintf(joined, sizeof joined, "%s/%s", path, slash + 1);
     return r;
 }
@@ -142,18 +143,18 @@ static int join_dir(char *path)
 static int join(const char *server, const char *claim, int own, int verbose)
 {
     const struct scl_admin_directories *dirs_of = scl_store_admin()->directories;
-    char path[PATH_MAX], name[NAME_MAX + 1];
+    char path[PATH_MAX + NAME_MAX + 2], name[NAME_MAX + 1];
     long master;
     int found = 0;
 
     if (server != NULL)
-        return dirs_of->select(server, path, sizeof path) != 0 || become_owner_of(path) != 0 || join_dir(path) != 0
+        return dirs_of->select(server, path, sizeof path) != 0 || become_owner_of(path) != 0 || join_dir(path, 1) != 0
                    ? TOOL_FAILURE
                    : TOOL_OK;
     if (!own && (found = dirs_of->only_server(claim, path, sizeof path, &master)) < 0)
         return TOOL_USAGE;
     if (found) {
-        if (join_dir(path) != 0)
+        if (join_dir(path, 1) != 0)
             return TOOL_FAILURE;
         if (verbose)
             tool_error("joined the server of process %ld, the one live server in %s (%s; --own-namespace keeps to "
@@ -161,13 +162,9 @@ static int join(const char *server, const char *claim, int own, int verbose)
                        master, scl_admin_base(), joined);
         return TOOL_OK;
     }
-    (void)dirs_of->run_namespace(path, sizeof path, name, sizeof name, 1);
-    snprintf(joined, sizeof joined, "%s/%s", path, name);
-    if (dirs_of->join(path, name) != 0) {
-        explain_namespace(path, name, 0, errno);
-        return TOOL_FAILURE;
-    }
-    return TOOL_OK;
+    (void)dirs_of->run_namespace(path, PATH_MAX, name, sizeof name, 1);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/%s", name);
+    return join_dir(path, 0) != 0 ? TOOL_FAILURE : TOOL_OK;
 }
 
 /* What the child tells the tool when it does not get as far as running
