@@ -58,11 +58,12 @@ took=$(($(now_ns) / 1000000000 - started - demo_took))
 echo "first-run.sh: the demo took $demo_took s, test.sh --quick $took s"
 sed 's/^/   | /' "$work/test.out"
 
-# Every test Makefile.am names, the Check programs included (whatever
-# configure found), ran: PASS, but for the planted failure and this test.
-expected=$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$copy/Makefile.am" | sed -n -E 's/^(CHECK_)?TESTS = //p' |
-    tr -s ' \t' '\n\n' | grep -vxF '$(CHECK_TESTS)' | grep . | sort -u)
-for t in tests/unit/unit tests/contract/contract tests/preload/integration tests/prefork/server; do
+# Every test Makefile.am names (TESTS is $(CHECK_TESTS) $(SCRIPT_TESTS)),
+# the Check programs included (whatever configure found), ran: PASS, but
+# for the planted failure and this test.
+expected=$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$copy/Makefile.am" | sed -n -E 's/^(CHECK_|SCRIPT_)?TESTS = //p' |
+    tr -s ' \t' '\n\n' | grep -v '^\$(' | grep . | sort -u)
+for t in tests/unit/unit tests/contract/contract tests/preload/integration tests/prefork/server tests/tools/tool.sh; do
     check "Makefile.am's TESTS names $t" grep -qxF "$t" <<<"$expected"
 done
 for t in $expected; do
