@@ -275,6 +275,13 @@ struct scl_admin_directories {
      * is not there (run's namespace, or a server's it joins): 0, or -1
      * with errno (EPERM: it is not this user's). */
     int (*join)(const char *base, const char *name);
+    /* `run NAME` started by a process of a server: makes this process use
+     * the claim directory its environment names (SWERVE_CLAIM_DIR, which
+     * the shim gives every image a server's process starts), made at the
+     * place its server reserved when no process of it needed one yet.  1
+     * (its path in OUT), 0 when the environment names none, -1 with errno
+     * (its path in OUT when it fits). */
+    int (*join_environment)(char *out, size_t cap);
     /* ", held by process PID (COMMAND)" when somebody holds NAME in the
      * claim directory at PATH now, else "", into OUT. */
     void (*holder)(const char *path, const char *name, char *out, size_t cap);

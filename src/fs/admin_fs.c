@@ -15,12 +15,15 @@
 #include "layout.h"
 #include "member.h"
 #include "retire.h"
+#include "settings.h"
 #include "sigsafe.h"
 #include "store_admin.h"
 #include "times.h"
 #include "wake.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +290,27 @@ static int join(const char *base, const char *name)
     return scl_dir_use_named(base, name);
 }
 
+/* The directory SWERVE_CLAIM_DIR names is made only at a place's name
+ * (swerve-claim.XXXXXXXXXXXX, which a server reserved), as a preloaded
+ * image makes it (dir.c); any other name is joined only when it is there. */
+static int join_environment(char *out, size_t cap)
+{
+    const char *path = scl_settings()->claim_dir, *slash = strrchr(path, '/');
+    char base[PATH_MAX];
+
+    if (path[0] == '\0')
+        return 0;
+    if ((size_t)snprintf(out, cap, "%s", path) >= cap || (size_t)(slash - path) >= sizeof base) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (!scl_layout_is_random(slash + 1) && faccessat(AT_FDCWD, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    memcpy(base, path, (size_t)(slash - path));
+    base[slash - path] = '\0';
+    return scl_dir_use_named(slash == path ? "/" : base, slash + 1) == 0 ? 1 : -1;
+}
+
 static void holder(const char *path, const char *name, char *out, size_t cap)
 {
     struct inv_dir d;
@@ -324,6 +348,7 @@ static const struct scl_admin_directories directories = {
     .only_server = inv_only_server,
     .run_namespace = inv_run_namespace,
     .join = join,
+    .join_environment = join_environment,
     .holder = holder,
     .collect = collect,
     .tell_draining = tell_draining,

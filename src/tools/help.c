@@ -82,8 +82,10 @@ static const struct command_help commands[] = {
       "              [--conflict-exit-code N] NAME [OPTION...] [--] COMMAND...",
       "run a command while holding a claim, like flock(1)",
       "  -w, --wait SECONDS       wait up to SECONDS for the claim (default: try once)\n"
-      "  -s, --server SERVER      in that server's namespace (default: your one live\n"
-      "                           server's in the base; with several, say which)\n"
+      "  -s, --server SERVER      in that server's namespace (default: the server\n"
+      "                           whose process started run, as SWERVE_CLAIM_DIR\n"
+      "                           says; else your one live server's in the base;\n"
+      "                           with several, say which)\n"
       "      --own-namespace      in a namespace of your own, apart from every server,\n"
       "                           shared by all your `run`s (the default when no\n"
       "                           server of yours lives in the base): in\n"

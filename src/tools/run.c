@@ -10,8 +10,10 @@
  * command and clears its claim at once; without the tool, the next taker
  * finds the holder dead and clears it.
  *
- * Without --server the claims live in a namespace of the user's own that
- * no other user can squat (the store's run_namespace(), store_admin.h).
+ * Without --server the claims live in the namespace of the server whose
+ * process started run (SWERVE_CLAIM_DIR), or of the user's one live
+ * server, or else in a namespace of the user's own that no other user can
+ * squat (the store's run_namespace(), store_admin.h).
  *
  * With SWERVE_CLAIM_STORE the claim is the fleet's: the command inherits
  * the database session that holds it (its socket stays open across exec),
@@ -137,8 +139,9 @@ static int join_dir(char *path, int of_server)
 }
 
 /* Joins the namespace of CLAIM: --server's directory (SERVER not NULL);
- * without it, unless OWN, that of the user's one live server in the base,
- * when there is one; else the user's own.  0, TOOL_USAGE (several
+ * without it, unless OWN, that of the server whose process started run
+ * (its environment names it), or else of the user's one live server in
+ * the base, when there is one; else the user's own.  0, TOOL_USAGE (several
  * servers: said) or TOOL_FAILURE (said). */
 static int join(const char *server, const char *claim, int own, int verbose)
 {
@@ -151,6 +154,18 @@ static int join(const char *server, const char *claim, int own, int verbose)
         return dirs_of->select(server, path, sizeof path) != 0 || become_owner_of(path) != 0 || join_dir(path, 1) != 0
                    ? TOOL_FAILURE
                    : TOOL_OK;
+    if (!own && (found = dirs_of->join_environment(path, sizeof path)) != 0) {
+        if (found < 0) {
+            tool_error("cannot use the claim directory %s, which SWERVE_CLAIM_DIR names: %s", path, strerror(errno));
+            return TOOL_FAILURE;
+        }
+        snprintf(joined, sizeof joined, "%s", path);
+        if (verbose)
+            tool_error("joined the server that started it, whose claim directory its environment names (%s; "
+                       "--own-namespace keeps to your own)",
+                       joined);
+        return TOOL_OK;
+    }
     if (!own && (found = dirs_of->only_server(claim, path, sizeof path, &master)) < 0)
         return TOOL_USAGE;
     if (found) {

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Which server `swerve-claim run` joins, and how --server names one (#41):
-# without --server it joins the one live server under the base (a cron
-# job then excludes the server's workers), refuses when there are several
-# (naming them) and keeps to the user's own namespace with
-# --own-namespace; --server takes a master's pid, a pidfile or a systemd
-# unit; history and list name each row's server when rows of more than
-# one are shown.  Run as root by `make check`, and as nobody by
+# without --server, a worker's run joins the worker's server; any other
+# joins the one live server under the base (a cron job then excludes the
+# server's workers), refuses when there are several (naming them) and
+# keeps to the user's own namespace with --own-namespace; --server takes
+# a master's pid, a pidfile or a systemd unit; history and list name each
+# row's server when rows of more than one are shown.  Run as root by `make check`, and as nobody by
 # tool-unprivileged.sh; what needs root (a cgroup, another user's server)
 # is root's only.  Every process started here is killed by pid at the end.
 set -u
@@ -114,6 +114,66 @@ check "run without --server among two live servers refuses (2): $(cat "$work/out
 check "... naming both masters" bash -c "grep -q -- '--server $m2' '$work/out' && grep -q -- '--server $m3' '$work/out'"
 check "list of two servers: a SERVER column" bash -c "'$tool' --base '$two' list | head -1 | grep -qw SERVER"
 check "... and run --server MASTER chooses one (0)" status_is 0 "$tool" --base "$two" run --server "$m3" "$name" -- true
+
+# A worker that runs a job through run (a Node cluster worker has no FFI):
+# its environment names its server (SWERVE_CLAIM_DIR, which the shim gives
+# every image a server's process starts), and run joins that server,
+# making its directory at the place the server reserved when none of its
+# processes needed it yet; never the base's other live server (m1), and
+# never its own namespace.  Another worker of the server then finds the
+# name busy.  A preloaded python3 master; its first worker starts the job
+# and its second tries the name through the binding once the job runs.
+descendants() { # PID
+    local p
+    for p in $(pgrep -P "$1"); do
+        echo "$p"
+        descendants "$p"
+    done
+}
+job=$work/job
+SWERVE_TMPDIR=$one LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$SCL_SRCDIR/bindings/python \
+    /usr/bin/python3 -c '
+import os, subprocess, sys, time
+import swerve_claim
+tool, base, name, job = sys.argv[1:5]
+if os.fork() == 0:
+    with open(job + ".err", "w") as err:
+        subprocess.run([tool, "--base", base, "run", "--verbose", name, "--", "sh", "-c", "echo $$ >\"$0\"; sleep 30", job],
+                       stderr=err)
+    os._exit(0)
+for _ in range(200):
+    if os.path.exists(job) and os.path.getsize(job) > 0:
+        break
+    time.sleep(0.05)
+if os.fork() == 0:
+    with open(job + ".api", "w") as out:
+        out.write("busy" if swerve_claim.Claim(name.encode()).acquire() is None else "taken")
+    os._exit(0)
+time.sleep(60)' "$tool" "$one" "$name-job" "$job" >/dev/null 2>&1 &
+m5=$!
+disown "$m5" # killed by pid at the end, without bash's word on it
+for _ in $(seq 200); do
+    [ -s "$job.api" ] && break
+    sleep 0.05
+done
+pids+=("$m5" $(descendants "$m5"))
+check "a worker's run started its job ($(cat "$job.err" 2>/dev/null))" test -s "$job"
+check "... and another worker of its server finds the name busy: $(cat "$job.api" 2>/dev/null)" \
+    grep -qx busy "$job.api"
+job_pid=$(cat "$job" 2>/dev/null)
+place=$(tr '\0' '\n' <"/proc/$(ps -o ppid= -p "${job_pid:-0}" | tr -d ' ')/environ" 2>/dev/null | sed -n 's/^SWERVE_CLAIM_DIR=//p')
+check "... the job holds it in its worker's server, at the place the server reserved (${place:-no place})" \
+    bash -c "'$tool' --base '$one' list --server '${place:-none}' --raw --noheadings -o TYPE,NAME,PID | grep -qx 'claim $name-job ${job_pid:-none}'"
+check "... not in the base's other live server" \
+    bash -c "! '$tool' --base '$one' list --server $m1 --raw --noheadings -o NAME | grep -qx '$name-job'"
+check "... and run --verbose said which server it joined" \
+    grep -q "joined the server that started it" "$job.err"
+SWERVE_CLAIM_DIR=$one/not-a-place "$tool" --base "$one" run "$name-gone" -- touch "$work/gone.ran" >"$work/out" 2>&1
+rc=$?
+check "SWERVE_CLAIM_DIR naming nothing, and no place's name: said, the command not run ($rc, $(cat "$work/out"))" \
+    bash -c "[ $rc -eq 1 ] && grep -q 'SWERVE_CLAIM_DIR' '$work/out' && [ ! -e '$work/gone.ran' ] && [ ! -e '$one/not-a-place' ]"
+check "... --own-namespace keeps to the user's own namespace whatever it names (0)" \
+    env SWERVE_CLAIM_DIR="$one/not-a-place" "$tool" --base "$one" run --own-namespace "$name-gone" -- true
 
 if [ "$(id -u)" -eq 0 ]; then
     # --server UNIT: a master in a systemd unit's cgroup (made here in
