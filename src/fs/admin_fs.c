@@ -22,8 +22,6 @@
 #include "wake.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,25 +288,14 @@ static int join(const char *base, const char *name)
     return scl_dir_use_named(base, name);
 }
 
-/* The directory SWERVE_CLAIM_DIR names is made only at a place's name
- * (swerve-claim.XXXXXXXXXXXX, which a server reserved), as a preloaded
- * image makes it (dir.c); any other name is joined only when it is there. */
 static int join_environment(char *out, size_t cap)
 {
-    const char *path = scl_settings()->claim_dir, *slash = strrchr(path, '/');
-    char base[PATH_MAX];
+    const char *path = scl_settings()->claim_dir;
 
     if (path[0] == '\0')
         return 0;
-    if ((size_t)snprintf(out, cap, "%s", path) >= cap || (size_t)(slash - path) >= sizeof base) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    if (!scl_layout_is_random(slash + 1) && faccessat(AT_FDCWD, path, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0)
-        return -1;
-    memcpy(base, path, (size_t)(slash - path));
-    base[slash - path] = '\0';
-    return scl_dir_use_named(slash == path ? "/" : base, slash + 1) == 0 ? 1 : -1;
+    snprintf(out, cap, "%s", path);
+    return scl_dir_use_environment(path) == 0 ? 1 : -1;
 }
 
 static void holder(const char *path, const char *name, char *out, size_t cap)

@@ -670,6 +670,26 @@ int scl_dir_use_named(const char *base, const char *name)
     return r;
 }
 
+int scl_dir_use_environment(const char *path)
+{
+    static char base[PATH_MAX]; /* under scl_lock(), off the stack */
+    const char *slash = strrchr(path, '/');
+    int r, saved;
+
+    scl_lock();
+    if (is_reservable(path) && (size_t)(slash - path) < sizeof base) {
+        memcpy(base, path, (size_t)(slash - path));
+        base[slash - path] = '\0';
+        r = use_place_locked(base, slash + 1, 1);
+    } else if ((r = attach(path)) == 0) {
+        r = scl_dir_join_locked() >= 0 ? 0 : -1;
+    }
+    saved = errno;
+    scl_unlock();
+    errno = saved;
+    return r;
+}
+
 /* The place this server reserved (dir.h), split at its last '/'. */
 static int create_reserved_locked(void)
 {

@@ -110,6 +110,13 @@ int scl_dir_first_fork_of_handed(void);
  * this user's). */
 int scl_dir_use_named(const char *base, const char *name);
 
+/* Uses the claim directory PATH that SWERVE_CLAIM_DIR names, on the terms
+ * a preloaded program uses it (scl_dir_attach_later()): made only at a
+ * place's name, below a base; any other joined only when it stands there,
+ * so nothing is made or moved beside it (`swerve-claim run` started by a
+ * server's process).  0, or -1 with errno. */
+int scl_dir_use_environment(const char *path);
+
 /* Under scl_lock(): makes the directory if there is none (or it was
  * removed) and registers this process.  Returns the descriptor, or -1
  * with errno. */

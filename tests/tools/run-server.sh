@@ -165,13 +165,27 @@ place=$(tr '\0' '\n' <"/proc/$(ps -o ppid= -p "${job_pid:-0}" | tr -d ' ')/envir
 check "... the job holds it in its worker's server, at the place the server reserved (${place:-no place})" \
     bash -c "'$tool' --base '$one' list --server '${place:-none}' --raw --noheadings -o TYPE,NAME,PID | grep -qx 'claim $name-job ${job_pid:-none}'"
 check "... not in the base's other live server" \
-    bash -c "! '$tool' --base '$one' list --server $m1 --raw --noheadings -o NAME | grep -qx '$name-job'"
+    bash -c "names=\$('$tool' --base '$one' list --server $m1 --raw --noheadings -o NAME) && grep -qx '$name' <<<\"\$names\" && ! grep -qx '$name-job' <<<\"\$names\""
 check "... and run --verbose said which server it joined" \
     grep -q "joined the server that started it" "$job.err"
 SWERVE_CLAIM_DIR=$one/not-a-place "$tool" --base "$one" run "$name-gone" -- touch "$work/gone.ran" >"$work/out" 2>&1
 rc=$?
 check "SWERVE_CLAIM_DIR naming nothing, and no place's name: said, the command not run ($rc, $(cat "$work/out"))" \
     bash -c "[ $rc -eq 1 ] && grep -q 'SWERVE_CLAIM_DIR' '$work/out' && [ ! -e '$work/gone.ran' ] && [ ! -e '$one/not-a-place' ]"
+# What stands at a name that is no place is only joined: nothing is made
+# or moved beside it (a file, a FIFO), nor in the base for "/" or a
+# place right below it (a user's environment in root's run: sudo -E).
+mkdir "$work/beside" && touch "$work/beside/plain" && mkfifo "$work/beside/fifo"
+for named in "$work/beside/plain" "$work/beside/fifo" "$work/beside/" /; do
+    SWERVE_CLAIM_DIR=$named timeout -s KILL 10 "$tool" --base "$one" run "$name-beside" -- touch "$work/beside.ran" >"$work/out" 2>&1
+    rc=$?
+    check "SWERVE_CLAIM_DIR=$named: refused at once, not run ($rc, $(cat "$work/out"))" \
+        bash -c "[ $rc -eq 1 ] && [ ! -e '$work/beside.ran' ]"
+done
+check "... nothing made beside them: $(ls -A "$work/beside" | tr '\n' ' ')" \
+    bash -c "[ \"\$(ls -A '$work/beside' | sort | tr '\n' ' ')\" = 'fifo plain ' ]"
+check "... nor in /: $(ls -A / | grep -E 'history|swerve-claim' | tr '\n' ' ')" \
+    bash -c "! ls -A / | grep -qE 'history|swerve-claim'"
 check "... --own-namespace keeps to the user's own namespace whatever it names (0)" \
     env SWERVE_CLAIM_DIR="$one/not-a-place" "$tool" --base "$one" run --own-namespace "$name-gone" -- true
 
