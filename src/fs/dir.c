@@ -145,6 +145,7 @@ int scl_dir_first_fork_of_handed(void)
 }
 
 static int attach(const char *path);
+static int join_locked(int may_make);
 
 /*
  * Takes the right to publish a directory in this process (`pending` at 2),
@@ -672,18 +673,19 @@ int scl_dir_use_named(const char *base, const char *name)
 
 int scl_dir_use_environment(const char *path)
 {
-    static char base[PATH_MAX]; /* under scl_lock(), off the stack */
-    const char *slash = strrchr(path, '/');
-    int r, saved;
+    int reservable = is_reservable(path), r, saved;
 
     scl_lock();
-    if (is_reservable(path) && (size_t)(slash - path) < sizeof base) {
-        memcpy(base, path, (size_t)(slash - path));
-        base[slash - path] = '\0';
-        r = use_place_locked(base, slash + 1, 1);
-    } else if ((r = attach(path)) == 0) {
-        r = scl_dir_join_locked() >= 0 ? 0 : -1;
-    }
+    /* The place as scl_dir_attach_later() takes it, then what a claim
+     * does with it (attach_pending(), create_locked()): joined when it
+     * stands, made only when it does not and is a place; one removed
+     * meanwhile is made again there, never elsewhere. */
+    place_path = path;
+    atomic_store(&place_reserved, reservable);
+    if (attach(path) == 0 || (errno == ENOENT && reservable))
+        r = join_locked(reservable) >= 0 ? 0 : -1;
+    else
+        r = -1;
     saved = errno;
     scl_unlock();
     errno = saved;
@@ -804,12 +806,13 @@ failed:
     return -1;
 }
 
-int scl_dir_join_locked(void)
+/* scl_dir_join_locked(), which makes no directory unless MAY_MAKE. */
+static int join_locked(int may_make)
 {
     int claims_fd = scl_dir_claims_fd();
 
     if (claims_fd < 0) {
-        if (errno != ENOENT)
+        if (errno != ENOENT || !may_make)
             return -1;
         /* None yet, or ours was removed (the last member left while this
          * process, never registered, lived on): start a new one. */
@@ -825,6 +828,11 @@ int scl_dir_join_locked(void)
         return -1;
     scl_member_set_registered(getpid());
     return claims_fd;
+}
+
+int scl_dir_join_locked(void)
+{
+    return join_locked(1);
 }
 
 /* The directory's claims descriptor, and whether a successor was

@@ -111,10 +111,11 @@ int scl_dir_first_fork_of_handed(void);
 int scl_dir_use_named(const char *base, const char *name);
 
 /* Uses the claim directory PATH that SWERVE_CLAIM_DIR names, on the terms
- * a preloaded program uses it (scl_dir_attach_later()): made only at a
- * place's name, below a base; any other joined only when it stands there,
- * so nothing is made or moved beside it (`swerve-claim run` started by a
- * server's process).  0, or -1 with errno. */
+ * a preloaded program uses it (scl_dir_attach_later()): joined when it
+ * stands there; made only when it does not and has a place's name, below
+ * a base, so nothing is made or moved beside any other name
+ * (`swerve-claim run` started by a server's process).  0, or -1 with
+ * errno. */
 int scl_dir_use_environment(const char *path);
 
 /* Under scl_lock(): makes the directory if there is none (or it was

@@ -173,9 +173,10 @@ rc=$?
 check "SWERVE_CLAIM_DIR naming nothing, and no place's name: said, the command not run ($rc, $(cat "$work/out"))" \
     bash -c "[ $rc -eq 1 ] && grep -q 'SWERVE_CLAIM_DIR' '$work/out' && [ ! -e '$work/gone.ran' ] && [ ! -e '$one/not-a-place' ]"
 # What stands at a name that is no place is only joined: nothing is made
-# or moved beside it (a file, a FIFO), nor in the base for "/" or a
-# place right below it (a user's environment in root's run: sudo -E).
+# or moved beside it (a file, a FIFO, a directory named with a '/' after
+# it), nor in / (a user's environment in root's run: sudo -E).
 mkdir "$work/beside" && touch "$work/beside/plain" && mkfifo "$work/beside/fifo"
+root_before=$(ls -A /)
 for named in "$work/beside/plain" "$work/beside/fifo" "$work/beside/" /; do
     SWERVE_CLAIM_DIR=$named timeout -s KILL 10 "$tool" --base "$one" run "$name-beside" -- touch "$work/beside.ran" >"$work/out" 2>&1
     rc=$?
@@ -184,8 +185,7 @@ for named in "$work/beside/plain" "$work/beside/fifo" "$work/beside/" /; do
 done
 check "... nothing made beside them: $(ls -A "$work/beside" | tr '\n' ' ')" \
     bash -c "[ \"\$(ls -A '$work/beside' | sort | tr '\n' ' ')\" = 'fifo plain ' ]"
-check "... nor in /: $(ls -A / | grep -E 'history|swerve-claim' | tr '\n' ' ')" \
-    bash -c "! ls -A / | grep -qE 'history|swerve-claim'"
+check "... nor in /: $(diff <(echo "$root_before") <(ls -A /) | tr '\n' ' ')" test "$(ls -A /)" = "$root_before"
 check "... --own-namespace keeps to the user's own namespace whatever it names (0)" \
     env SWERVE_CLAIM_DIR="$one/not-a-place" "$tool" --base "$one" run --own-namespace "$name-gone" -- true
 
@@ -205,6 +205,27 @@ if [ "$(id -u)" -eq 0 ]; then
     else
         echo "SKIP: --server UNIT: no writable name=systemd cgroup hierarchy here"
     fi
+    # A place that stands is joined before anything is made: nobody's
+    # run joins its server's directory in a base only root may write (a
+    # worker that dropped root), as the preloaded library does.  The place
+    # is made by nobody's first run in a base of nobody's, then moved.
+    as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/nonexistent)
+    mkdir "$work/nobodys" "$work/roots" && chown nobody "$work/nobodys"
+    place=swerve-claim.abcdefghjkmn
+    SWERVE_CLAIM_DIR=$work/nobodys/$place "${as_nobody[@]}" "$tool" run hold -- sleep 30 &
+    holding=$!
+    disown "$holding"
+    pids+=("$holding")
+    for _ in $(seq 100); do
+        "$tool" list --server "$work/nobodys/$place" --raw --noheadings -o TYPE,NAME 2>/dev/null | grep -qx 'claim hold' && break
+        sleep 0.05
+    done
+    pids+=($(descendants "$holding"))
+    mv "$work/nobodys/$place" "$work/roots/"
+    SWERVE_CLAIM_DIR=$work/roots/$place "${as_nobody[@]}" "$tool" run hold -- true >"$work/out" 2>&1
+    rc=$?
+    check "nobody's run joins a place standing in a base only root writes: the name is busy (75; $rc, $(cat "$work/out"))" \
+        test "$rc" -eq 75
     # Attack: another user's live server in the base (any user can start
     # one in /tmp) neither stops root's run nor is joined by it (root
     # would become that user); root is told of it when it holds the name.
